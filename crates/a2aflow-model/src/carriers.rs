@@ -1,0 +1,399 @@
+//! The carriers of the host callback contract (BRIEF §3): what each callback receives and
+//! returns, what a task result looks like, and what a run returns. All serialise as camelCase
+//! JSON so hosts can log, persist and replay them.
+
+use crate::definition::StepType;
+use crate::error_code::Failure;
+use a2a::{Artifact, Message, Part, TaskState};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The content of one outgoing message, exactly as the host wants it sent: the engine wraps it in
+/// an envelope (ids, role) and never changes it.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageContent {
+    /// Message parts.
+    pub parts: Vec<Part>,
+    /// Message metadata (A2A-T metadata lives here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Map<String, Value>>,
+    /// Extension URIs this content activates.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extensions: Vec<String>,
+}
+
+impl MessageContent {
+    /// Content of one text part.
+    pub fn text(text: impl Into<String>) -> Self {
+        MessageContent {
+            parts: vec![Part::text(text)],
+            ..Default::default()
+        }
+    }
+}
+
+/// The current task's own input (seed 001 §4): by default the subtask description as text.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskInput {
+    /// Instruction text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Structured input.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+/// What `on_task` and `on_self_task` receive for one logical subtask.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskRequest {
+    /// The run's execution id.
+    pub execution_id: String,
+    /// The workflow's id.
+    pub workflow_id: String,
+    /// The step this task belongs to.
+    pub step_name: String,
+    /// The step's type.
+    pub step_type: StepType,
+    /// Index of the subtask within its step.
+    pub subtask_index: usize,
+    /// Stable local id of this logical subtask (the same across follow-ups and retries).
+    pub local_task_id: String,
+    /// The agent the task goes to (empty for local work).
+    pub agent: String,
+    /// The requested skill.
+    pub skill: String,
+    /// The subtask description.
+    pub description: String,
+    /// This task's input.
+    pub input: TaskInput,
+    /// The history window selected by the step's `contextFrom`.
+    pub workflow_input: WorkflowInput,
+}
+
+/// The run-level input and the upstream results a task may see.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkflowInput {
+    /// The host's runtime intent for the whole run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime_intent: Option<String>,
+    /// Upstream step results, in completion order.
+    #[serde(default)]
+    pub upstream_results: Vec<UpstreamResult>,
+}
+
+/// One upstream step's results.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpstreamResult {
+    /// The step's name.
+    pub step_name: String,
+    /// One view per subtask.
+    pub task_results: Vec<TaskResultView>,
+}
+
+/// How one logical task ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum TaskOutcomeStatus {
+    /// Succeeded.
+    Completed,
+    /// Failed (remote failure, local failure, gate).
+    Failed,
+    /// Cancelled (ANY_SUCCESS loser, run cancelled, deadline).
+    Canceled,
+}
+
+/// A complete view of one task's result: nothing flattened, no metadata lost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskResultView {
+    /// The agent (empty for local work).
+    pub agent_name: String,
+    /// The skill.
+    pub skill: String,
+    /// The stable local task id.
+    pub task_id: String,
+    /// The subtask description.
+    pub task_description: String,
+    /// How it ended.
+    pub status: TaskOutcomeStatus,
+    /// The A2A context id used for this logical task, when remote.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_id: Option<String>,
+    /// The first remote task id, when one was created.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote_task_id: Option<String>,
+    /// Business outputs (from artifacts when present, else the final message parts).
+    #[serde(default)]
+    pub outputs: Vec<Output>,
+    /// Every remote message, task or update received, as evidence.
+    #[serde(default)]
+    pub received_messages: Vec<ReceivedMessage>,
+    /// Error message when failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Stable error code when failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<String>,
+    /// Safe error details when failed.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub error_details: Map<String, Value>,
+}
+
+/// One business output: an artifact's parts, or the final message's parts, or local output.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Output {
+    /// The artifact id, when projected from an artifact.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub artifact_id: Option<String>,
+    /// The artifact name, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The parts.
+    pub parts: Vec<Part>,
+    /// Artifact (or local output) metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Map<String, Value>>,
+}
+
+impl Output {
+    /// A local output of one data part.
+    pub fn data(value: Value) -> Self {
+        Output {
+            parts: vec![Part::data(value)],
+            ..Default::default()
+        }
+    }
+    /// A local output of one text part.
+    pub fn text(text: impl Into<String>) -> Self {
+        Output {
+            parts: vec![Part::text(text)],
+            ..Default::default()
+        }
+    }
+}
+
+/// Which kind of A2A object a [`ReceivedMessage`] snapshots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ReceivedKind {
+    /// A direct Message (no task).
+    Message,
+    /// A Task object.
+    Task,
+    /// A TaskStatusUpdateEvent.
+    StatusUpdate,
+    /// A TaskArtifactUpdateEvent.
+    ArtifactUpdate,
+}
+
+/// A snapshot of one remote message, task or update. Message metadata (inside `message`), task
+/// metadata and artifact metadata stay at their own levels.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReceivedMessage {
+    /// Which A2A object this was.
+    pub kind: ReceivedKind,
+    /// The remote task id, when there is a task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
+    /// The context id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_id: Option<String>,
+    /// The task state, for tasks and status updates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<TaskState>,
+    /// The direct message, or the status message of a task / status update.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<Message>,
+    /// Task (or update event) metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_metadata: Option<Map<String, Value>>,
+    /// Artifacts carried (assembled when they came in chunks), each with its own metadata.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub artifacts: Vec<Artifact>,
+}
+
+/// What `on_self_task` returns: local outputs; nothing is sent.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskResult {
+    /// Local outputs.
+    #[serde(default)]
+    pub outputs: Vec<Output>,
+}
+
+/// What `on_route` receives: one nonblank edge.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RouteRequest {
+    /// The run's execution id.
+    pub execution_id: String,
+    /// The source step.
+    pub source_step: String,
+    /// The target step.
+    pub target_step: String,
+    /// The edge's condition text.
+    pub condition: String,
+    /// The source step's results.
+    pub source_result: UpstreamResult,
+    /// The run's runtime intent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime_intent: Option<String>,
+}
+
+/// The host's decision on one edge.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RouteDecision {
+    /// True activates the edge.
+    pub allowed: bool,
+    /// Why (kept in events and results).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl RouteDecision {
+    /// Activate the edge.
+    pub fn allow(reason: impl Into<String>) -> Self {
+        RouteDecision {
+            allowed: true,
+            reason: Some(reason.into()),
+        }
+    }
+    /// Suppress the edge.
+    pub fn deny(reason: impl Into<String>) -> Self {
+        RouteDecision {
+            allowed: false,
+            reason: Some(reason.into()),
+        }
+    }
+}
+
+/// One completed negotiation exchange: what the host sent and what came back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NegotiationExchange {
+    /// The proposal the host answered.
+    pub proposal: ReceivedMessage,
+    /// The host's reply as sent.
+    pub reply: MessageContent,
+}
+
+/// What `on_negotiation` receives for one Negotiation-T proposal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NegotiationRequest {
+    /// The task request the original submission came from.
+    pub task: TaskRequest,
+    /// The original submission, as sent.
+    pub original: MessageContent,
+    /// The context id of the logical task.
+    pub context_id: String,
+    /// The remote task id (absent in pre-task mode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote_task_id: Option<String>,
+    /// The proposal's raw `negotiationContext` (validated by the protocol layer).
+    pub negotiation_context: Value,
+    /// The evidence carrying the proposal.
+    pub evidence: ReceivedMessage,
+    /// Earlier exchanges of this task, oldest first.
+    pub previous_exchanges: Vec<NegotiationExchange>,
+    /// How many more replies the budget allows, this one included.
+    pub remaining_budget: u32,
+}
+
+/// The host's answer to a proposal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "action")]
+pub enum NegotiationReply {
+    /// Send this content on the same task and context.
+    Send {
+        /// The reply content.
+        content: MessageContent,
+    },
+    /// Stop locally: no Abort is synthesised; the task fails with this code.
+    Stop {
+        /// The failure code the task keeps.
+        code: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// A failure a host callback reports on purpose, with a code of its choosing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BusinessFailure {
+    /// The host's stable code.
+    pub code: String,
+    /// Safe message.
+    pub message: String,
+    /// Safe details.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub details: Map<String, Value>,
+}
+
+impl From<BusinessFailure> for Failure {
+    fn from(b: BusinessFailure) -> Self {
+        Failure {
+            code: b.code,
+            message: b.message,
+            details: b.details,
+        }
+    }
+}
+
+/// How a step ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum StepStatus {
+    /// The step succeeded.
+    Completed,
+    /// The step failed.
+    Failed,
+    /// The step was cancelled before it finished.
+    Canceled,
+}
+
+/// One step's outcome in an [`ExecutionResult`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StepResult {
+    /// Step name.
+    pub step_name: String,
+    /// Step type.
+    pub step_type: StepType,
+    /// How it ended.
+    pub status: StepStatus,
+    /// One view per subtask.
+    pub task_results: Vec<TaskResultView>,
+    /// The step's failure, when failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<Failure>,
+}
+
+/// What a run returns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecutionResult {
+    /// The run's execution id.
+    pub execution_id: String,
+    /// The workflow id.
+    pub workflow_id: String,
+    /// True when the run succeeded.
+    pub success: bool,
+    /// Why it failed, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<Failure>,
+    /// Steps that ran, in completion order.
+    pub steps: Vec<StepResult>,
+    /// Steps that never ran (not reachable through activated edges, or stopped by a failure).
+    #[serde(default)]
+    pub skipped_steps: Vec<String>,
+}

@@ -1,0 +1,127 @@
+//! The workflow definition (the PSOP format the reference engines load), as plain data.
+//!
+//! Loading from text (both snake and camel case, unknown-key reporting with JSON paths, line and
+//! column) lives in [`crate::load`]; graph validation in [`crate::validate`]. These types are what
+//! both produce and what the kernel schedules.
+
+use serde::{Deserialize, Serialize};
+
+/// Step names reserved for terminal routes; no step may use them.
+pub const RESERVED_STEP_NAMES: &[&str] = &["end", "retry", "endNode"];
+
+/// A workflow: a DAG of steps.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Workflow {
+    /// Workflow id (may be empty).
+    #[serde(default)]
+    pub id: String,
+    /// Human-readable name.
+    #[serde(default)]
+    pub name: String,
+    /// Description.
+    #[serde(default)]
+    pub description: String,
+    /// The steps, in document order.
+    #[serde(default)]
+    pub steps: Vec<Step>,
+    /// Workflow ids allowed to call this workflow as a child (delegation); `None` = any caller.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub callable_by: Option<Vec<String>>,
+}
+
+/// One step of a workflow.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Step {
+    /// Unique, nonblank name.
+    pub name: String,
+    /// The logical subtasks this step dispatches (concurrently).
+    #[serde(default)]
+    pub subtasks: Vec<Subtask>,
+    /// Outgoing edges.
+    #[serde(default)]
+    pub next: Vec<Edge>,
+    /// How the subtasks' outcomes combine.
+    #[serde(default)]
+    pub step_type: StepType,
+    /// Which upstream steps' results the step's tasks see.
+    #[serde(default)]
+    pub context_from: ContextFrom,
+    /// Design-time hint from the PSOP format; accepted and ignored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layer: Option<i64>,
+}
+
+/// One logical subtask: a remote agent (or, with delegation, a child workflow) and what to ask.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Subtask {
+    /// The agent to send to (nonblank unless `workflow` is set or the step is SELF_LOOP).
+    #[serde(default)]
+    pub agent: String,
+    /// The skill requested of the agent.
+    #[serde(default)]
+    pub skill: String,
+    /// What the task is about; the host's `on_task` turns it into content.
+    #[serde(default)]
+    pub description: String,
+    /// A child workflow id to run instead of an agent (delegation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workflow: Option<String>,
+}
+
+/// An outgoing edge. A blank condition is unconditional.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Edge {
+    /// Target step name.
+    pub step: String,
+    /// Condition text for the host's `on_route`; blank = always taken, no callback.
+    #[serde(default)]
+    pub condition: String,
+}
+
+impl Edge {
+    /// True when the edge is taken without asking the host.
+    pub fn is_unconditional(&self) -> bool {
+        self.condition.trim().is_empty()
+    }
+}
+
+/// How a step's subtasks combine into the step's outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum StepType {
+    /// Every subtask must succeed.
+    #[default]
+    AllSuccess,
+    /// The first success wins; unfinished siblings are cancelled.
+    AnySuccess,
+    /// Each subtask is local work through `on_self_task`; nothing is sent.
+    SelfLoop,
+}
+
+impl StepType {
+    /// The canonical string (`ALL_SUCCESS`, `ANY_SUCCESS`, `SELF_LOOP`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            StepType::AllSuccess => "ALL_SUCCESS",
+            StepType::AnySuccess => "ANY_SUCCESS",
+            StepType::SelfLoop => "SELF_LOOP",
+        }
+    }
+}
+
+/// Which upstream results a step's tasks receive in `workflow_input`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "kind", content = "steps")]
+pub enum ContextFrom {
+    /// Absent in the document: the direct predecessors that ran.
+    #[default]
+    Predecessors,
+    /// `"*"`: every completed ancestor.
+    AllAncestors,
+    /// Named steps (an empty list means none).
+    Steps(Vec<String>),
+}

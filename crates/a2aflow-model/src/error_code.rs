@@ -1,0 +1,302 @@
+//! The one registry of stable error codes, and the [`Failure`] value that carries one.
+//!
+//! Codes are part of the public contract: hosts match on the strings. `docs/error-codes.md` is
+//! checked against [`ErrorCode::ALL`] by a test, so the two never drift.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+macro_rules! error_codes {
+    ($( $(#[doc = $doc:literal])* $variant:ident => $code:literal, )*) => {
+        /// Every stable error code a2aflow itself produces.
+        ///
+        /// Host callbacks may fail with codes of their own through
+        /// [`crate::BusinessFailure`]; those are carried as strings and never mapped to this enum.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[non_exhaustive]
+        pub enum ErrorCode {
+            $( $(#[doc = $doc])* $variant, )*
+        }
+
+        impl ErrorCode {
+            /// All codes, in registry order.
+            pub const ALL: &'static [ErrorCode] = &[ $( ErrorCode::$variant, )* ];
+
+            /// The stable string, e.g. `"a2a.task_failed"`.
+            pub const fn as_str(self) -> &'static str {
+                match self { $( ErrorCode::$variant => $code, )* }
+            }
+
+            /// What the code means, for documentation and `--help` output.
+            pub const fn description(self) -> &'static str {
+                match self { $( ErrorCode::$variant => concat!($($doc),*), )* }
+            }
+
+            /// Parses a stable string back to its code.
+            pub fn parse(code: &str) -> Option<ErrorCode> {
+                match code { $( $code => Some(ErrorCode::$variant), )* _ => None }
+            }
+        }
+    };
+}
+
+error_codes! {
+    // ---- workflow.* : definitions, validation, scheduling, callbacks ----
+    /// The workflow document is not valid JSON or has a value of the wrong type.
+    WorkflowInvalidDocument => "workflow.invalid_document",
+    /// A key the workflow format does not know (a warning unless strict mode is on).
+    WorkflowUnknownKey => "workflow.unknown_key",
+    /// An enum value (such as a step type) the workflow format does not know.
+    WorkflowUnknownEnumValue => "workflow.unknown_enum_value",
+    /// The workflow has no steps.
+    WorkflowNoSteps => "workflow.no_steps",
+    /// A step name is empty or whitespace.
+    WorkflowBlankStepName => "workflow.blank_step_name",
+    /// Two steps share a name.
+    WorkflowDuplicateStep => "workflow.duplicate_step",
+    /// A step uses a name reserved for a terminal route (`end`, `retry`, `endNode`).
+    WorkflowReservedStepName => "workflow.reserved_step_name",
+    /// A `next` entry has a blank target.
+    WorkflowBlankTarget => "workflow.blank_target",
+    /// A `next` entry names a step that does not exist.
+    WorkflowUnknownTarget => "workflow.unknown_target",
+    /// A step lists the same `next` target twice.
+    WorkflowDuplicateTarget => "workflow.duplicate_target",
+    /// The steps form a cycle (the path is reported).
+    WorkflowCycle => "workflow.cycle",
+    /// No step is a root (every step has an incoming edge).
+    WorkflowNoRoot => "workflow.no_root",
+    /// `contextFrom` names a step that does not exist.
+    WorkflowUnknownContextStep => "workflow.unknown_context_step",
+    /// `contextFrom` names a step that is not an ancestor of the step.
+    WorkflowContextNotUpstream => "workflow.context_not_upstream",
+    /// `contextFrom` mixes `"*"` with step names.
+    WorkflowContextWildcardMixed => "workflow.context_wildcard_mixed",
+    /// A step that is not SELF_LOOP has no subtasks.
+    WorkflowEmptySubtasks => "workflow.empty_subtasks",
+    /// A subtask has a blank agent name.
+    WorkflowBlankAgent => "workflow.blank_agent",
+    /// A subtask names both an agent and a child workflow, or neither.
+    WorkflowSubtaskTarget => "workflow.subtask_target",
+    /// A subtask names an agent for which no agent card or client was configured.
+    WorkflowUnknownAgent => "workflow.unknown_agent",
+    /// The host did not implement a callback the workflow needs.
+    WorkflowCallbackMissing => "workflow.callback_missing",
+    /// A host callback panicked; its step failed, the scheduler did not.
+    WorkflowCallbackPanicked => "workflow.callback_panicked",
+    /// A host callback failed with an error that is not a BusinessFailure.
+    WorkflowExecutionFailed => "workflow.execution_failed",
+    /// A route callback failed, timed out or gave no decision; successors were suppressed.
+    WorkflowRouteFailed => "workflow.route_failed",
+    /// A step failed (ALL_SUCCESS with a failed subtask, or ANY_SUCCESS with no success).
+    WorkflowStepFailed => "workflow.step_failed",
+    /// The run's deadline passed.
+    WorkflowTimeout => "workflow.timeout",
+    /// The run was cancelled by the host or because its event consumer went away.
+    WorkflowCancelled => "workflow.cancelled",
+
+    // ---- a2a.* : remote agents and the wire ----
+    /// The remote task ended in TASK_STATE_FAILED.
+    A2aTaskFailed => "a2a.task_failed",
+    /// The remote task ended in TASK_STATE_REJECTED.
+    A2aTaskRejected => "a2a.task_rejected",
+    /// The remote task ended in TASK_STATE_CANCELED.
+    A2aTaskCanceled => "a2a.task_canceled",
+    /// The remote task needs authorization (TASK_STATE_AUTH_REQUIRED): a gate, never success.
+    A2aAuthRequired => "a2a.auth_required",
+    /// The agent does not know the task (TaskNotFoundError).
+    A2aTaskNotFound => "a2a.task_not_found",
+    /// The task cannot be cancelled (TaskNotCancelableError).
+    A2aTaskNotCancelable => "a2a.task_not_cancelable",
+    /// The agent does not support push notifications.
+    A2aPushNotificationNotSupported => "a2a.push_notification_not_supported",
+    /// The agent does not support the operation.
+    A2aUnsupportedOperation => "a2a.unsupported_operation",
+    /// The agent does not accept the content type.
+    A2aContentTypeNotSupported => "a2a.content_type_not_supported",
+    /// The agent reported an invalid agent response.
+    A2aInvalidAgentResponse => "a2a.invalid_agent_response",
+    /// The agent has no extended agent card configured.
+    A2aExtendedCardNotConfigured => "a2a.extended_agent_card_not_configured",
+    /// The agent does not support A2A version 1.0.
+    A2aVersionNotSupported => "a2a.version_not_supported",
+    /// The agent requires an extension the request did not activate.
+    A2aExtensionSupportRequired => "a2a.extension_support_required",
+    /// The agent's card does not advertise an extension the operation needs.
+    A2aExtensionNotSupported => "a2a.extension_not_supported",
+    /// JSON-RPC parse error (-32700).
+    A2aParseError => "a2a.parse_error",
+    /// JSON-RPC invalid request (-32600).
+    A2aInvalidRequest => "a2a.invalid_request",
+    /// JSON-RPC method not found (-32601).
+    A2aMethodNotFound => "a2a.method_not_found",
+    /// Invalid parameters (-32602 or INVALID_ARGUMENT).
+    A2aInvalidParams => "a2a.invalid_params",
+    /// The agent's internal error (-32603 or INTERNAL).
+    A2aInternal => "a2a.internal",
+    /// A protocol error whose reason a2aflow does not know; the reason is kept in the details.
+    A2aRemoteError => "a2a.remote_error",
+    /// A non-JSON error body (such as an HTML 502); status and a bounded excerpt are kept.
+    A2aHttpStatus => "a2a.http_status",
+    /// The card offers no binding a2aflow supports in the host's preference order.
+    A2aUnsupportedBinding => "a2a.unsupported_binding",
+    /// The connection could not be made or was lost.
+    A2aConnection => "a2a.connection",
+    /// A connect, request or idle-stream timeout expired.
+    A2aTimeout => "a2a.timeout",
+    /// TLS handshake or certificate verification failed.
+    A2aTls => "a2a.tls",
+    /// A response body or SSE event exceeded its configured limit.
+    A2aResponseTooLarge => "a2a.response_too_large",
+    /// A response could not be parsed as the A2A object it should be.
+    A2aInvalidResponse => "a2a.invalid_response",
+
+    // ---- negotiation.* : Negotiation-T ----
+    /// INPUT_REQUIRED without a valid Negotiation-T context: a gate with evidence.
+    NegotiationNotNegotiable => "negotiation.not_negotiable",
+    /// A Negotiation-T proposal arrived but the host's content did not activate Negotiation-T.
+    NegotiationNotActivated => "negotiation.not_activated",
+    /// The negotiationContext is malformed; the reason is given.
+    NegotiationInvalidContext => "negotiation.invalid_context",
+    /// The negotiation exchange budget is exhausted.
+    NegotiationBudgetExhausted => "negotiation.budget_exhausted",
+    /// The host stopped the negotiation (the host's own code is kept when it gave one).
+    NegotiationStopped => "negotiation.stopped",
+    /// The host sent ABORT: never success, whatever the agent answers.
+    NegotiationAborted => "negotiation.aborted",
+    /// The remote side changed task or context identity mid-negotiation.
+    NegotiationIdentityChanged => "negotiation.identity_changed",
+
+    // ---- auth.* : credentials on the wire ----
+    /// No configured credential or provider satisfies the card's security requirements.
+    AuthRequirementUnsatisfied => "auth.requirement_unsatisfied",
+    /// Two sources set the same header to different values.
+    AuthConflictingHeaders => "auth.conflicting_headers",
+    /// Credentials would be sent to a host other than the one they were configured for.
+    AuthHostMismatch => "auth.host_mismatch",
+    /// The OAuth2 token endpoint refused or failed.
+    AuthTokenRequestFailed => "auth.token_request_failed",
+    /// The agent rejected the credentials (HTTP 401/403).
+    AuthRejected => "auth.rejected",
+
+    // ---- config.* : construction-time configuration ----
+    /// A configuration file or value is malformed or missing.
+    ConfigInvalid => "config.invalid",
+    /// The credentials file or one of its profiles is malformed or missing.
+    ConfigInvalidCredentials => "config.invalid_credentials",
+    /// A TLS CA bundle or client certificate cannot be read or parsed.
+    ConfigTls => "config.tls",
+    /// An environment variable a configuration names is not set.
+    ConfigMissingEnv => "config.missing_env",
+    /// An `enc:` secret could not be decrypted (wrong key, tampered value): fails closed.
+    ConfigDecrypt => "config.decrypt",
+
+    // ---- delegation.* : flow-to-flow delegation ----
+    /// The delegation policy refused to start the child workflow; the refusal reason is given.
+    DelegationRefused => "delegation.refused",
+    /// An execution status outside the seed's table.
+    DelegationUnmappedStatus => "delegation.unmapped_status",
+    /// A delegation record violates its JSON Schema.
+    DelegationInvalidRecord => "delegation.invalid_record",
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for ErrorCode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for ErrorCode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        ErrorCode::parse(&s)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown error code `{s}`")))
+    }
+}
+
+/// A failure as the engine reports it: a stable code, a message a person can act on, and safe
+/// details (never secrets). The code is a string so host BusinessFailure codes travel unchanged.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Failure {
+    /// The stable code: one of [`ErrorCode`] or a host's business code.
+    pub code: String,
+    /// What went wrong, for a person.
+    pub message: String,
+    /// Safe structured facts (status, reason, names involved, …).
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub details: Map<String, Value>,
+}
+
+impl Failure {
+    /// A failure with one of the engine's own codes.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Failure {
+            code: code.as_str().to_owned(),
+            message: message.into(),
+            details: Map::new(),
+        }
+    }
+
+    /// Adds one detail.
+    pub fn with_detail(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.details.insert(key.into(), value.into());
+        self
+    }
+
+    /// The engine code, when this failure carries one (host business codes give `None`).
+    pub fn error_code(&self) -> Option<ErrorCode> {
+        ErrorCode::parse(&self.code)
+    }
+
+    /// True when the code is exactly `code`.
+    pub fn is(&self, code: ErrorCode) -> bool {
+        self.code == code.as_str()
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "[{}] {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for Failure {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_namespaced_and_round_trip() {
+        let mut seen = std::collections::HashSet::new();
+        for &code in ErrorCode::ALL {
+            let s = code.as_str();
+            assert!(seen.insert(s), "duplicate code {s}");
+            let ns = s.split('.').next().unwrap_or_default();
+            assert!(
+                [
+                    "workflow",
+                    "a2a",
+                    "negotiation",
+                    "auth",
+                    "config",
+                    "delegation"
+                ]
+                .contains(&ns),
+                "{s} has no known namespace"
+            );
+            assert_eq!(ErrorCode::parse(s), Some(code));
+            assert!(!code.description().is_empty(), "{s} has no description");
+            let json = serde_json::to_string(&code).unwrap();
+            assert_eq!(serde_json::from_str::<ErrorCode>(&json).unwrap(), code);
+        }
+        assert!(ErrorCode::parse("a2a.no_such_code").is_none());
+    }
+}

@@ -1,0 +1,102 @@
+//! Lifecycle events: stable names, serde-serialisable, delivered in causal order.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+macro_rules! event_kinds {
+    ($( $(#[doc = $doc:literal])* $variant:ident => $name:literal, )*) => {
+        /// The kind of an [`Event`]; each has a stable string name.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[non_exhaustive]
+        pub enum EventKind {
+            $( $(#[doc = $doc])* #[serde(rename = $name)] $variant, )*
+        }
+
+        impl EventKind {
+            /// Every kind, in vocabulary order.
+            pub const ALL: &'static [EventKind] = &[ $( EventKind::$variant, )* ];
+
+            /// The stable name, e.g. `"step_start"`.
+            pub const fn as_str(self) -> &'static str {
+                match self { $( EventKind::$variant => $name, )* }
+            }
+        }
+    };
+}
+
+event_kinds! {
+    /// The run started.
+    Start => "start",
+    /// The run's work finished (success or failure).
+    Complete => "complete",
+    /// The run closed: nothing more will be emitted.
+    Close => "close",
+    /// A step started.
+    StepStart => "step_start",
+    /// A step finished.
+    StepComplete => "step_complete",
+    /// A logical task was requested.
+    TaskRequest => "task_request",
+    /// A logical task finished.
+    TaskResponse => "task_response",
+    /// A logical task changed state.
+    TaskStatusChanged => "task_status_changed",
+    /// An edge was decided.
+    RouteDecision => "route_decision",
+    /// The workflow finished; emitted last before complete/close.
+    WorkflowComplete => "workflow_complete",
+    /// A request was sent to an agent.
+    AgentRequest => "agent_request",
+    /// An agent answered a request.
+    AgentResponse => "agent_response",
+    /// A remote status update arrived.
+    AgentStatusUpdate => "agent_status_update",
+    /// A remote artifact update arrived.
+    AgentArtifactUpdate => "agent_artifact_update",
+    /// A remote direct message arrived.
+    AgentMessageEvent => "agent_message_event",
+    /// A Negotiation-T proposal reached the host.
+    NegotiationRequest => "negotiation_request",
+    /// A negotiation ended well.
+    NegotiationResolved => "negotiation_resolved",
+    /// A negotiation failed.
+    NegotiationFailed => "negotiation_failed",
+    /// An error.
+    Error => "error",
+    /// Reserved for Authorization-T (unused by workflows: those results go to the host directly).
+    AuthorizationRequest => "authorization_request",
+    /// Reserved for Authorization-T.
+    AuthorizationResolved => "authorization_resolved",
+    /// Reserved for Notification-T.
+    Notification => "notification",
+}
+
+impl std::fmt::Display for EventKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One lifecycle event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Event {
+    /// Position in the run's event sequence, from 0.
+    pub seq: u64,
+    /// The kind.
+    pub kind: EventKind,
+    /// The run's execution id (a child run's own id for delegated events).
+    pub execution_id: String,
+    /// Delegation depth: 0 for the root run.
+    #[serde(default)]
+    pub depth: u32,
+    /// The step, when the event concerns one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<String>,
+    /// The local task id, when the event concerns a task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
+    /// Event-specific data.
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub data: Value,
+}

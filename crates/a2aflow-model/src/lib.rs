@@ -1,0 +1,26 @@
+//! # a2aflow-model — the shapes every layer shares
+//!
+//! **What it is.** The I/O-free vocabulary of a2aflow: workflow definitions and their validation,
+//! the carriers of the host callback contract (TaskRequest, WorkflowInput, ReceivedMessage, …),
+//! lifecycle events, the stable error-code registry, and the A2A-shaped delegation records.
+//!
+//! **What it owns.** Parsing and validating workflow documents; the serde shapes hosts log,
+//! persist and replay; the one registry of stable error codes (`a2a.*`, `workflow.*`, …).
+//! A2A 1.0 wire types come from the official `a2a-lf` crate (imported as [`a2a`]) and are
+//! re-exported from here.
+//!
+//! **What it must never depend on.** Any runtime, network or TLS crate (tokio, hyper, rustls, …)
+//! and the A2A-T crate `a2at`. `cargo xtask check-layers` walks the full dependency graph and fails
+//! the build if any of them becomes reachable.
+
+pub use a2a;
+
+pub mod carriers;
+pub mod definition;
+pub mod error_code;
+pub mod event;
+
+pub use carriers::*;
+pub use definition::{ContextFrom, Edge, RESERVED_STEP_NAMES, Step, StepType, Subtask, Workflow};
+pub use error_code::{ErrorCode, Failure};
+pub use event::{Event, EventKind};

@@ -1,0 +1,184 @@
+//! `cargo xtask ci`: the exact sequence CI runs, and `cargo xtask bench`.
+//!
+//! Every prerequisite is installed here when missing (cargo-deny from crates.io, the Python interop
+//! peer from PyPI into `target/interop-venv`); a prerequisite that cannot be had fails the run
+//! loudly, it is never skipped.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+/// Runs one command in the workspace root, echoing it; fails with its exit status.
+pub fn sh(root: &Path, program: &str, args: &[&str], envs: &[(&str, &str)]) -> Result<(), String> {
+    println!("\n==> {program} {}", args.join(" "));
+    let started = Instant::now();
+    let status = Command::new(program)
+        .args(args)
+        .envs(envs.iter().copied())
+        .current_dir(root)
+        .status()
+        .map_err(|e| format!("could not start `{program}`: {e}"))?;
+    println!(
+        "<== {program} {} ({:.1?})",
+        args.first().unwrap_or(&""),
+        started.elapsed()
+    );
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{program} {}` failed: {status}", args.join(" ")))
+    }
+}
+
+fn has_cargo_deny() -> bool {
+    Command::new("cargo")
+        .args(["deny", "--version"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+fn ensure_cargo_deny(root: &Path) -> Result<(), String> {
+    if has_cargo_deny() {
+        return Ok(());
+    }
+    sh(
+        root,
+        "cargo",
+        &["install", "--locked", "cargo-deny", "--version", "^0.20"],
+        &[],
+    )
+    .map_err(|e| format!("cargo-deny is required and could not be installed: {e}"))
+}
+
+/// `cargo xtask ci [--skip-interop]`.
+pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
+    let skip_interop = args.iter().any(|a| a == "--skip-interop");
+    if skip_interop && std::env::var_os("CI").is_some() {
+        return Err(
+            "--skip-interop is for local iteration only; CI always runs the interop tests".into(),
+        );
+    }
+    let started = Instant::now();
+    sh(root, "cargo", &["fmt", "--all", "--check"], &[])?;
+    crate::check_layers(root)?;
+    ensure_cargo_deny(root)?;
+    sh(
+        root,
+        "cargo",
+        &[
+            "deny",
+            "--all-features",
+            "check",
+            "bans",
+            "licenses",
+            "sources",
+        ],
+        &[],
+    )?;
+    sh(
+        root,
+        "cargo",
+        &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--all-features",
+            "--",
+            "-D",
+            "warnings",
+        ],
+        &[],
+    )?;
+    let mut envs: Vec<(&str, String)> = Vec::new();
+    if !skip_interop {
+        let python = crate::ci::interop::ensure_python_peer(root)?;
+        envs.push(("A2AFLOW_PY_PEER", python));
+    }
+    let envs_ref: Vec<(&str, &str)> = envs.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    sh(
+        root,
+        "cargo",
+        &["test", "--workspace", "--all-features", "--no-fail-fast"],
+        &envs_ref,
+    )?;
+    sh(
+        root,
+        "cargo",
+        &["doc", "--workspace", "--no-deps", "--all-features"],
+        &[("RUSTDOCFLAGS", "-D warnings")],
+    )?;
+    println!("\nci: all steps passed in {:.1?}", started.elapsed());
+    Ok(())
+}
+
+/// `cargo xtask bench`: every criterion benchmark of the workspace.
+pub fn bench(root: &Path) -> Result<(), String> {
+    sh(root, "cargo", &["bench", "--workspace"], &[])
+}
+
+pub mod interop {
+    //! The official A2A Python SDK peer used by `tests/interop`.
+    use std::path::Path;
+
+    /// Creates `target/interop-venv` with `a2a-sdk` when missing and returns its python.
+    pub fn ensure_python_peer(root: &Path) -> Result<String, String> {
+        let venv = root.join("target").join("interop-venv");
+        let python = venv.join("bin").join("python");
+        let lock = root
+            .join("tests")
+            .join("interop")
+            .join("requirements.lock.txt");
+        if !lock.exists() {
+            return Err(format!(
+                "interop peer requirements missing: {}",
+                lock.display()
+            ));
+        }
+        let stamp = venv.join(".installed");
+        let wanted = std::fs::read_to_string(&lock).map_err(|e| e.to_string())?;
+        if std::fs::read_to_string(&stamp).ok().as_deref() != Some(wanted.as_str()) {
+            let base = find_python().ok_or(
+                "no python3 (3.10+) found on PATH: the interop peer needs it (install python3 and python3-venv)",
+            )?;
+            super::sh(
+                root,
+                &base,
+                &["-m", "venv", "--clear", &venv.to_string_lossy()],
+                &[],
+            )?;
+            super::sh(
+                root,
+                &python.to_string_lossy(),
+                &[
+                    "-m",
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--disable-pip-version-check",
+                    "-r",
+                    &lock.to_string_lossy(),
+                ],
+                &[],
+            )?;
+            std::fs::write(&stamp, wanted).map_err(|e| e.to_string())?;
+        }
+        Ok(python.to_string_lossy().into_owned())
+    }
+
+    fn find_python() -> Option<String> {
+        ["python3.12", "python3.11", "python3"]
+            .iter()
+            .find_map(|p| {
+                let ok = std::process::Command::new(p)
+                    .args([
+                        "-c",
+                        "import sys, venv; sys.exit(0 if sys.version_info >= (3, 10) else 1)",
+                    ])
+                    .status()
+                    .map(|s| s.success())
+                    .unwrap_or(false);
+                ok.then(|| (*p).to_owned())
+            })
+    }
+}

@@ -1,0 +1,184 @@
+//! The layer check on the real workspace, and proof that it fails on broken fixture workspaces.
+
+use crate::layers::{self, A2AT_WRAPPERS};
+use std::path::Path;
+
+#[test]
+fn workspace_respects_the_layers() {
+    let root = crate::workspace_root();
+    let problems = layers::check_manifest(&root.join("Cargo.toml")).expect("cargo metadata");
+    assert!(
+        problems.is_empty(),
+        "layer violations:\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn deny_toml_wrappers_match_the_layer_table() {
+    let deny =
+        std::fs::read_to_string(crate::workspace_root().join("deny.toml")).expect("deny.toml");
+    let line = deny
+        .lines()
+        .find(|l| l.contains("crate = \"a2at\""))
+        .expect("deny.toml bans a2at with wrappers");
+    let inside = line
+        .split("wrappers = [")
+        .nth(1)
+        .and_then(|s| s.split(']').next())
+        .expect("wrappers list");
+    let mut listed: Vec<&str> = inside
+        .split(',')
+        .map(|s| s.trim().trim_matches('"'))
+        .filter(|s| !s.is_empty())
+        .collect();
+    let mut expected = A2AT_WRAPPERS.to_vec();
+    listed.sort_unstable();
+    expected.sort_unstable();
+    assert_eq!(
+        listed, expected,
+        "deny.toml wrappers and xtask A2AT_WRAPPERS drifted apart"
+    );
+}
+
+/// Writes a throw-away workspace of path crates named like ours; `kernel_deps` and
+/// `kernel_dev_deps` are the kernel's dependency lines, `protocol_deps` the protocol's.
+fn fixture(dir: &Path, kernel_deps: &str, kernel_dev_deps: &str) {
+    let krate = |name: &str, deps: &str, dev: &str| {
+        let d = dir.join(name);
+        std::fs::create_dir_all(d.join("src")).unwrap();
+        std::fs::write(d.join("src/lib.rs"), "").unwrap();
+        std::fs::write(
+            d.join("Cargo.toml"),
+            format!(
+                "[package]\nname = \"{name}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n\
+                 [dependencies]\n{deps}\n[dev-dependencies]\n{dev}\n"
+            ),
+        )
+        .unwrap();
+    };
+    krate("a2at", "", "");
+    krate("a2aflow-model", "", "");
+    krate(
+        "a2aflow-protocol",
+        "a2at = { path = \"../a2at\" }\na2aflow-model = { path = \"../a2aflow-model\" }",
+        "",
+    );
+    krate(
+        "a2aflow-kernel",
+        &format!("a2aflow-model = {{ path = \"../a2aflow-model\" }}\n{kernel_deps}"),
+        kernel_dev_deps,
+    );
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        "[workspace]\nresolver = \"2\"\nmembers = [\"a2at\", \"a2aflow-model\", \"a2aflow-protocol\", \"a2aflow-kernel\"]\n",
+    )
+    .unwrap();
+}
+
+fn check_fixture(kernel_deps: &str, kernel_dev_deps: &str) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path(), kernel_deps, kernel_dev_deps);
+    layers::check_manifest(&dir.path().join("Cargo.toml")).expect("metadata of fixture")
+}
+
+#[test]
+fn clean_fixture_passes() {
+    assert_eq!(check_fixture("", ""), Vec::<String>::new());
+}
+
+#[test]
+fn kernel_reaching_a2at_directly_is_rejected_with_its_path() {
+    let problems = check_fixture("a2at = { path = \"../a2at\" }", "");
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("forbidden dependency: a2aflow-kernel -> a2at ")),
+        "{problems:#?}"
+    );
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("a2at boundary: a2aflow-kernel -> a2at")),
+        "{problems:#?}"
+    );
+}
+
+#[test]
+fn kernel_reaching_a2at_through_an_intermediate_crate_is_rejected_with_its_path() {
+    let problems = check_fixture("a2aflow-protocol = { path = \"../a2aflow-protocol\" }", "");
+    assert!(
+        problems.iter().any(
+            |p| p.contains("forbidden dependency: a2aflow-kernel -> a2aflow-protocol -> a2at ")
+        ),
+        "{problems:#?}"
+    );
+    assert!(
+        problems.iter().any(|p| p
+            .contains("layer violation: a2aflow-kernel (layer 1) -> a2aflow-protocol (layer 2)")),
+        "{problems:#?}"
+    );
+}
+
+#[test]
+fn kernel_reaching_a2at_as_a_dev_dependency_is_rejected() {
+    let problems = check_fixture("", "a2at = { path = \"../a2at\" }");
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("forbidden dependency: a2aflow-kernel -> a2at ")),
+        "{problems:#?}"
+    );
+}
+
+#[test]
+fn model_reaching_a_network_crate_is_rejected() {
+    // The model is isolated too: give it the protocol crate (which reaches a2at).
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path(), "", "");
+    let model = dir.path().join("a2aflow-model/Cargo.toml");
+    let text = std::fs::read_to_string(&model).unwrap();
+    std::fs::write(
+        &model,
+        text.replace(
+            "[dependencies]\n",
+            "[dependencies]\na2at = { path = \"../a2at\" }\n",
+        ),
+    )
+    .unwrap();
+    let problems = layers::check_manifest(&dir.path().join("Cargo.toml")).unwrap();
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("forbidden dependency: a2aflow-model -> a2at ")),
+        "{problems:#?}"
+    );
+}
+
+#[test]
+fn unknown_workspace_crate_is_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path(), "", "");
+    let d = dir.path().join("stray");
+    std::fs::create_dir_all(d.join("src")).unwrap();
+    std::fs::write(d.join("src/lib.rs"), "").unwrap();
+    std::fs::write(
+        d.join("Cargo.toml"),
+        "[package]\nname = \"stray\"\nversion = \"0.0.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    let ws = dir.path().join("Cargo.toml");
+    let text = std::fs::read_to_string(&ws).unwrap();
+    std::fs::write(
+        &ws,
+        text.replace("\"a2aflow-kernel\"]", "\"a2aflow-kernel\", \"stray\"]"),
+    )
+    .unwrap();
+    let problems = layers::check_manifest(&ws).unwrap();
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("`stray` is not in the layer table")),
+        "{problems:#?}"
+    );
+}
