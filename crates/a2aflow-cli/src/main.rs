@@ -1,14 +1,100 @@
 //! # a2aflow — the command line
 //!
-//! **What it is.** The `a2aflow` binary: `validate`, `graph`, `card`, `send`, `run` and `demo`.
+//! **What it is.** The `a2aflow` binary: `validate`, `graph` and `demo` (with `card`, `send` and
+//! `run` to follow as the engine client lands).
 //!
 //! **What it owns.** Argument parsing, progress output and exit codes; everything else comes from
 //! the `a2aflow` facade. Nothing depends on it.
 
-fn main() {
-    println!(
-        "a2aflow demo: not built yet. It will start embedded A2A agents on loopback, run a \
-         cross-city incident-diagnosis workflow across them (fan-out, Negotiation-T, join, \
-         conditional route, SELF_LOOP summary) and print the result and the graph."
-    );
+mod demo;
+mod graph;
+mod validate_cmd;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Run and inspect A2A workflows.
+#[derive(Debug, Parser)]
+#[command(name = "a2aflow", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Text for people, JSON for programs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON document.
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Check workflow files: every problem with its code, JSON path, line and column.
+    /// Exit 0 when all are valid, 1 when one is invalid, 2 on a usage or I/O error.
+    Validate {
+        /// Workflow files (JSON).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Treat unknown keys as errors instead of warnings.
+        #[arg(long)]
+        strict: bool,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+        format: OutputFormat,
+    },
+    /// Print a workflow's DAG (step types on nodes, conditions on edges).
+    Graph {
+        /// Workflow file (JSON).
+        file: PathBuf,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = graph::GraphFormat::Mermaid)]
+        format: graph::GraphFormat,
+    },
+    /// Run the demo workflow against embedded agents on loopback.
+    Demo,
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            // clap's own exit codes: 0 for --help/--version, 2 for usage errors.
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    let code = match cli.command {
+        Command::Validate {
+            files,
+            strict,
+            format,
+        } => validate_cmd::run(&files, strict, format),
+        Command::Graph { file, format } => graph_cmd(&file, format),
+        Command::Demo => demo::run(),
+    };
+    ExitCode::from(code)
+}
+
+fn graph_cmd(file: &std::path::Path, format: graph::GraphFormat) -> u8 {
+    let text = match std::fs::read_to_string(file) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("a2aflow: cannot read {}: {e}", file.display());
+            return 2;
+        }
+    };
+    match a2aflow::model::load_workflow_str(&text, a2aflow::model::LoadOptions::LENIENT) {
+        Ok(loaded) => {
+            print!("{}", graph::render(&loaded.workflow, format));
+            0
+        }
+        Err(e) => {
+            eprintln!("a2aflow: {e}");
+            1
+        }
+    }
 }

@@ -1,0 +1,134 @@
+//! `a2aflow validate FILE… [--strict] [--format text|json]`.
+
+use crate::OutputFormat;
+use a2aflow::model::{LoadOptions, Problem, load_workflow_str, validate};
+use serde::Serialize;
+use std::path::PathBuf;
+
+/// What one file's check found.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileReport {
+    /// The file.
+    pub file: PathBuf,
+    /// True when the file loads and validates (warnings allowed unless strict).
+    pub valid: bool,
+    /// Problems that make it invalid.
+    pub errors: Vec<Problem>,
+    /// Problems that do not (unknown keys when not strict).
+    pub warnings: Vec<Problem>,
+}
+
+/// Loads and validates one document's text.
+pub fn check_text(file: PathBuf, text: &str, strict: bool) -> FileReport {
+    let options = if strict {
+        LoadOptions::STRICT
+    } else {
+        LoadOptions::LENIENT
+    };
+    match load_workflow_str(text, options) {
+        Err(e) => FileReport {
+            file,
+            valid: false,
+            errors: e.problems,
+            warnings: e.warnings,
+        },
+        Ok(loaded) => match validate(&loaded.workflow) {
+            Ok(()) => FileReport {
+                file,
+                valid: true,
+                errors: Vec::new(),
+                warnings: loaded.warnings,
+            },
+            Err(mut errors) => {
+                loaded.locate(&mut errors);
+                FileReport {
+                    file,
+                    valid: false,
+                    errors: errors.problems,
+                    warnings: loaded.warnings,
+                }
+            }
+        },
+    }
+}
+
+/// Runs the subcommand; returns the process exit code (0 valid, 1 invalid, 2 I/O error).
+pub fn run(files: &[PathBuf], strict: bool, format: OutputFormat) -> u8 {
+    let mut reports = Vec::new();
+    let mut io_error = false;
+    for file in files {
+        match std::fs::read_to_string(file) {
+            Ok(text) => reports.push(check_text(file.clone(), &text, strict)),
+            Err(e) => {
+                eprintln!("a2aflow: cannot read {}: {e}", file.display());
+                io_error = true;
+            }
+        }
+    }
+    match format {
+        OutputFormat::Json => match serde_json::to_string_pretty(&reports) {
+            Ok(json) => println!("{json}"),
+            Err(e) => {
+                eprintln!("a2aflow: cannot render the report: {e}");
+                return 2;
+            }
+        },
+        OutputFormat::Text => {
+            for r in &reports {
+                let verdict = if r.valid { "valid" } else { "invalid" };
+                println!("{}: {verdict}", r.file.display());
+                for p in &r.errors {
+                    println!("  error   {p}");
+                }
+                for p in &r.warnings {
+                    println!("  warning {p}");
+                }
+            }
+        }
+    }
+    if io_error {
+        2
+    } else if reports.iter().all(|r| r.valid) {
+        0
+    } else {
+        1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_demo_workflow_is_valid() {
+        let r = check_text("demo".into(), crate::demo::WORKFLOW, true);
+        assert!(r.valid, "{:#?}", r.errors);
+        assert!(r.warnings.is_empty(), "{:#?}", r.warnings);
+    }
+
+    #[test]
+    fn graph_problems_carry_code_path_and_position() {
+        let text = "{\n  \"steps\": [\n    {\"name\": \"a\", \"subtasks\": [{\"agent\": \"x\"}], \"next\": [{\"step\": \"nope\"}]}\n  ]\n}";
+        let r = check_text("f".into(), text, false);
+        assert!(!r.valid);
+        let p = r
+            .errors
+            .iter()
+            .find(|p| p.code.as_str() == "workflow.unknown_target")
+            .expect("unknown target");
+        assert_eq!(p.path, "/steps/0/next/0/step");
+        assert_eq!(p.position.map(|p| p.line), Some(3));
+    }
+
+    #[test]
+    fn unknown_keys_fail_only_in_strict_mode() {
+        let text = r#"{"steps": [{"name": "a", "subtasks": [{"agent": "x"}], "colour": "red"}]}"#;
+        let lenient = check_text("f".into(), text, false);
+        assert!(lenient.valid);
+        assert_eq!(lenient.warnings[0].code.as_str(), "workflow.unknown_key");
+        let strict = check_text("f".into(), text, true);
+        assert!(!strict.valid);
+        assert_eq!(strict.errors[0].path, "/steps/0/colour");
+    }
+}
