@@ -69,19 +69,22 @@ impl<'a> ContentExtensions<'a> {
 
     /// `uri` is a metadata key (for Negotiation-T, the NL alias key counts too).
     pub fn carries(&self, uri: &str) -> bool {
-        let Some(metadata) = self.metadata else {
-            return false;
-        };
-        let uri = normalize_extension_uri(uri);
-        metadata.contains_key(uri)
-            || (uri == NEGOTIATION_T_EXTENSION_URI
-                && metadata.contains_key(NEGOTIATION_T_EXTENSION_URI_NL))
+        self.metadata.is_some_and(|m| metadata_carries(m, uri))
     }
 
     /// `uri` is both activated and carried.
     pub fn uses(&self, uri: &str) -> bool {
         self.activates(uri) && self.carries(uri)
     }
+}
+
+/// `uri` is a key of `metadata` (for Negotiation-T, the NL alias key counts too). Use it on each
+/// metadata layer of a response to see whether the peer sent Negotiation-T content at all.
+pub fn metadata_carries(metadata: &Map<String, Value>, uri: &str) -> bool {
+    let uri = normalize_extension_uri(uri);
+    metadata.contains_key(uri)
+        || (uri == NEGOTIATION_T_EXTENSION_URI
+            && metadata.contains_key(NEGOTIATION_T_EXTENSION_URI_NL))
 }
 
 /// `declared` contains `uri` (alias-normalised).
@@ -261,6 +264,15 @@ mod tests {
         );
         let plain = plan_extensions(&[], ContentExtensions::new(&[], None)).expect("plain");
         assert_eq!(plain, ExtensionPlan::default());
+    }
+
+    #[test]
+    fn carrying_accepts_the_alias_key_only_for_negotiation() {
+        let alias = md(&[NEGOTIATION_T_EXTENSION_URI_NL]);
+        assert!(metadata_carries(&alias, NEGOTIATION_T_EXTENSION_URI));
+        assert!(metadata_carries(&alias, NEGOTIATION_T_EXTENSION_URI_NL));
+        assert!(!metadata_carries(&alias, TASK_T_EXTENSION_URI));
+        assert!(!ContentExtensions::new(&[], None).carries(NEGOTIATION_T_EXTENSION_URI));
     }
 
     #[test]

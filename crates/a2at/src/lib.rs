@@ -53,7 +53,7 @@ mod uri;
 
 pub use activation::{
     ActivationError, ContentExtensions, DeclaredExtension, ExtensionPlan, declares,
-    plan_extensions, require_use,
+    metadata_carries, plan_extensions, require_use,
 };
 pub use context::{ContextError, DEFAULT_MAX_ROUNDS, NegotiationContext, Performative, ShapeRule};
 pub use exchange::{
