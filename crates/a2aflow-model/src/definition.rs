@@ -122,6 +122,29 @@ pub enum ContextFrom {
     Predecessors,
     /// `"*"`: every completed ancestor.
     AllAncestors,
-    /// Named steps (an empty list means none).
+    /// Named steps (an empty list means none), exactly as the document listed them. A list that
+    /// mixes [`CONTEXT_WILDCARD`] with names stays here as written, so that
+    /// [`crate::validate()`] can report it (`workflow.context_wildcard_mixed`).
     Steps(Vec<String>),
+}
+
+/// The `contextFrom` entry that means "every completed ancestor".
+pub const CONTEXT_WILDCARD: &str = "*";
+
+impl ContextFrom {
+    /// From a list as written in a document: exactly `["*"]` is [`ContextFrom::AllAncestors`];
+    /// every other list (including `[]` and `"*"` mixed with names) is [`ContextFrom::Steps`].
+    pub fn from_names(names: Vec<String>) -> Self {
+        if names.len() == 1 && names[0] == CONTEXT_WILDCARD {
+            ContextFrom::AllAncestors
+        } else {
+            ContextFrom::Steps(names)
+        }
+    }
+
+    /// True when a named list also contains [`CONTEXT_WILDCARD`] (invalid; validation reports it).
+    pub fn is_wildcard_mixed(&self) -> bool {
+        matches!(self, ContextFrom::Steps(names)
+            if names.len() > 1 && names.iter().any(|n| n == CONTEXT_WILDCARD))
+    }
 }

@@ -17,10 +17,25 @@ pub use a2a;
 
 pub mod carriers;
 pub mod definition;
+pub mod delegation;
 pub mod error_code;
 pub mod event;
+pub mod load;
+pub mod problem;
+pub mod rpc_status;
+pub mod source_map;
+pub mod validate;
 
 pub use carriers::*;
-pub use definition::{ContextFrom, Edge, RESERVED_STEP_NAMES, Step, StepType, Subtask, Workflow};
+pub use definition::{
+    CONTEXT_WILDCARD, ContextFrom, Edge, RESERVED_STEP_NAMES, Step, StepType, Subtask, Workflow,
+};
 pub use error_code::{ErrorCode, Failure};
 pub use event::{Event, EventKind};
+pub use load::{
+    LoadErrors, LoadOptions, Loaded, load_workflow_str, load_workflow_value, parse_step_type,
+};
+pub use problem::{Position, Problem};
+pub use rpc_status::{ErrorEnvelope, RpcStatus};
+pub use source_map::SourceMap;
+pub use validate::{ValidationErrors, validate};

@@ -1,0 +1,902 @@
+//! Loading a workflow document (the PSOP format) from text or from a `serde_json::Value`.
+//!
+//! What the loader accepts (see `docs/guide/workflows.md` for the full table):
+//!
+//! * an optional orchestration-center wrapper: a top-level object with a `data` object and no
+//!   `steps` member is unwrapped (its sibling members such as `code`/`msg` belong to the wrapper
+//!   and are ignored); problem paths still start at the document root (`/data/steps/0/...`);
+//! * keys in snake_case and camelCase: `context_from`/`contextFrom`, `callable_by`/`callableBy`;
+//!   `subtasks` with the alias `tasks`; the step type under `step_type`, `stepType` or `type`;
+//! * when a document gives the same thing under several aliases, the first of this precedence
+//!   wins: `step_type` > `stepType` > `type`; `subtasks` > `tasks`; `context_from` >
+//!   `contextFrom`; `callable_by` > `callableBy`. Every alias present is still type-checked, and
+//!   an alias that is shadowed with a *different* value gives a warning;
+//! * step type values case-insensitively, with or without one `_` between the words:
+//!   `AllSuccess`, `ALL_SUCCESS`, `all_success`, `anysuccess`, `Self_Loop`, … Anything else is a
+//!   `workflow.unknown_enum_value` error, never a silent default;
+//! * `contextFrom` as a string or a list of strings: `"*"` or `["*"]` is
+//!   [`ContextFrom::AllAncestors`], absent or `null` is [`ContextFrom::Predecessors`], any other
+//!   list (including `[]`, and including `"*"` mixed with names, which
+//!   [`crate::validate()`] reports) is [`ContextFrom::Steps`] exactly as written;
+//! * `layer` (a number), accepted and ignored by scheduling;
+//! * a subtask naming `workflow` (a child workflow id) instead of `agent`;
+//! * `null` wherever a member may be absent.
+//!
+//! A value of the wrong type is a `workflow.invalid_document` error; a key the format does not
+//! know is a `workflow.unknown_key` warning (an error with [`LoadOptions::strict`]). Every problem
+//! is reported at once, each with its JSON pointer and, when loaded from text, line and column.
+//! Loading does not validate the graph: run [`crate::validate()`] on the result.
+
+use crate::definition::{ContextFrom, Edge, Step, StepType, Subtask, Workflow};
+use crate::error_code::{ErrorCode, Failure};
+use crate::problem::{Position, Problem, pointer_token, problems_to_failure, write_problems};
+use crate::source_map::SourceMap;
+use crate::validate::ValidationErrors;
+use serde_json::{Map, Value};
+
+/// How strictly to load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LoadOptions {
+    /// Unknown keys are errors instead of warnings.
+    pub strict: bool,
+}
+
+impl LoadOptions {
+    /// Unknown keys are errors.
+    pub const STRICT: LoadOptions = LoadOptions { strict: true };
+    /// Unknown keys are warnings (the default).
+    pub const LENIENT: LoadOptions = LoadOptions { strict: false };
+}
+
+/// A loaded workflow and the warnings found on the way.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// The workflow (not yet validated: see [`crate::validate()`]).
+    pub workflow: Workflow,
+    /// Problems that did not stop loading (unknown keys when not strict, shadowed aliases).
+    pub warnings: Vec<Problem>,
+    /// JSON pointer of the workflow object inside the document (`""` or `"/data"`).
+    root: String,
+    source: Option<SourceMap>,
+}
+
+impl Loaded {
+    /// JSON pointer of the workflow object inside the document: `""`, or `"/data"` when the
+    /// document was wrapped.
+    pub fn root_pointer(&self) -> &str {
+        &self.root
+    }
+
+    /// Rewrites validation problems (whose paths are relative to the workflow) into document
+    /// pointers, and adds line and column when the document was loaded from text.
+    pub fn locate(&self, errors: &mut ValidationErrors) {
+        for p in &mut errors.problems {
+            p.path = format!("{}{}", self.root, p.path);
+            if let Some(map) = &self.source {
+                // Validation speaks the canonical keys; the text may use an alias.
+                let spelled = [("/contextFrom", "/context_from"), ("/subtasks", "/tasks")]
+                    .iter()
+                    .filter(|(canonical, _)| p.path.contains(canonical))
+                    .map(|(canonical, alias)| p.path.replace(canonical, alias))
+                    .find(|alias_path| map.value_position(alias_path).is_some());
+                p.position = map.locate(spelled.as_deref().unwrap_or(&p.path));
+            }
+        }
+    }
+}
+
+/// The document could not be loaded; every problem found is listed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub struct LoadErrors {
+    /// The problems that stop loading, in document order.
+    pub problems: Vec<Problem>,
+    /// Warnings found as well (never empty of meaning: fix them too).
+    pub warnings: Vec<Problem>,
+}
+
+impl std::fmt::Display for LoadErrors {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write_problems(f, "cannot load workflow", &self.problems)
+    }
+}
+
+impl LoadErrors {
+    /// One [`Failure`]: the first problem's code, all messages, the problems as details.
+    pub fn to_failure(&self) -> Failure {
+        problems_to_failure(
+            ErrorCode::WorkflowInvalidDocument,
+            "cannot load workflow",
+            &self.problems,
+        )
+    }
+}
+
+/// Loads a workflow from JSON text. Problems carry line and column.
+pub fn load_workflow_str(text: &str, options: LoadOptions) -> Result<Loaded, LoadErrors> {
+    let value: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => {
+            let mut p = Problem::new(
+                ErrorCode::WorkflowInvalidDocument,
+                "",
+                format!("the workflow document is not valid JSON: {e}"),
+            );
+            if e.line() > 0 {
+                p.position = Some(Position {
+                    line: e.line(),
+                    column: e.column().max(1),
+                });
+            }
+            return Err(LoadErrors {
+                problems: vec![p],
+                warnings: Vec::new(),
+            });
+        }
+    };
+    let map = SourceMap::new(text);
+    let locate = |problems: &mut Vec<Problem>| {
+        for p in problems.iter_mut() {
+            p.position = if p.code == ErrorCode::WorkflowUnknownKey {
+                map.key_position(&p.path).or_else(|| map.locate(&p.path))
+            } else {
+                map.locate(&p.path)
+            };
+        }
+    };
+    match load_workflow_value(&value, options) {
+        Ok(mut loaded) => {
+            locate(&mut loaded.warnings);
+            loaded.source = Some(map);
+            Ok(loaded)
+        }
+        Err(mut errors) => {
+            locate(&mut errors.problems);
+            locate(&mut errors.warnings);
+            Err(errors)
+        }
+    }
+}
+
+/// Loads a workflow from an already parsed JSON value. Problems carry no position.
+pub fn load_workflow_value(value: &Value, options: LoadOptions) -> Result<Loaded, LoadErrors> {
+    let mut cx = Cx {
+        strict: options.strict,
+        errors: Vec::new(),
+        warnings: Vec::new(),
+    };
+    let (root, doc) = match value {
+        Value::Object(top) if !top.contains_key("steps") => match top.get("data") {
+            Some(inner @ Value::Object(_)) => ("/data".to_owned(), inner),
+            _ => (String::new(), value),
+        },
+        _ => (String::new(), value),
+    };
+    let workflow = match doc {
+        Value::Object(obj) => cx.workflow(obj, &root),
+        other => {
+            cx.error(
+                &root,
+                format!(
+                    "the workflow document must be a JSON object, found {}",
+                    kind(other)
+                ),
+            );
+            Workflow::default()
+        }
+    };
+    if cx.errors.is_empty() {
+        Ok(Loaded {
+            workflow,
+            warnings: cx.warnings,
+            root,
+            source: None,
+        })
+    } else {
+        Err(LoadErrors {
+            problems: cx.errors,
+            warnings: cx.warnings,
+        })
+    }
+}
+
+/// Parses a step type value: case-insensitive, with or without one `_` between the words.
+pub fn parse_step_type(text: &str) -> Option<StepType> {
+    let lower = text.to_ascii_lowercase();
+    let squashed = lower.replacen('_', "", 1);
+    let one_underscore_at_word_break = match lower.find('_') {
+        None => true,
+        Some(i) => matches!(
+            (&lower[..i], &lower[i + 1..]),
+            ("all" | "any", "success") | ("self", "loop")
+        ),
+    };
+    if !one_underscore_at_word_break {
+        return None;
+    }
+    match squashed.as_str() {
+        "allsuccess" => Some(StepType::AllSuccess),
+        "anysuccess" => Some(StepType::AnySuccess),
+        "selfloop" => Some(StepType::SelfLoop),
+        _ => None,
+    }
+}
+
+const WORKFLOW_KEYS: &[&str] = &[
+    "id",
+    "name",
+    "description",
+    "steps",
+    "callable_by",
+    "callableBy",
+];
+const STEP_KEYS: &[&str] = &[
+    "name",
+    "subtasks",
+    "tasks",
+    "next",
+    "step_type",
+    "stepType",
+    "type",
+    "context_from",
+    "contextFrom",
+    "layer",
+];
+const SUBTASK_KEYS: &[&str] = &["agent", "skill", "description", "workflow"];
+const EDGE_KEYS: &[&str] = &["step", "condition"];
+
+/// The loader's working state: problems so far.
+struct Cx {
+    strict: bool,
+    errors: Vec<Problem>,
+    warnings: Vec<Problem>,
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn child(path: &str, key: &str) -> String {
+    format!("{path}/{}", pointer_token(key))
+}
+
+impl Cx {
+    fn error(&mut self, path: &str, message: String) {
+        self.errors.push(Problem::new(
+            ErrorCode::WorkflowInvalidDocument,
+            path,
+            message,
+        ));
+    }
+
+    fn unknown_keys(&mut self, obj: &Map<String, Value>, known: &[&str], path: &str, what: &str) {
+        for key in obj.keys() {
+            if known.contains(&key.as_str()) {
+                continue;
+            }
+            let p = Problem::new(
+                ErrorCode::WorkflowUnknownKey,
+                child(path, key),
+                format!(
+                    "unknown key `{key}` in {what} (known keys: {})",
+                    known.join(", ")
+                ),
+            );
+            if self.strict {
+                self.errors.push(p);
+            } else {
+                self.warnings.push(p);
+            }
+        }
+    }
+
+    /// The members present under any of `aliases`, in precedence order; warns when a shadowed
+    /// alias says something different from the winner.
+    fn aliased<'v>(
+        &mut self,
+        obj: &'v Map<String, Value>,
+        aliases: &[&'static str],
+        path: &str,
+    ) -> Vec<(&'static str, &'v Value)> {
+        let present: Vec<(&'static str, &'v Value)> = aliases
+            .iter()
+            .filter_map(|&k| obj.get(k).map(|v| (k, v)))
+            .collect();
+        if let Some(&(winner, wv)) = present.first() {
+            for &(k, v) in &present[1..] {
+                if v != wv {
+                    self.warnings.push(Problem::new(
+                        ErrorCode::WorkflowInvalidDocument,
+                        child(path, k),
+                        format!("`{k}` is ignored because `{winner}` is also given with a different value; keep one of them"),
+                    ));
+                }
+            }
+        }
+        present
+    }
+
+    /// A string member; `null` and absence give `None`.
+    fn string(&mut self, obj: &Map<String, Value>, key: &str, path: &str) -> Option<String> {
+        match obj.get(key) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(other) => {
+                self.error(
+                    &child(path, key),
+                    format!("`{key}` must be a string, found {}", kind(other)),
+                );
+                None
+            }
+        }
+    }
+
+    fn string_list(&mut self, v: &Value, key: &str, path: &str) -> Option<Vec<String>> {
+        match v {
+            Value::Null => None,
+            Value::Array(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for (i, item) in items.iter().enumerate() {
+                    match item {
+                        Value::String(s) => out.push(s.clone()),
+                        other => self.error(
+                            &format!("{path}/{i}"),
+                            format!("`{key}` entries must be strings, found {}", kind(other)),
+                        ),
+                    }
+                }
+                Some(out)
+            }
+            other => {
+                self.error(
+                    path,
+                    format!("`{key}` must be a list of strings, found {}", kind(other)),
+                );
+                None
+            }
+        }
+    }
+
+    /// A list of objects; `null` and absence give an empty list.
+    fn object_list<'v>(
+        &mut self,
+        v: Option<&'v Value>,
+        key: &str,
+        path: &str,
+    ) -> Vec<(String, &'v Map<String, Value>)> {
+        match v {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => items
+                .iter()
+                .enumerate()
+                .filter_map(|(i, item)| {
+                    let p = format!("{path}/{i}");
+                    match item {
+                        Value::Object(o) => Some((p, o)),
+                        other => {
+                            self.error(
+                                &p,
+                                format!("`{key}` entries must be objects, found {}", kind(other)),
+                            );
+                            None
+                        }
+                    }
+                })
+                .collect(),
+            Some(other) => {
+                self.error(
+                    path,
+                    format!("`{key}` must be a list, found {}", kind(other)),
+                );
+                Vec::new()
+            }
+        }
+    }
+
+    fn workflow(&mut self, obj: &Map<String, Value>, path: &str) -> Workflow {
+        self.unknown_keys(obj, WORKFLOW_KEYS, path, "the workflow");
+        let id = self.string(obj, "id", path).unwrap_or_default();
+        let name = self.string(obj, "name", path).unwrap_or_default();
+        let description = self.string(obj, "description", path).unwrap_or_default();
+        let mut callable_by = None;
+        for (i, (key, v)) in self
+            .aliased(obj, &["callable_by", "callableBy"], path)
+            .into_iter()
+            .enumerate()
+        {
+            let list = self.string_list(v, key, &child(path, key));
+            if i == 0 {
+                callable_by = list;
+            }
+        }
+        let steps_path = child(path, "steps");
+        let steps = self
+            .object_list(obj.get("steps"), "steps", &steps_path)
+            .into_iter()
+            .map(|(p, o)| self.step(o, &p))
+            .collect();
+        Workflow {
+            id,
+            name,
+            description,
+            steps,
+            callable_by,
+        }
+    }
+
+    fn step(&mut self, obj: &Map<String, Value>, path: &str) -> Step {
+        self.unknown_keys(obj, STEP_KEYS, path, "a step");
+        let name = self.string(obj, "name", path).unwrap_or_default();
+
+        let mut subtasks = Vec::new();
+        for (i, (key, v)) in self
+            .aliased(obj, &["subtasks", "tasks"], path)
+            .into_iter()
+            .enumerate()
+        {
+            let list: Vec<Subtask> = self
+                .object_list(Some(v), key, &child(path, key))
+                .into_iter()
+                .map(|(p, o)| self.subtask(o, &p))
+                .collect();
+            if i == 0 {
+                subtasks = list;
+            }
+        }
+
+        let next = self
+            .object_list(obj.get("next"), "next", &child(path, "next"))
+            .into_iter()
+            .map(|(p, o)| self.edge(o, &p))
+            .collect();
+
+        let mut step_type = StepType::default();
+        for (i, (key, v)) in self
+            .aliased(obj, &["step_type", "stepType", "type"], path)
+            .into_iter()
+            .enumerate()
+        {
+            let parsed = self.step_type(v, key, &child(path, key), &name);
+            if i == 0 {
+                step_type = parsed.unwrap_or_default();
+            }
+        }
+
+        let mut context_from = ContextFrom::default();
+        for (i, (key, v)) in self
+            .aliased(obj, &["context_from", "contextFrom"], path)
+            .into_iter()
+            .enumerate()
+        {
+            let parsed = self.context_from(v, key, &child(path, key));
+            if i == 0 {
+                context_from = parsed;
+            }
+        }
+
+        let layer = match obj.get("layer") {
+            None | Some(Value::Null) => None,
+            Some(Value::Number(n)) => match (n.as_i64(), n.as_f64()) {
+                (Some(i), _) => Some(i),
+                (None, Some(f)) if f.fract() == 0.0 => {
+                    // Integral but outside i64 (or written as 1.0): accepted; kept only when it fits.
+                    if f >= i64::MIN as f64 && f <= i64::MAX as f64 {
+                        Some(f as i64)
+                    } else {
+                        None
+                    }
+                }
+                _ => {
+                    self.error(
+                        &child(path, "layer"),
+                        format!("`layer` must be a whole number, found {n}"),
+                    );
+                    None
+                }
+            },
+            Some(other) => {
+                self.error(
+                    &child(path, "layer"),
+                    format!("`layer` must be a whole number, found {}", kind(other)),
+                );
+                None
+            }
+        };
+
+        Step {
+            name,
+            subtasks,
+            next,
+            step_type,
+            context_from,
+            layer,
+        }
+    }
+
+    fn step_type(&mut self, v: &Value, key: &str, path: &str, step: &str) -> Option<StepType> {
+        match v {
+            Value::Null => None,
+            Value::String(s) => {
+                let parsed = parse_step_type(s);
+                if parsed.is_none() {
+                    self.errors.push(
+                        Problem::new(
+                            ErrorCode::WorkflowUnknownEnumValue,
+                            path,
+                            format!(
+                                "step '{step}' has unknown step type '{s}': use AllSuccess, AnySuccess or SelfLoop (any case, ALL_SUCCESS style also accepted)"
+                            ),
+                        )
+                        .with_steps([step]),
+                    );
+                }
+                parsed
+            }
+            other => {
+                self.error(
+                    path,
+                    format!("`{key}` must be a string, found {}", kind(other)),
+                );
+                None
+            }
+        }
+    }
+
+    fn context_from(&mut self, v: &Value, key: &str, path: &str) -> ContextFrom {
+        match v {
+            Value::Null => ContextFrom::Predecessors,
+            Value::String(s) => ContextFrom::from_names(vec![s.clone()]),
+            Value::Array(_) => self
+                .string_list(v, key, path)
+                .map_or(ContextFrom::Predecessors, ContextFrom::from_names),
+            other => {
+                self.error(
+                    path,
+                    format!(
+                        "`{key}` must be a string or a list of strings, found {}",
+                        kind(other)
+                    ),
+                );
+                ContextFrom::Predecessors
+            }
+        }
+    }
+
+    fn subtask(&mut self, obj: &Map<String, Value>, path: &str) -> Subtask {
+        self.unknown_keys(obj, SUBTASK_KEYS, path, "a subtask");
+        Subtask {
+            agent: self.string(obj, "agent", path).unwrap_or_default(),
+            skill: self.string(obj, "skill", path).unwrap_or_default(),
+            description: self.string(obj, "description", path).unwrap_or_default(),
+            workflow: self.string(obj, "workflow", path),
+        }
+    }
+
+    fn edge(&mut self, obj: &Map<String, Value>, path: &str) -> Edge {
+        self.unknown_keys(obj, EDGE_KEYS, path, "a `next` entry");
+        Edge {
+            step: self.string(obj, "step", path).unwrap_or_default(),
+            condition: self.string(obj, "condition", path).unwrap_or_default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn load(text: &str) -> Loaded {
+        load_workflow_str(text, LoadOptions::default()).unwrap()
+    }
+
+    fn errors(text: &str, options: LoadOptions) -> Vec<Problem> {
+        load_workflow_str(text, options).unwrap_err().problems
+    }
+
+    #[test]
+    fn snake_and_camel_case_load_the_same_workflow() {
+        let snake = load(
+            r#"{"id":"w","name":"n","description":"d","callable_by":["p"],"steps":[
+                {"name":"a","subtasks":[{"agent":"x","skill":"s","description":"do"}],
+                 "next":[{"step":"b","condition":"ok?"}],"step_type":"ANY_SUCCESS","layer":0},
+                {"name":"b","tasks":[{"agent":"y"}],"context_from":["a"]}]}"#,
+        );
+        let camel = load(
+            r#"{"id":"w","name":"n","description":"d","callableBy":["p"],"steps":[
+                {"name":"a","subtasks":[{"agent":"x","skill":"s","description":"do"}],
+                 "next":[{"step":"b","condition":"ok?"}],"stepType":"AnySuccess","layer":0},
+                {"name":"b","subtasks":[{"agent":"y"}],"contextFrom":"a"}]}"#,
+        );
+        assert!(snake.warnings.is_empty(), "{:?}", snake.warnings);
+        assert!(camel.warnings.is_empty(), "{:?}", camel.warnings);
+        assert_eq!(snake.workflow, camel.workflow);
+        let w = snake.workflow;
+        assert_eq!(w.callable_by, Some(vec!["p".to_owned()]));
+        assert_eq!(w.steps[0].step_type, StepType::AnySuccess);
+        assert_eq!(w.steps[0].layer, Some(0));
+        assert_eq!(w.steps[0].next[0].condition, "ok?");
+        assert_eq!(w.steps[1].subtasks[0].agent, "y");
+        assert_eq!(
+            w.steps[1].context_from,
+            ContextFrom::Steps(vec!["a".into()])
+        );
+    }
+
+    #[test]
+    fn s_val_18_type_fallback_and_default() {
+        let w = load(r#"{"steps":[{"name":"a","type":"AnySuccess"},{"name":"b"}]}"#).workflow;
+        assert_eq!(w.steps[0].step_type, StepType::AnySuccess);
+        assert_eq!(w.steps[1].step_type, StepType::AllSuccess);
+    }
+
+    #[test]
+    fn step_type_values_are_case_insensitive() {
+        for (text, want) in [
+            ("AllSuccess", StepType::AllSuccess),
+            ("ALL_SUCCESS", StepType::AllSuccess),
+            ("all_success", StepType::AllSuccess),
+            ("allsuccess", StepType::AllSuccess),
+            ("AnySuccess", StepType::AnySuccess),
+            ("any_SUCCESS", StepType::AnySuccess),
+            ("SelfLoop", StepType::SelfLoop),
+            ("SELF_LOOP", StepType::SelfLoop),
+        ] {
+            assert_eq!(parse_step_type(text), Some(want), "{text}");
+        }
+        for bad in [
+            "",
+            "All",
+            "AllSucces",
+            "ALL__SUCCESS",
+            "_ALLSUCCESS",
+            "AL_LSUCCESS",
+            "ALL-SUCCESS",
+            "ALL SUCCESS",
+        ] {
+            assert_eq!(parse_step_type(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn step_type_precedence_is_step_type_then_step_type_camel_then_type() {
+        let loaded = load(
+            r#"{"steps":[{"name":"a","type":"SelfLoop","stepType":"AnySuccess","step_type":"AllSuccess"}]}"#,
+        );
+        assert_eq!(loaded.workflow.steps[0].step_type, StepType::AllSuccess);
+        let paths: Vec<_> = loaded.warnings.iter().map(|w| w.path.as_str()).collect();
+        assert_eq!(paths, ["/steps/0/stepType", "/steps/0/type"]);
+        assert!(
+            loaded.warnings[0]
+                .message
+                .contains("`step_type` is also given")
+        );
+        // the same value under two aliases is no warning
+        let same = load(r#"{"steps":[{"name":"a","type":"SelfLoop","step_type":"SELF_LOOP"}]}"#);
+        assert_eq!(
+            same.warnings.len(),
+            1,
+            "different spellings differ as values"
+        );
+        let identical =
+            load(r#"{"steps":[{"name":"a","type":"SelfLoop","step_type":"SelfLoop"}]}"#);
+        assert!(identical.warnings.is_empty());
+    }
+
+    #[test]
+    fn unknown_step_type_is_an_error_with_path_and_position() {
+        let text = "{\"steps\": [\n  {\"name\": \"a\", \"stepType\": \"Sometimes\"}\n]}";
+        let problems = errors(text, LoadOptions::default());
+        assert_eq!(problems.len(), 1);
+        let p = &problems[0];
+        assert_eq!(p.code, ErrorCode::WorkflowUnknownEnumValue);
+        assert_eq!(p.path, "/steps/0/stepType");
+        assert_eq!(p.steps, ["a"]);
+        assert_eq!(
+            p.position,
+            Some(Position {
+                line: 2,
+                column: 29
+            })
+        );
+        assert!(p.message.contains("'Sometimes'"), "{}", p.message);
+    }
+
+    #[test]
+    fn s_val_20_context_from_forms() {
+        let w = load(
+            r#"{"steps":[
+              {"name":"a","context_from":"prev_step"},
+              {"name":"b","context_from":["a","b"]},
+              {"name":"c","context_from":["*"]},
+              {"name":"d","context_from":"*"},
+              {"name":"e","context_from":[]},
+              {"name":"f","context_from":null},
+              {"name":"g"},
+              {"name":"h","contextFrom":["*","a"]}]}"#,
+        )
+        .workflow;
+        let cf: Vec<_> = w.steps.iter().map(|s| s.context_from.clone()).collect();
+        assert_eq!(
+            cf,
+            [
+                ContextFrom::Steps(vec!["prev_step".into()]),
+                ContextFrom::Steps(vec!["a".into(), "b".into()]),
+                ContextFrom::AllAncestors,
+                ContextFrom::AllAncestors,
+                ContextFrom::Steps(vec![]),
+                ContextFrom::Predecessors,
+                ContextFrom::Predecessors,
+                ContextFrom::Steps(vec!["*".into(), "a".into()]),
+            ]
+        );
+    }
+
+    #[test]
+    fn s_val_21_wrong_types_fail_clearly_all_at_once() {
+        let problems = errors(
+            r#"{"name":42,"steps":["not-an-object",{"name":"a","next":[null],"subtasks":{"agent":"x"},"context_from":7,"layer":"top"}]}"#,
+            LoadOptions::default(),
+        );
+        let got: Vec<_> = problems
+            .iter()
+            .map(|p| (p.code, p.path.as_str(), p.message.as_str()))
+            .collect();
+        let code = ErrorCode::WorkflowInvalidDocument;
+        assert_eq!(
+            got,
+            [
+                (code, "/name", "`name` must be a string, found a number"),
+                (
+                    code,
+                    "/steps/0",
+                    "`steps` entries must be objects, found a string"
+                ),
+                (
+                    code,
+                    "/steps/1/subtasks",
+                    "`subtasks` must be a list, found an object"
+                ),
+                (
+                    code,
+                    "/steps/1/next/0",
+                    "`next` entries must be objects, found null"
+                ),
+                (
+                    code,
+                    "/steps/1/context_from",
+                    "`context_from` must be a string or a list of strings, found a number"
+                ),
+                (
+                    code,
+                    "/steps/1/layer",
+                    "`layer` must be a whole number, found a string"
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn unknown_keys_are_warnings_by_default_and_errors_when_strict() {
+        let text = "{\"steps\":[{\"name\":\"a\",\"subtasks\":[{\"agent\":\"x\",\"colour\":\"red\"}]}],\n \"version\": 2}";
+        let loaded = load(text);
+        let got: Vec<_> = loaded
+            .warnings
+            .iter()
+            .map(|p| (p.code, p.path.as_str(), p.position))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    ErrorCode::WorkflowUnknownKey,
+                    "/version",
+                    Some(Position { line: 2, column: 2 })
+                ),
+                (
+                    ErrorCode::WorkflowUnknownKey,
+                    "/steps/0/subtasks/0/colour",
+                    Some(Position {
+                        line: 1,
+                        column: 48
+                    })
+                ),
+            ]
+        );
+        let strict = errors(text, LoadOptions::STRICT);
+        assert_eq!(strict.len(), 2);
+        assert!(
+            strict
+                .iter()
+                .all(|p| p.code == ErrorCode::WorkflowUnknownKey)
+        );
+        assert!(
+            strict[0]
+                .message
+                .contains("unknown key `version` in the workflow")
+        );
+    }
+
+    #[test]
+    fn data_wrapper_is_unwrapped_and_paths_keep_the_prefix() {
+        let loaded =
+            load(r#"{"code":0,"msg":"ok","data":{"id":"w","steps":[{"name":"a","extra":1}]}}"#);
+        assert_eq!(loaded.workflow.id, "w");
+        assert_eq!(loaded.root_pointer(), "/data");
+        assert_eq!(loaded.warnings[0].path, "/data/steps/0/extra");
+        // a document with its own steps is never unwrapped
+        let plain = load(r#"{"steps":[],"data":{"steps":[{"name":"x"}]}}"#);
+        assert!(plain.workflow.steps.is_empty());
+        assert_eq!(plain.warnings[0].path, "/data");
+    }
+
+    #[test]
+    fn child_workflow_and_nulls_are_accepted() {
+        let w = load(
+            r#"{"id":null,"steps":[{"name":"a","subtasks":[{"workflow":"child","agent":null}],"next":null,"layer":1.0}]}"#,
+        )
+        .workflow;
+        assert_eq!(w.steps[0].subtasks[0].workflow.as_deref(), Some("child"));
+        assert_eq!(w.steps[0].subtasks[0].agent, "");
+        assert_eq!(w.steps[0].layer, Some(1));
+        assert!(w.steps[0].next.is_empty());
+    }
+
+    #[test]
+    fn syntax_errors_carry_line_and_column() {
+        let problems = errors("{\n  \"steps\": [,]\n}", LoadOptions::default());
+        assert_eq!(problems.len(), 1);
+        assert_eq!(problems[0].code, ErrorCode::WorkflowInvalidDocument);
+        assert_eq!(
+            problems[0].position,
+            Some(Position {
+                line: 2,
+                column: 13
+            })
+        );
+        assert!(
+            problems[0]
+                .message
+                .starts_with("the workflow document is not valid JSON")
+        );
+    }
+
+    #[test]
+    fn non_object_documents_are_rejected() {
+        for v in [json!([]), json!("x"), json!(null), json!(1)] {
+            let e = load_workflow_value(&v, LoadOptions::default()).unwrap_err();
+            assert_eq!(e.problems[0].code, ErrorCode::WorkflowInvalidDocument);
+            assert_eq!(e.problems[0].path, "");
+        }
+    }
+
+    #[test]
+    fn s_val_14_empty_steps_parse() {
+        let loaded = load(r#"{"name":"empty","steps":[]}"#);
+        assert_eq!(loaded.workflow.name, "empty");
+        assert!(loaded.workflow.steps.is_empty());
+    }
+
+    #[test]
+    fn load_errors_become_one_failure() {
+        let e = load_workflow_str(r#"{"steps":[{"name":1}]}"#, LoadOptions::default()).unwrap_err();
+        let f = e.to_failure();
+        assert_eq!(f.code, "workflow.invalid_document");
+        assert_eq!(
+            f.message,
+            "cannot load workflow: `name` must be a string, found a number"
+        );
+        assert_eq!(f.details["problems"][0]["path"], "/steps/0/name");
+        assert_eq!(
+            e.to_string(),
+            "cannot load workflow: 1 problem\n  [workflow.invalid_document] /steps/0/name (line 1, column 19): `name` must be a string, found a number"
+        );
+    }
+}

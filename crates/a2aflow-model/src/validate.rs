@@ -1,0 +1,706 @@
+//! Validation of a workflow definition: one function, every problem at once.
+//!
+//! [`validate()`] checks what the document format cannot: names, edges, the graph and the
+//! `contextFrom` sources. Each [`Problem`] has a stable code, a message a person can act on, the
+//! path of the offending value inside the workflow (`/steps/2/next/0/step`; see
+//! [`crate::Loaded::locate`] to turn it into a document position) and the step names involved.
+//!
+//! | code | when |
+//! |---|---|
+//! | `workflow.no_steps` | the workflow has no steps |
+//! | `workflow.blank_step_name` | a step name is empty or whitespace |
+//! | `workflow.reserved_step_name` | a step is named `end`, `retry` or `endNode` |
+//! | `workflow.duplicate_step` | two steps share a name |
+//! | `workflow.empty_subtasks` | a step that is not SELF_LOOP has no subtasks |
+//! | `workflow.blank_agent` | a subtask has a blank agent and no child workflow (SELF_LOOP subtasks may) |
+//! | `workflow.subtask_target` | a subtask names both an agent and a child workflow, or a blank child workflow |
+//! | `workflow.blank_target` | a `next` entry has a blank target |
+//! | `workflow.duplicate_target` | a step lists the same `next` target twice (terminal targets too) |
+//! | `workflow.unknown_target` | a `next` target is neither a step nor a terminal route |
+//! | `workflow.context_wildcard_mixed` | `contextFrom` mixes `"*"` with step names |
+//! | `workflow.unknown_context_step` | `contextFrom` names a step that does not exist |
+//! | `workflow.context_not_upstream` | `contextFrom` names a step that is not an ancestor |
+//! | `workflow.cycle` | the steps form a cycle (one cycle path is reported) |
+//! | `workflow.no_root` | every step has an incoming edge |
+
+use crate::definition::{CONTEXT_WILDCARD, ContextFrom, RESERVED_STEP_NAMES, StepType, Workflow};
+use crate::error_code::{ErrorCode, Failure};
+use crate::problem::{Problem, problems_to_failure, write_problems};
+use std::collections::{HashMap, HashSet, VecDeque};
+
+/// The workflow is invalid; every problem found is listed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub struct ValidationErrors {
+    /// The problems, per step in document order, then the graph-wide ones.
+    pub problems: Vec<Problem>,
+}
+
+impl std::fmt::Display for ValidationErrors {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write_problems(f, "invalid workflow", &self.problems)
+    }
+}
+
+impl ValidationErrors {
+    /// One [`Failure`]: the first problem's code, all messages, the problems as details.
+    pub fn to_failure(&self) -> Failure {
+        problems_to_failure(
+            ErrorCode::WorkflowNoSteps,
+            "invalid workflow",
+            &self.problems,
+        )
+    }
+
+    /// The codes of the problems, in order.
+    pub fn codes(&self) -> Vec<ErrorCode> {
+        self.problems.iter().map(|p| p.code).collect()
+    }
+}
+
+/// Checks a workflow and reports every problem at once. `Ok(())` means the kernel can schedule
+/// it: names are unique, every edge resolves, the graph is acyclic with at least one root, and
+/// every `contextFrom` source is an ancestor.
+pub fn validate(workflow: &Workflow) -> Result<(), ValidationErrors> {
+    let mut out = Vec::new();
+    if workflow.steps.is_empty() {
+        out.push(Problem::new(
+            ErrorCode::WorkflowNoSteps,
+            "/steps",
+            "the workflow has no steps; add at least one step",
+        ));
+        return Err(ValidationErrors { problems: out });
+    }
+    let graph = Graph::new(workflow);
+    for i in 0..workflow.steps.len() {
+        check_step(workflow, &graph, i, &mut out);
+    }
+    if let Some(p) = graph.cycle(workflow) {
+        out.push(p);
+    }
+    if !graph.has_root() {
+        out.push(
+            Problem::new(
+                ErrorCode::WorkflowNoRoot,
+                "/steps",
+                "no step is a root: every step is the target of another step's `next`; at least one step must start the workflow",
+            )
+            .with_steps(workflow.steps.iter().map(|s| s.name.clone())),
+        );
+    }
+    if out.is_empty() {
+        Ok(())
+    } else {
+        Err(ValidationErrors { problems: out })
+    }
+}
+
+fn is_reserved(name: &str) -> bool {
+    RESERVED_STEP_NAMES.contains(&name)
+}
+
+fn label(i: usize, name: &str) -> String {
+    if name.trim().is_empty() {
+        format!("step #{i}")
+    } else {
+        format!("step '{name}'")
+    }
+}
+
+/// The steps as a graph of indices. A name resolves to its first step.
+struct Graph<'w> {
+    by_name: HashMap<&'w str, usize>,
+    /// For each step, the steps its `next` entries reach (with the entry index), in order.
+    succ: Vec<Vec<(usize, usize)>>,
+    /// For each step, the steps whose `next` reaches it.
+    pred: Vec<Vec<usize>>,
+}
+
+impl<'w> Graph<'w> {
+    fn new(workflow: &'w Workflow) -> Self {
+        let mut by_name = HashMap::new();
+        for (i, s) in workflow.steps.iter().enumerate() {
+            if !s.name.trim().is_empty() && !is_reserved(&s.name) {
+                by_name.entry(s.name.as_str()).or_insert(i);
+            }
+        }
+        let n = workflow.steps.len();
+        let mut succ = vec![Vec::new(); n];
+        let mut pred = vec![Vec::new(); n];
+        for (i, s) in workflow.steps.iter().enumerate() {
+            for (k, e) in s.next.iter().enumerate() {
+                if let Some(&t) = by_name.get(e.step.as_str()) {
+                    if !succ[i].iter().any(|&(x, _)| x == t) {
+                        succ[i].push((t, k));
+                        pred[t].push(i);
+                    }
+                }
+            }
+        }
+        Graph {
+            by_name,
+            succ,
+            pred,
+        }
+    }
+
+    /// A root has no incoming edge from another step (self edges do not count).
+    fn has_root(&self) -> bool {
+        self.pred
+            .iter()
+            .enumerate()
+            .any(|(i, ps)| ps.iter().all(|&p| p == i))
+    }
+
+    /// Every step that reaches `i` through `next` (excluding `i` unless it is on a cycle).
+    fn ancestors(&self, i: usize) -> HashSet<usize> {
+        let mut seen = HashSet::new();
+        let mut queue: VecDeque<usize> = self.pred[i].iter().copied().collect();
+        while let Some(p) = queue.pop_front() {
+            if seen.insert(p) {
+                queue.extend(self.pred[p].iter().copied());
+            }
+        }
+        seen
+    }
+
+    /// The first cycle met by a depth-first walk in document and edge order.
+    fn cycle(&self, workflow: &Workflow) -> Option<Problem> {
+        #[derive(Clone, Copy, PartialEq)]
+        enum Mark {
+            New,
+            Open,
+            Done,
+        }
+        let mut mark = vec![Mark::New; self.succ.len()];
+        for start in 0..self.succ.len() {
+            if mark[start] != Mark::New {
+                continue;
+            }
+            // Stack of (node, next successor position); `path` mirrors the open nodes.
+            let mut stack = vec![(start, 0usize)];
+            mark[start] = Mark::Open;
+            while let Some(&mut (node, ref mut pos)) = stack.last_mut() {
+                if let Some(&(t, k)) = self.succ[node].get(*pos) {
+                    *pos += 1;
+                    match mark[t] {
+                        Mark::New => {
+                            mark[t] = Mark::Open;
+                            stack.push((t, 0));
+                        }
+                        Mark::Open => {
+                            let from = stack.iter().position(|&(x, _)| x == t).unwrap_or(0);
+                            let names: Vec<String> = stack[from..]
+                                .iter()
+                                .map(|&(x, _)| workflow.steps[x].name.clone())
+                                .collect();
+                            let mut shown = names.clone();
+                            shown.push(workflow.steps[t].name.clone());
+                            return Some(
+                                Problem::new(
+                                    ErrorCode::WorkflowCycle,
+                                    format!("/steps/{node}/next/{k}/step"),
+                                    format!(
+                                        "the steps form a cycle: {}; a workflow must be acyclic, so remove or redirect one of these edges",
+                                        shown.join(" -> ")
+                                    ),
+                                )
+                                .with_steps(names),
+                            );
+                        }
+                        Mark::Done => {}
+                    }
+                } else {
+                    mark[node] = Mark::Done;
+                    stack.pop();
+                }
+            }
+        }
+        None
+    }
+}
+
+fn check_step(workflow: &Workflow, graph: &Graph<'_>, i: usize, out: &mut Vec<Problem>) {
+    let step = &workflow.steps[i];
+    let sp = format!("/steps/{i}");
+    let name = step.name.as_str();
+    let who = label(i, name);
+
+    // names
+    if name.trim().is_empty() {
+        out.push(Problem::new(
+            ErrorCode::WorkflowBlankStepName,
+            format!("{sp}/name"),
+            format!("{who} has a blank name; give every step a unique, nonblank name"),
+        ));
+    } else if is_reserved(name) {
+        out.push(
+            Problem::new(
+                ErrorCode::WorkflowReservedStepName,
+                format!("{sp}/name"),
+                format!(
+                    "step name '{name}' is reserved for a terminal route ({}); rename the step",
+                    RESERVED_STEP_NAMES.join(", ")
+                ),
+            )
+            .with_steps([name]),
+        );
+    } else if let Some(&first) = graph.by_name.get(name).filter(|&&f| f != i) {
+        out.push(
+            Problem::new(
+                ErrorCode::WorkflowDuplicateStep,
+                format!("{sp}/name"),
+                format!("duplicate step '{name}': steps #{first} and #{i} share the name; step names must be unique"),
+            )
+            .with_steps([name]),
+        );
+    }
+
+    // subtasks
+    let self_loop = step.step_type == StepType::SelfLoop;
+    if step.subtasks.is_empty() && !self_loop {
+        out.push(
+            Problem::new(
+                ErrorCode::WorkflowEmptySubtasks,
+                format!("{sp}/subtasks"),
+                format!(
+                    "{who} is {} but has no subtasks; add a subtask or make it SELF_LOOP",
+                    step.step_type.as_str()
+                ),
+            )
+            .with_steps([name]),
+        );
+    }
+    for (j, t) in step.subtasks.iter().enumerate() {
+        let tp = format!("{sp}/subtasks/{j}");
+        let blank_agent = t.agent.trim().is_empty();
+        match &t.workflow {
+            Some(w) if !blank_agent => out.push(
+                Problem::new(
+                    ErrorCode::WorkflowSubtaskTarget,
+                    tp,
+                    format!(
+                        "subtask #{j} of {who} names both agent '{}' and child workflow '{w}'; keep one of them",
+                        t.agent
+                    ),
+                )
+                .with_steps([name]),
+            ),
+            Some(w) if w.trim().is_empty() => out.push(
+                Problem::new(
+                    ErrorCode::WorkflowSubtaskTarget,
+                    format!("{tp}/workflow"),
+                    format!("subtask #{j} of {who} has a blank child workflow id; name the workflow to run or an agent"),
+                )
+                .with_steps([name]),
+            ),
+            None if blank_agent && !self_loop => out.push(
+                Problem::new(
+                    ErrorCode::WorkflowBlankAgent,
+                    format!("{tp}/agent"),
+                    format!("subtask #{j} of {who} has a blank agent name; name the agent to send to (or a child `workflow`)"),
+                )
+                .with_steps([name]),
+            ),
+            _ => {}
+        }
+    }
+
+    // next
+    let mut targets = HashSet::new();
+    for (k, e) in step.next.iter().enumerate() {
+        let ep = format!("{sp}/next/{k}/step");
+        let target = e.step.as_str();
+        if target.trim().is_empty() {
+            out.push(
+                Problem::new(
+                    ErrorCode::WorkflowBlankTarget,
+                    ep,
+                    format!("{who} has a `next` entry (#{k}) with a blank target; name a step or a terminal route"),
+                )
+                .with_steps([name]),
+            );
+        } else if !targets.insert(target) {
+            out.push(
+                Problem::new(
+                    ErrorCode::WorkflowDuplicateTarget,
+                    ep,
+                    format!(
+                        "{who} lists '{target}' in `next` more than once; keep one entry per target"
+                    ),
+                )
+                .with_steps([name, target]),
+            );
+        } else if !graph.by_name.contains_key(target) && !is_reserved(target) {
+            out.push(
+                Problem::new(
+                    ErrorCode::WorkflowUnknownTarget,
+                    ep,
+                    format!(
+                        "{who} references unknown step '{target}' in `next`; name an existing step or a terminal route ({})",
+                        RESERVED_STEP_NAMES.join(", ")
+                    ),
+                )
+                .with_steps([name, target]),
+            );
+        }
+    }
+
+    // contextFrom
+    if let ContextFrom::Steps(sources) = &step.context_from {
+        if step.context_from.is_wildcard_mixed() {
+            out.push(
+                Problem::new(
+                    ErrorCode::WorkflowContextWildcardMixed,
+                    format!("{sp}/contextFrom"),
+                    format!("{who} cannot combine '*' with named context sources; use either [\"*\"] or a list of step names"),
+                )
+                .with_steps([name]),
+            );
+        }
+        let mut ancestors = None;
+        for (k, source) in sources.iter().enumerate() {
+            if source == CONTEXT_WILDCARD {
+                continue;
+            }
+            let cp = format!("{sp}/contextFrom/{k}");
+            match graph.by_name.get(source.as_str()) {
+                None => out.push(
+                    Problem::new(
+                        ErrorCode::WorkflowUnknownContextStep,
+                        cp,
+                        format!("{who} references unknown context step '{source}' in `contextFrom`; name an existing upstream step"),
+                    )
+                    .with_steps([name, source.as_str()]),
+                ),
+                Some(&s) => {
+                    let anc = ancestors.get_or_insert_with(|| graph.ancestors(i));
+                    if !anc.contains(&s) {
+                        out.push(
+                            Problem::new(
+                                ErrorCode::WorkflowContextNotUpstream,
+                                cp,
+                                format!("{who} context source '{source}' is not an upstream dependency: no path of `next` edges leads from '{source}' to this step"),
+                            )
+                            .with_steps([name, source.as_str()]),
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::definition::{Edge, Step, Subtask};
+
+    fn step(name: &str, next: &[&str]) -> Step {
+        Step {
+            name: name.to_owned(),
+            subtasks: vec![Subtask {
+                agent: format!("agent-{name}"),
+                ..Subtask::default()
+            }],
+            next: next
+                .iter()
+                .map(|t| Edge {
+                    step: (*t).to_owned(),
+                    condition: String::new(),
+                })
+                .collect(),
+            ..Step::default()
+        }
+    }
+
+    fn wf(steps: Vec<Step>) -> Workflow {
+        Workflow {
+            id: "w".into(),
+            steps,
+            ..Workflow::default()
+        }
+    }
+
+    fn problems(w: &Workflow) -> Vec<Problem> {
+        validate(w).unwrap_err().problems
+    }
+
+    fn only(w: &Workflow) -> Problem {
+        let ps = problems(w);
+        assert_eq!(ps.len(), 1, "{ps:#?}");
+        ps.into_iter().next().unwrap()
+    }
+
+    #[test]
+    fn a_valid_diamond_passes() {
+        let mut merge = step("merge", &["end"]);
+        merge.context_from = ContextFrom::Steps(vec!["left".into(), "start".into()]);
+        let w = wf(vec![
+            step("start", &["left", "right"]),
+            step("left", &["merge"]),
+            step("right", &["merge"]),
+            merge,
+        ]);
+        assert_eq!(validate(&w), Ok(()));
+    }
+
+    #[test]
+    fn s_val_02_context_source_not_upstream() {
+        let mut right = step("right", &[]);
+        right.context_from = ContextFrom::Steps(vec!["left".into()]);
+        let p = only(&wf(vec![step("left", &[]), right]));
+        assert_eq!(p.code, ErrorCode::WorkflowContextNotUpstream);
+        assert_eq!(p.path, "/steps/1/contextFrom/0");
+        assert_eq!(p.steps, ["right", "left"]);
+        assert!(
+            p.message
+                .starts_with("step 'right' context source 'left' is not an upstream dependency"),
+            "{}",
+            p.message
+        );
+    }
+
+    #[test]
+    fn s_val_04_two_step_cycle_reports_the_path() {
+        let ps = problems(&wf(vec![
+            step("first", &["second"]),
+            step("second", &["first"]),
+        ]));
+        let codes: Vec<_> = ps.iter().map(|p| p.code).collect();
+        assert_eq!(codes, [ErrorCode::WorkflowCycle, ErrorCode::WorkflowNoRoot]);
+        assert_eq!(ps[0].steps, ["first", "second"]);
+        assert_eq!(ps[0].path, "/steps/1/next/0/step");
+        assert!(
+            ps[0].message.contains("first -> second -> first"),
+            "{}",
+            ps[0].message
+        );
+    }
+
+    #[test]
+    fn a_longer_cycle_below_a_root_reports_one_cycle() {
+        let w = wf(vec![
+            step("root", &["a"]),
+            step("a", &["b"]),
+            step("b", &["c"]),
+            step("c", &["a", "end"]),
+        ]);
+        let p = only(&w);
+        assert_eq!(p.code, ErrorCode::WorkflowCycle);
+        assert_eq!(p.steps, ["a", "b", "c"]);
+        assert!(
+            p.message
+                .contains("the steps form a cycle: a -> b -> c -> a;"),
+            "{}",
+            p.message
+        );
+    }
+
+    #[test]
+    fn a_self_edge_is_a_cycle() {
+        let p = only(&wf(vec![step("a", &["a"])]));
+        assert_eq!(p.code, ErrorCode::WorkflowCycle);
+        assert!(p.message.contains("a -> a"));
+    }
+
+    #[test]
+    fn s_val_08_blank_target() {
+        let p = only(&wf(vec![step("start", &["  "])]));
+        assert_eq!(p.code, ErrorCode::WorkflowBlankTarget);
+        assert_eq!(p.path, "/steps/0/next/0/step");
+        assert!(
+            p.message
+                .contains("step 'start' has a `next` entry (#0) with a blank target")
+        );
+    }
+
+    #[test]
+    fn s_val_10_blank_step_name() {
+        let p = only(&wf(vec![step(" ", &[])]));
+        assert_eq!(p.code, ErrorCode::WorkflowBlankStepName);
+        assert_eq!(p.path, "/steps/0/name");
+        assert_eq!(
+            p.message,
+            "step #0 has a blank name; give every step a unique, nonblank name"
+        );
+    }
+
+    #[test]
+    fn s_val_12_unknown_context_step() {
+        let mut m = step("m", &[]);
+        m.context_from = ContextFrom::Steps(vec!["ghost".into()]);
+        let p = only(&wf(vec![m]));
+        assert_eq!(p.code, ErrorCode::WorkflowUnknownContextStep);
+        assert_eq!(p.steps, ["m", "ghost"]);
+        assert!(
+            p.message
+                .contains("references unknown context step 'ghost'")
+        );
+    }
+
+    #[test]
+    fn s_val_14_no_steps() {
+        let p = only(&wf(vec![]));
+        assert_eq!(p.code, ErrorCode::WorkflowNoSteps);
+        assert_eq!(
+            p.message,
+            "the workflow has no steps; add at least one step"
+        );
+    }
+
+    #[test]
+    fn s_val_16_terminal_targets_are_not_steps() {
+        let w = wf(vec![step("s1", &["s2"]), step("s2", &["endNode"])]);
+        assert_eq!(validate(&w), Ok(()));
+        let w = wf(vec![step("s1", &["end", "retry"])]);
+        assert_eq!(validate(&w), Ok(()));
+    }
+
+    #[test]
+    fn duplicate_step_names() {
+        let p = only(&wf(vec![step("a", &[]), step("b", &[]), step("a", &[])]));
+        assert_eq!(p.code, ErrorCode::WorkflowDuplicateStep);
+        assert_eq!(p.path, "/steps/2/name");
+        assert_eq!(p.steps, ["a"]);
+        assert_eq!(
+            p.message,
+            "duplicate step 'a': steps #0 and #2 share the name; step names must be unique"
+        );
+    }
+
+    #[test]
+    fn reserved_step_names() {
+        for name in RESERVED_STEP_NAMES {
+            let p = only(&wf(vec![step("a", &[]), step(name, &[])]));
+            assert_eq!(p.code, ErrorCode::WorkflowReservedStepName);
+            assert!(
+                p.message
+                    .contains(&format!("step name '{name}' is reserved"))
+            );
+        }
+    }
+
+    #[test]
+    fn unknown_and_duplicate_targets() {
+        let ps = problems(&wf(vec![
+            step("a", &["b", "ghost", "b", "end", "end"]),
+            step("b", &[]),
+        ]));
+        let got: Vec<_> = ps.iter().map(|p| (p.code, p.path.as_str())).collect();
+        assert_eq!(
+            got,
+            [
+                (ErrorCode::WorkflowUnknownTarget, "/steps/0/next/1/step"),
+                (ErrorCode::WorkflowDuplicateTarget, "/steps/0/next/2/step"),
+                (ErrorCode::WorkflowDuplicateTarget, "/steps/0/next/4/step"),
+            ]
+        );
+        assert_eq!(ps[0].steps, ["a", "ghost"]);
+        assert!(ps[0].message.contains("references unknown step 'ghost'"));
+        assert!(ps[1].message.contains("lists 'b' in `next` more than once"));
+    }
+
+    #[test]
+    fn wildcard_mixed_with_names() {
+        let mut b = step("b", &[]);
+        b.context_from = ContextFrom::Steps(vec!["*".into(), "a".into()]);
+        let p = only(&wf(vec![step("a", &["b"]), b]));
+        assert_eq!(p.code, ErrorCode::WorkflowContextWildcardMixed);
+        assert_eq!(p.path, "/steps/1/contextFrom");
+        assert!(
+            p.message
+                .contains("cannot combine '*' with named context sources")
+        );
+    }
+
+    #[test]
+    fn context_sources_may_be_any_ancestor_and_empty_is_valid() {
+        let mut c = step("c", &[]);
+        c.context_from = ContextFrom::Steps(vec!["a".into()]);
+        let mut b = step("b", &["c"]);
+        b.context_from = ContextFrom::Steps(vec![]);
+        let w = wf(vec![step("a", &["b"]), b, c]);
+        assert_eq!(validate(&w), Ok(()));
+    }
+
+    #[test]
+    fn subtask_rules() {
+        let mut empty = step("empty", &[]);
+        empty.subtasks.clear();
+        let mut looped = step("looped", &[]);
+        looped.step_type = StepType::SelfLoop;
+        looped.subtasks = vec![Subtask::default()];
+        let mut bad = step("bad", &[]);
+        bad.subtasks = vec![
+            Subtask::default(),
+            Subtask {
+                agent: "x".into(),
+                workflow: Some("child".into()),
+                ..Subtask::default()
+            },
+            Subtask {
+                workflow: Some(" ".into()),
+                ..Subtask::default()
+            },
+            Subtask {
+                workflow: Some("child".into()),
+                ..Subtask::default()
+            },
+        ];
+        let mut empty_loop = step("empty_loop", &[]);
+        empty_loop.step_type = StepType::SelfLoop;
+        empty_loop.subtasks.clear();
+        let ps = problems(&wf(vec![empty, looped, bad, empty_loop]));
+        let got: Vec<_> = ps.iter().map(|p| (p.code, p.path.as_str())).collect();
+        assert_eq!(
+            got,
+            [
+                (ErrorCode::WorkflowEmptySubtasks, "/steps/0/subtasks"),
+                (ErrorCode::WorkflowBlankAgent, "/steps/2/subtasks/0/agent"),
+                (ErrorCode::WorkflowSubtaskTarget, "/steps/2/subtasks/1"),
+                (
+                    ErrorCode::WorkflowSubtaskTarget,
+                    "/steps/2/subtasks/2/workflow"
+                ),
+            ]
+        );
+        assert_eq!(
+            ps[0].message,
+            "step 'empty' is ALL_SUCCESS but has no subtasks; add a subtask or make it SELF_LOOP"
+        );
+        assert!(
+            ps[1]
+                .message
+                .contains("subtask #0 of step 'bad' has a blank agent name")
+        );
+        assert!(
+            ps[2]
+                .message
+                .contains("names both agent 'x' and child workflow 'child'")
+        );
+    }
+
+    #[test]
+    fn every_problem_is_reported_at_once() {
+        let mut b = step("b", &["ghost", "a"]);
+        b.context_from = ContextFrom::Steps(vec!["nobody".into()]);
+        let w = wf(vec![step("a", &["b"]), b, step("", &[]), step("end", &[])]);
+        let e = validate(&w).unwrap_err();
+        assert_eq!(
+            e.codes(),
+            [
+                ErrorCode::WorkflowUnknownTarget,
+                ErrorCode::WorkflowUnknownContextStep,
+                ErrorCode::WorkflowBlankStepName,
+                ErrorCode::WorkflowReservedStepName,
+                ErrorCode::WorkflowCycle,
+            ]
+        );
+        let f = e.to_failure();
+        assert_eq!(f.code, "workflow.unknown_target");
+        assert!(e.to_string().starts_with(
+            "invalid workflow: 5 problems\n  [workflow.unknown_target] /steps/1/next/0/step: "
+        ));
+    }
+}
