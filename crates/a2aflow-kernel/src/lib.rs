@@ -1,12 +1,50 @@
 //! # a2aflow-kernel — the scheduling kernel and runner
 //!
-//! **What it is.** The transport-free heart of a2aflow: the [`ControlPoint`]-style host callback
+//! **What it is.** The transport-free heart of a2aflow: the [`ControlPoint`] host callback
 //! contract, the DAG executor with an online ready queue and dead-path elimination, routing,
-//! the context builder, deadlines, cancellation, lifecycle events and the runner.
+//! the context builder, deadlines, cancellation, lifecycle events and the runner ([`run`],
+//! [`run_stream`]).
 //!
 //! **What it owns.** When each step runs, which edges activate, what each callback receives, and
-//! how a run ends. It reaches remote agents only through the client trait it defines.
+//! how a run ends. It reaches remote agents only through the [`RemoteClient`] trait it defines;
+//! [`InMemoryClient`] implements it for tests and benchmarks.
 //!
 //! **What it must never depend on.** The A2A-T crate `a2at`, and any network or TLS crate (hyper,
 //! h2, rustls, …) — not even transitively, not even as a dev-dependency: kernel tests use an
 //! in-memory client. `cargo xtask check-layers` and the `wrappers` rule in `deny.toml` enforce it.
+//!
+//! ## Scheduling rules
+//!
+//! * Roots start at once; a step starts the moment every incoming edge is resolved and at least
+//!   one was activated. A step that can no longer run resolves its outgoing edges as not
+//!   activated, so joins after conditional branches neither hang nor run twice.
+//! * ALL_SUCCESS: all subtasks must succeed (all are awaited). ANY_SUCCESS: the first success
+//!   wins; the others are cancelled through their token and recorded CANCELED. SELF_LOOP:
+//!   `on_self_task` per subtask, nothing sent. A step without subtasks succeeds.
+//! * After a step succeeds, its blank edges activate without a callback and every nonblank edge
+//!   calls `on_route` concurrently; all decisions are in before any successor starts. One failed,
+//!   timed-out or missing decision suppresses every successor and fails the run with
+//!   `workflow.route_failed` naming source and target.
+//! * A failed step (`workflow.step_failed`, the task's own code in the details) stops scheduling;
+//!   steps already running finish and are recorded. The deadline (`workflow.timeout`) and
+//!   cancellation (`workflow.cancelled`) stop everything in flight; late results are dropped.
+//! * Context: `contextFrom` absent = direct predecessors that ran (declaration order), `"*"` =
+//!   every completed ancestor (nearest first), names = those steps that ran (listed order).
+
+mod client;
+mod control_point;
+mod events;
+mod executor;
+mod graph;
+mod in_memory;
+mod panic_guard;
+mod runner;
+mod task;
+
+pub use client::{
+    DispatchRequest, NegotiationHook, RemoteClient, TaskFailure, TaskOutcome, project_outputs,
+};
+pub use control_point::{CallbackError, ControlPoint};
+pub use events::{EventCallback, EventEmitter};
+pub use in_memory::{AgentScript, InMemoryClient, ScriptedReply, SentContent};
+pub use runner::{EventStream, OnFinish, RunInput, RunOptions, run, run_stream};

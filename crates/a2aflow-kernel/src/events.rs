@@ -1,0 +1,193 @@
+//! Event delivery: one hub per run numbers events (`seq`) in causal order and hands them to the
+//! host's sink — a synchronous callback or a bounded channel (back-pressure: the run waits for the
+//! consumer, never buffers without bound).
+
+use crate::panic_guard::panic_message;
+use a2aflow_model::{Event, EventKind};
+use serde_json::Value;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use tokio::sync::{Mutex, mpsc};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// A synchronous event sink. It must not block; a panic inside it is logged and ignored.
+pub type EventCallback = Arc<dyn Fn(&Event) + Send + Sync>;
+
+pub(crate) enum SinkKind {
+    None,
+    Callback(EventCallback),
+    Channel(mpsc::Sender<Event>),
+}
+
+/// Per-run event hub: assigns `seq` under one lock so concurrent emitters stay totally ordered.
+pub(crate) struct EventHub {
+    execution_id: Arc<str>,
+    sink: SinkKind,
+    seq: Mutex<u64>,
+    /// Cancelled when the channel consumer went away.
+    consumer_gone: CancellationToken,
+    /// After this instant a stuck consumer no longer holds the run: events are dropped.
+    hard_deadline: Instant,
+}
+
+impl EventHub {
+    pub(crate) fn new(
+        execution_id: Arc<str>,
+        sink: SinkKind,
+        consumer_gone: CancellationToken,
+        hard_deadline: Instant,
+    ) -> Self {
+        EventHub {
+            execution_id,
+            sink,
+            seq: Mutex::new(0),
+            consumer_gone,
+            hard_deadline,
+        }
+    }
+
+    pub(crate) fn enabled(&self) -> bool {
+        !matches!(self.sink, SinkKind::None)
+    }
+
+    /// Emits one event unless `closed` is set (checked under the ordering lock).
+    pub(crate) async fn emit(
+        &self,
+        kind: EventKind,
+        step: Option<&str>,
+        task_id: Option<&str>,
+        closed: Option<&AtomicBool>,
+        data: impl FnOnce() -> Value,
+    ) {
+        if !self.enabled() {
+            return;
+        }
+        let mut seq = self.seq.lock().await;
+        if closed.is_some_and(|c| c.load(Ordering::Acquire)) {
+            return;
+        }
+        let event = Event {
+            seq: *seq,
+            kind,
+            execution_id: self.execution_id.to_string(),
+            depth: 0,
+            step: step.map(str::to_owned),
+            task_id: task_id.map(str::to_owned),
+            data: data(),
+        };
+        *seq += 1;
+        match &self.sink {
+            SinkKind::None => {}
+            SinkKind::Callback(cb) => {
+                let cb = cb.clone();
+                if let Err(p) =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cb(&event)))
+                {
+                    tracing::warn!(error = %panic_message(p.as_ref()), "event sink panicked; event ignored");
+                }
+            }
+            SinkKind::Channel(tx) => {
+                if self.consumer_gone.is_cancelled() {
+                    return;
+                }
+                tokio::select! {
+                    r = tx.send(event) => {
+                        if r.is_err() {
+                            tracing::debug!("event consumer went away; cancelling the run");
+                            self.consumer_gone.cancel();
+                        }
+                    }
+                    _ = tokio::time::sleep_until(self.hard_deadline) => {
+                        tracing::warn!("event consumer stalled past the run's deadline; event dropped");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The handle a [`crate::RemoteClient`] uses to emit `agent_*` events for one dispatch.
+///
+/// Events go through the run's hub, so they are numbered in causal order with the kernel's own
+/// events. Only the `agent_*` kinds are accepted; others are ignored (the kernel emits them).
+/// Once the kernel has settled the task (deadline, cancellation, ANY_SUCCESS loser) the emitter
+/// is closed and further events are dropped.
+#[derive(Clone)]
+pub struct EventEmitter {
+    hub: Option<Arc<EventHub>>,
+    step: Arc<str>,
+    task_id: Arc<str>,
+    closed: Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for EventEmitter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventEmitter")
+            .field("step", &self.step)
+            .field("task_id", &self.task_id)
+            .field("enabled", &self.is_enabled())
+            .finish()
+    }
+}
+
+impl EventEmitter {
+    pub(crate) fn new(
+        hub: Arc<EventHub>,
+        step: Arc<str>,
+        task_id: Arc<str>,
+        closed: Arc<AtomicBool>,
+    ) -> Self {
+        EventEmitter {
+            hub: Some(hub),
+            step,
+            task_id,
+            closed,
+        }
+    }
+
+    /// An emitter that drops everything (for using a client outside a run).
+    pub fn disabled() -> Self {
+        EventEmitter {
+            hub: None,
+            step: Arc::from(""),
+            task_id: Arc::from(""),
+            closed: Arc::new(AtomicBool::new(true)),
+        }
+    }
+
+    /// True when someone listens; clients may skip building event data otherwise.
+    pub fn is_enabled(&self) -> bool {
+        self.hub.as_ref().is_some_and(|h| h.enabled()) && !self.closed.load(Ordering::Acquire)
+    }
+
+    /// Emits one `agent_*` event (`agent_request`, `agent_response`, `agent_status_update`,
+    /// `agent_artifact_update`, `agent_message_event`) for this dispatch's step and task.
+    pub async fn emit(&self, kind: EventKind, data: Value) {
+        if !matches!(
+            kind,
+            EventKind::AgentRequest
+                | EventKind::AgentResponse
+                | EventKind::AgentStatusUpdate
+                | EventKind::AgentArtifactUpdate
+                | EventKind::AgentMessageEvent
+        ) {
+            tracing::warn!(kind = %kind, "a remote client may only emit agent_* events; ignored");
+            return;
+        }
+        self.emit_any(kind, data).await;
+    }
+
+    pub(crate) async fn emit_any(&self, kind: EventKind, data: Value) {
+        if let Some(hub) = &self.hub {
+            hub.emit(
+                kind,
+                Some(&self.step),
+                Some(&self.task_id),
+                Some(&self.closed),
+                || data,
+            )
+            .await;
+        }
+    }
+}

@@ -1,0 +1,378 @@
+//! [`InMemoryClient`]: a scriptable [`RemoteClient`] for tests and benchmarks. No network: each
+//! agent name maps to an [`AgentScript`] (a delay on tokio's clock, so paused-clock tests work,
+//! and a [`ScriptedReply`]). It records every dispatch and every content it was asked to send,
+//! and counts the cancellations it observed (an ANY_SUCCESS loser, a cancelled run, a deadline).
+
+use crate::client::{DispatchRequest, RemoteClient, TaskFailure, TaskOutcome};
+use a2aflow_model::a2a::{Artifact, Message, Part, Role, TaskState};
+use a2aflow_model::{
+    ErrorCode, EventKind, Failure, MessageContent, NegotiationExchange, NegotiationReply,
+    NegotiationRequest, Output, ReceivedKind, ReceivedMessage,
+};
+use async_trait::async_trait;
+use serde_json::json;
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// How a scripted agent answers.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ScriptedReply {
+    /// Succeed with one output holding the parts of the content it was sent.
+    Echo,
+    /// Succeed with these outputs (the evidence is a COMPLETED task carrying them as artifacts).
+    Succeed(Vec<Output>),
+    /// Succeed with this evidence; outputs are projected from it.
+    Respond(Vec<ReceivedMessage>),
+    /// Fail with this failure (code kept).
+    Fail(Failure),
+    /// Ask the host through the negotiation hook `rounds` times (INPUT_REQUIRED with a proposal),
+    /// then answer with `then`. A `Stop` reply fails the task with the host's code.
+    Negotiate {
+        /// How many proposals to make.
+        rounds: u32,
+        /// The answer after the last accepted round.
+        then: Box<ScriptedReply>,
+    },
+}
+
+/// One agent's script.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentScript {
+    /// How long the agent takes (tokio time) before it answers.
+    pub delay: Duration,
+    /// The answer.
+    pub reply: ScriptedReply,
+}
+
+impl AgentScript {
+    /// Answers at once with `reply`.
+    pub fn reply(reply: ScriptedReply) -> Self {
+        AgentScript {
+            delay: Duration::ZERO,
+            reply,
+        }
+    }
+
+    /// The same script after `delay`.
+    pub fn after(mut self, delay: Duration) -> Self {
+        self.delay = delay;
+        self
+    }
+}
+
+/// One content the client was asked to send (the initial send or a negotiation reply).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SentContent {
+    /// The agent.
+    pub agent: String,
+    /// The logical task.
+    pub local_task_id: String,
+    /// The content, exactly as received from the kernel / host.
+    pub content: MessageContent,
+}
+
+#[derive(Debug, Default)]
+struct Stats {
+    dispatches: HashMap<String, usize>,
+    cancellations: HashMap<String, usize>,
+    sent: Vec<SentContent>,
+    exchanges: Vec<NegotiationExchange>,
+}
+
+/// A scriptable in-memory remote client (tests, benchmarks, demos without a network).
+///
+/// Agents without a script use the default script ([`ScriptedReply::Echo`] at once, unless
+/// [`InMemoryClient::with_default`] changed it).
+#[derive(Debug)]
+pub struct InMemoryClient {
+    scripts: HashMap<String, AgentScript>,
+    default: Option<AgentScript>,
+    record: bool,
+    stats: Mutex<Stats>,
+}
+
+impl Default for InMemoryClient {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl InMemoryClient {
+    /// Every agent echoes at once; dispatches are recorded.
+    pub fn new() -> Self {
+        InMemoryClient {
+            scripts: HashMap::new(),
+            default: Some(AgentScript::reply(ScriptedReply::Echo)),
+            record: true,
+            stats: Mutex::new(Stats::default()),
+        }
+    }
+
+    /// Scripts one agent.
+    pub fn agent(mut self, name: impl Into<String>, script: AgentScript) -> Self {
+        self.scripts.insert(name.into(), script);
+        self
+    }
+
+    /// The script of agents without their own; `None` fails them with `workflow.unknown_agent`.
+    pub fn with_default(mut self, script: Option<AgentScript>) -> Self {
+        self.default = script;
+        self
+    }
+
+    /// Turns recording of sent contents off (benchmarks); counters stay on.
+    pub fn recording(mut self, on: bool) -> Self {
+        self.record = on;
+        self
+    }
+
+    fn stats(&self) -> std::sync::MutexGuard<'_, Stats> {
+        // A poisoned lock only means a test panicked mid-update; the counters stay usable.
+        self.stats.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// How many tasks were dispatched to `agent`.
+    pub fn dispatches(&self, agent: &str) -> usize {
+        self.stats().dispatches.get(agent).copied().unwrap_or(0)
+    }
+
+    /// How many tasks were dispatched in all.
+    pub fn total_dispatches(&self) -> usize {
+        self.stats().dispatches.values().sum()
+    }
+
+    /// How many of `agent`'s tasks saw their cancellation token fire while still running.
+    pub fn cancellations(&self, agent: &str) -> usize {
+        self.stats().cancellations.get(agent).copied().unwrap_or(0)
+    }
+
+    /// Every content sent, in order (initial sends and negotiation replies).
+    pub fn sent(&self) -> Vec<SentContent> {
+        self.stats().sent.clone()
+    }
+
+    /// The agents sent to, in order of the initial sends.
+    pub fn sent_agents(&self) -> Vec<String> {
+        let stats = self.stats();
+        let mut seen = std::collections::HashSet::new();
+        stats
+            .sent
+            .iter()
+            .filter(|s| seen.insert(s.local_task_id.clone()))
+            .map(|s| s.agent.clone())
+            .collect()
+    }
+
+    /// Every completed negotiation exchange, in order.
+    pub fn exchanges(&self) -> Vec<NegotiationExchange> {
+        self.stats().exchanges.clone()
+    }
+
+    fn note_sent(&self, agent: &str, task: &str, content: &MessageContent) {
+        if self.record {
+            self.stats().sent.push(SentContent {
+                agent: agent.to_owned(),
+                local_task_id: task.to_owned(),
+                content: content.clone(),
+            });
+        }
+    }
+}
+
+fn message(id: String, text: String) -> Message {
+    Message {
+        message_id: id,
+        context_id: None,
+        task_id: None,
+        role: Role::Agent,
+        parts: vec![Part::text(text)],
+        metadata: None,
+        extensions: None,
+        reference_task_ids: None,
+    }
+}
+
+#[async_trait]
+impl RemoteClient for InMemoryClient {
+    async fn dispatch(&self, request: DispatchRequest<'_>) -> Result<TaskOutcome, TaskFailure> {
+        let agent = request.agent;
+        let task_id = request.local_task_id;
+        *self.stats().dispatches.entry(agent.to_owned()).or_default() += 1;
+        self.note_sent(agent, task_id, &request.content);
+        let context_id = format!("ctx-{task_id}");
+        let remote_id = format!("task-{task_id}");
+        let with_ids = |failure: Failure, received: Vec<ReceivedMessage>| TaskFailure {
+            failure,
+            context_id: Some(context_id.clone()),
+            remote_task_id: Some(remote_id.clone()),
+            received_messages: received,
+        };
+        if request.events.is_enabled() {
+            request
+                .events
+                .emit(
+                    EventKind::AgentRequest,
+                    json!({"agent": agent, "content": request.content}),
+                )
+                .await;
+        }
+        let Some(script) = self.scripts.get(agent).or(self.default.as_ref()).cloned() else {
+            return Err(TaskFailure::new(Failure::new(
+                ErrorCode::WorkflowUnknownAgent,
+                format!("no script for agent '{agent}'"),
+            )));
+        };
+        if !script.delay.is_zero() || request.cancel.is_cancelled() {
+            tokio::select! {
+                biased;
+                _ = request.cancel.cancelled() => {
+                    *self.stats().cancellations.entry(agent.to_owned()).or_default() += 1;
+                    return Err(with_ids(Failure::new(ErrorCode::WorkflowCancelled, "cancelled"), Vec::new()));
+                }
+                _ = tokio::time::sleep_until(request.deadline) => {
+                    return Err(with_ids(Failure::new(ErrorCode::WorkflowTimeout, "deadline passed"), Vec::new()));
+                }
+                _ = tokio::time::sleep(script.delay) => {}
+            }
+        }
+        let mut reply = script.reply;
+        let mut received = Vec::new();
+        let mut previous: Vec<NegotiationExchange> = Vec::new();
+        while let ScriptedReply::Negotiate { rounds, then } = reply {
+            for round in 1..=rounds {
+                let proposal = ReceivedMessage {
+                    kind: ReceivedKind::Task,
+                    task_id: Some(remote_id.clone()),
+                    context_id: Some(context_id.clone()),
+                    state: Some(TaskState::InputRequired),
+                    message: Some(message(
+                        format!("{remote_id}-proposal-{round}"),
+                        format!("proposal {round}"),
+                    )),
+                    task_metadata: None,
+                    artifacts: Vec::new(),
+                };
+                received.push(proposal.clone());
+                let answer = request
+                    .negotiation
+                    .negotiate(NegotiationRequest {
+                        task: request.task.clone(),
+                        original: request.content.clone(),
+                        context_id: context_id.clone(),
+                        remote_task_id: Some(remote_id.clone()),
+                        negotiation_context: json!({"round": round, "maxRounds": rounds}),
+                        evidence: proposal.clone(),
+                        previous_exchanges: previous.clone(),
+                        remaining_budget: rounds - round + 1,
+                    })
+                    .await;
+                match answer {
+                    Ok(NegotiationReply::Send { content }) => {
+                        self.note_sent(agent, task_id, &content);
+                        let exchange = NegotiationExchange {
+                            proposal,
+                            reply: content,
+                        };
+                        self.stats().exchanges.push(exchange.clone());
+                        previous.push(exchange);
+                    }
+                    Ok(NegotiationReply::Stop { code, reason }) => {
+                        return Err(with_ids(
+                            Failure {
+                                code,
+                                message: reason,
+                                details: serde_json::Map::new(),
+                            },
+                            received,
+                        ));
+                    }
+                    Err(f) => return Err(with_ids(f, received)),
+                }
+            }
+            reply = *then;
+        }
+        let result = match reply {
+            ScriptedReply::Echo => {
+                let outputs = vec![Output {
+                    parts: request.content.parts.clone(),
+                    ..Default::default()
+                }];
+                let mut m = message(format!("{remote_id}-reply"), String::new());
+                m.parts = request.content.parts.clone();
+                received.push(ReceivedMessage {
+                    kind: ReceivedKind::Message,
+                    task_id: None,
+                    context_id: Some(context_id.clone()),
+                    state: None,
+                    message: Some(m),
+                    task_metadata: None,
+                    artifacts: Vec::new(),
+                });
+                Ok(TaskOutcome {
+                    context_id: Some(context_id.clone()),
+                    remote_task_id: None,
+                    outputs,
+                    received_messages: received,
+                })
+            }
+            ScriptedReply::Succeed(outputs) => {
+                let artifacts = outputs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, o)| Artifact {
+                        artifact_id: o.artifact_id.clone().unwrap_or_else(|| format!("artifact-{i}")),
+                        name: o.name.clone(),
+                        description: None,
+                        parts: o.parts.clone(),
+                        metadata: o.metadata.as_ref().map(|m| m.clone().into_iter().collect()),
+                        extensions: None,
+                    })
+                    .collect();
+                received.push(ReceivedMessage {
+                    kind: ReceivedKind::Task,
+                    task_id: Some(remote_id.clone()),
+                    context_id: Some(context_id.clone()),
+                    state: Some(TaskState::Completed),
+                    message: None,
+                    task_metadata: None,
+                    artifacts,
+                });
+                Ok(TaskOutcome {
+                    context_id: Some(context_id.clone()),
+                    remote_task_id: Some(remote_id.clone()),
+                    outputs,
+                    received_messages: received,
+                })
+            }
+            ScriptedReply::Respond(evidence) => {
+                received.extend(evidence);
+                Ok(TaskOutcome::from_evidence(
+                    Some(context_id.clone()),
+                    Some(remote_id.clone()),
+                    received,
+                ))
+            }
+            ScriptedReply::Fail(f) => Err(with_ids(f, received)),
+            ScriptedReply::Negotiate { .. } => Err(with_ids(
+                Failure::new(ErrorCode::WorkflowExecutionFailed, "unreachable script"),
+                received,
+            )),
+        };
+        if request.events.is_enabled() {
+            let n = match &result {
+                Ok(o) => o.received_messages.len(),
+                Err(f) => f.received_messages.len(),
+            };
+            request
+                .events
+                .emit(
+                    EventKind::AgentResponse,
+                    json!({"agent": agent, "ok": result.is_ok(), "receivedMessages": n}),
+                )
+                .await;
+        }
+        result
+    }
+}

@@ -1,0 +1,289 @@
+//! The runner (seed 003 "Layer 2"): lifecycle events around the executor, validation, the
+//! `on_finish` hook, and the streaming form with a bounded event channel that cancels the run
+//! when the consumer goes away.
+
+use crate::client::RemoteClient;
+use crate::control_point::ControlPoint;
+use crate::events::{EventCallback, EventHub, SinkKind};
+use crate::executor::{Executor, RunShared};
+use crate::graph;
+use crate::panic_guard::panic_message;
+use a2aflow_model::{ErrorCode, Event, EventKind, ExecutionResult, Failure, Workflow};
+use serde_json::json;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::sync::{Semaphore, mpsc};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tokio_util::sync::{CancellationToken, DropGuard};
+use tracing::Instrument;
+
+/// The run-level input.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunInput {
+    /// The host's runtime intent for the whole run (every task and route request sees it).
+    pub runtime_intent: Option<String>,
+}
+
+/// Called exactly once with the run's result (success, failure or cancellation), before the
+/// `close` event. A panic inside it is logged and ignored.
+pub type OnFinish = Arc<dyn Fn(&ExecutionResult) + Send + Sync>;
+
+/// How one run behaves.
+#[derive(Clone)]
+pub struct RunOptions {
+    /// The one deadline budget of the run, shared by callbacks, remote work, waiting and
+    /// negotiation. Default 600 s.
+    pub timeout: Duration,
+    /// At most this many remote dispatches in flight at once (host callbacks are not counted).
+    /// `None` (the default) means unbounded.
+    pub max_concurrent_remote_tasks: Option<usize>,
+    /// Capacity of the event channel of [`run_stream`] (at least 1). Default 256. When the consumer
+    /// is slower than the run, the run waits (back-pressure); memory never grows without bound.
+    pub event_buffer: usize,
+    /// Cancelling this token cancels the run and everything in flight.
+    pub cancel: CancellationToken,
+    /// Called exactly once with the result.
+    pub on_finish: Option<OnFinish>,
+    /// A synchronous event sink for [`run`] (ignored by [`run_stream`], which uses its channel).
+    pub on_event: Option<EventCallback>,
+    /// The execution id; a fresh unique one when `None`.
+    pub execution_id: Option<String>,
+    /// How long an interrupted remote client may take to clean up (best-effort remote cancel)
+    /// before the kernel drops it. Default 5 s.
+    pub cleanup_grace: Duration,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            timeout: Duration::from_secs(600),
+            max_concurrent_remote_tasks: None,
+            event_buffer: 256,
+            cancel: CancellationToken::new(),
+            on_finish: None,
+            on_event: None,
+            execution_id: None,
+            cleanup_grace: Duration::from_secs(5),
+        }
+    }
+}
+
+impl std::fmt::Debug for RunOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunOptions")
+            .field("timeout", &self.timeout)
+            .field("max_concurrent_remote_tasks", &self.max_concurrent_remote_tasks)
+            .field("event_buffer", &self.event_buffer)
+            .field("execution_id", &self.execution_id)
+            .field("cleanup_grace", &self.cleanup_grace)
+            .finish_non_exhaustive()
+    }
+}
+
+fn fresh_execution_id() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    format!(
+        "run-{nanos:x}-{:x}",
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Runs a workflow to its end and returns the result. Never panics on bad input: an invalid
+/// workflow returns a failed result with its `workflow.*` code (one `error` event, no callback,
+/// no send).
+///
+/// Events go to `options.on_event`; in order: `start`, the executor's events, `workflow_complete`,
+/// then `complete` (success) or `error` (failure), then `close` — `on_finish` runs just before
+/// `close`.
+pub async fn run(
+    workflow: impl Into<Arc<Workflow>>,
+    input: RunInput,
+    control_point: Arc<dyn ControlPoint>,
+    client: Arc<dyn RemoteClient>,
+    options: RunOptions,
+) -> ExecutionResult {
+    let sink = match options.on_event.clone() {
+        Some(cb) => SinkKind::Callback(cb),
+        None => SinkKind::None,
+    };
+    run_with_sink(workflow.into(), input, control_point, client, options, sink).await
+}
+
+async fn run_with_sink(
+    workflow: Arc<Workflow>,
+    input: RunInput,
+    cp: Arc<dyn ControlPoint>,
+    client: Arc<dyn RemoteClient>,
+    options: RunOptions,
+    sink: SinkKind,
+) -> ExecutionResult {
+    let execution_id: Arc<str> = Arc::from(options.execution_id.clone().unwrap_or_else(fresh_execution_id));
+    let span = tracing::info_span!("workflow", execution_id = %execution_id, workflow_id = %workflow.id);
+    async move {
+        let deadline = Instant::now() + options.timeout;
+        let run_token = options.cancel.child_token();
+        let hub = Arc::new(EventHub::new(
+            execution_id.clone(),
+            sink,
+            run_token.clone(),
+            deadline + options.cleanup_grace,
+        ));
+        hub.emit(EventKind::Start, None, None, None, || {
+            json!({"workflow": workflow.name, "workflowId": workflow.id, "steps": workflow.steps.len()})
+        })
+        .await;
+        let problems = graph::check(&workflow);
+        let result = if problems.is_empty() {
+            let shared = Arc::new(RunShared {
+                execution_id: execution_id.clone(),
+                workflow: workflow.clone(),
+                cp,
+                client,
+                hub: hub.clone(),
+                deadline,
+                timeout: options.timeout,
+                grace: options.cleanup_grace,
+                run_token: run_token.clone(),
+                semaphore: options
+                    .max_concurrent_remote_tasks
+                    .map(|n| Arc::new(Semaphore::new(n.max(1)))),
+                runtime_intent: input.runtime_intent,
+            });
+            let result = Executor::new(shared, graph::plan(&workflow)).run().await;
+            match &result.failure {
+                None => {
+                    hub.emit(EventKind::Complete, None, None, None, || {
+                        json!({"success": true, "steps": result.steps, "skippedSteps": result.skipped_steps})
+                    })
+                    .await
+                }
+                Some(f) => {
+                    hub.emit(EventKind::Error, None, None, None, || {
+                        json!({"error": f.message, "errorCode": f.code, "failure": f, "steps": result.steps})
+                    })
+                    .await
+                }
+            }
+            result
+        } else {
+            let failure = graph::summarise(problems);
+            tracing::warn!(code = %failure.code, error = %failure.message, "workflow rejected before scheduling");
+            hub.emit(EventKind::Error, None, None, None, || {
+                json!({"error": failure.message, "errorCode": failure.code, "failure": failure})
+            })
+            .await;
+            ExecutionResult {
+                execution_id: execution_id.to_string(),
+                workflow_id: workflow.id.clone(),
+                success: false,
+                failure: Some(failure),
+                steps: Vec::new(),
+                skipped_steps: workflow.steps.iter().map(|s| s.name.clone()).collect(),
+            }
+        };
+        if let Some(hook) = &options.on_finish {
+            if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(&result))) {
+                tracing::warn!(error = %panic_message(p.as_ref()), "on_finish panicked; ignored");
+            }
+        }
+        hub.emit(EventKind::Close, None, None, None, || json!({})).await;
+        result
+    }
+    .instrument(span)
+    .await
+}
+
+/// A run whose events arrive through a bounded channel.
+///
+/// Dropping the stream cancels the run (everything in flight is cancelled, `on_finish` still
+/// runs once). Read events with [`EventStream::next`] (or [`EventStream::poll_next`] to adapt it to
+/// a `Stream`), then get the result with [`EventStream::result`].
+#[derive(Debug)]
+pub struct EventStream {
+    rx: mpsc::Receiver<Event>,
+    handle: Option<JoinHandle<ExecutionResult>>,
+    _cancel_on_drop: DropGuard,
+    cancel: CancellationToken,
+}
+
+impl EventStream {
+    /// The next event, or `None` once `close` was delivered and the run ended.
+    pub async fn next(&mut self) -> Option<Event> {
+        self.rx.recv().await
+    }
+
+    /// Polls for the next event (for adapting to a `Stream` implementation).
+    pub fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Event>> {
+        self.rx.poll_recv(cx)
+    }
+
+    /// Cancels the run; events keep flowing until `close`.
+    pub fn cancel(&self) {
+        self.cancel.cancel();
+    }
+
+    /// Discards the remaining events and returns the run's result.
+    pub async fn result(mut self) -> ExecutionResult {
+        while self.rx.recv().await.is_some() {}
+        match self.handle.take() {
+            Some(h) => match h.await {
+                Ok(r) => r,
+                Err(e) => ExecutionResult {
+                    execution_id: String::new(),
+                    workflow_id: String::new(),
+                    success: false,
+                    failure: Some(Failure::new(
+                        ErrorCode::WorkflowExecutionFailed,
+                        format!("the run task ended abnormally: {e}"),
+                    )),
+                    steps: Vec::new(),
+                    skipped_steps: Vec::new(),
+                },
+            },
+            None => ExecutionResult {
+                execution_id: String::new(),
+                workflow_id: String::new(),
+                success: false,
+                failure: Some(Failure::new(ErrorCode::WorkflowExecutionFailed, "result already taken")),
+                steps: Vec::new(),
+                skipped_steps: Vec::new(),
+            },
+        }
+    }
+}
+
+/// Starts a run on the current tokio runtime and returns its event stream. Must be called from
+/// within a tokio runtime. The channel holds at most `options.event_buffer` events.
+pub fn run_stream(
+    workflow: impl Into<Arc<Workflow>>,
+    input: RunInput,
+    control_point: Arc<dyn ControlPoint>,
+    client: Arc<dyn RemoteClient>,
+    mut options: RunOptions,
+) -> EventStream {
+    let (tx, rx) = mpsc::channel(options.event_buffer.max(1));
+    let cancel = options.cancel.child_token();
+    options.cancel = cancel.clone();
+    let workflow = workflow.into();
+    let handle = tokio::spawn(run_with_sink(
+        workflow,
+        input,
+        control_point,
+        client,
+        options,
+        SinkKind::Channel(tx),
+    ));
+    EventStream {
+        rx,
+        handle: Some(handle),
+        _cancel_on_drop: cancel.clone().drop_guard(),
+        cancel,
+    }
+}

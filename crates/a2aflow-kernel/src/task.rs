@@ -1,0 +1,332 @@
+//! One subtask's life inside a run: the host callback, the concurrency permit, the dispatch
+//! through the remote client and the negotiation hook — each bounded by the run's deadline and
+//! the task's cancellation token, each turned into a [`TaskResultView`].
+
+use crate::client::{DispatchRequest, NegotiationHook, project_outputs};
+use crate::control_point::CallbackError;
+use crate::events::EventEmitter;
+use crate::executor::RunShared;
+use crate::panic_guard::CatchUnwind;
+use a2aflow_model::{
+    ErrorCode, EventKind, Failure, NegotiationReply, NegotiationRequest, StepType,
+    TaskOutcomeStatus, TaskRequest, TaskResultView,
+};
+use async_trait::async_trait;
+use serde_json::json;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use tokio::time::{Instant, Sleep};
+use tokio_util::sync::CancellationToken;
+
+/// Why a piece of work stopped before it finished.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Interrupt {
+    /// The run's deadline passed.
+    Timeout,
+    /// The task's token fired (run cancelled, consumer gone, ANY_SUCCESS loser).
+    Cancelled,
+}
+
+impl Interrupt {
+    pub(crate) fn failure(self, timeout_ms: u128) -> Failure {
+        match self {
+            Interrupt::Timeout => Failure::new(
+                ErrorCode::WorkflowTimeout,
+                format!("the run's deadline of {timeout_ms} ms passed"),
+            )
+            .with_detail("timeoutMs", json!(timeout_ms)),
+            Interrupt::Cancelled => {
+                Failure::new(ErrorCode::WorkflowCancelled, "the run was cancelled")
+            }
+        }
+    }
+}
+
+/// The outcome of a guarded callback.
+pub(crate) enum Guarded<T> {
+    Done(T),
+    Panicked(String),
+    Interrupted(Interrupt),
+}
+
+/// Runs `fut` until it finishes, the token fires or the deadline passes. A result that arrives
+/// when the token has fired or the deadline has passed is dropped.
+pub(crate) async fn guard<F: Future>(
+    fut: F,
+    token: &CancellationToken,
+    mut sleep: Pin<&mut Sleep>,
+    deadline: Instant,
+) -> Guarded<F::Output> {
+    let r = tokio::select! {
+        biased;
+        r = CatchUnwind::new(fut) => Some(r),
+        _ = token.cancelled() => None,
+        _ = sleep.as_mut() => None,
+    };
+    if let Some(i) = interrupted(token, deadline) {
+        return Guarded::Interrupted(i);
+    }
+    match r {
+        Some(Ok(v)) => Guarded::Done(v),
+        Some(Err(m)) => Guarded::Panicked(m),
+        None => Guarded::Interrupted(Interrupt::Timeout),
+    }
+}
+
+fn interrupted(token: &CancellationToken, deadline: Instant) -> Option<Interrupt> {
+    if token.is_cancelled() {
+        Some(Interrupt::Cancelled)
+    } else if Instant::now() >= deadline {
+        Some(Interrupt::Timeout)
+    } else {
+        None
+    }
+}
+
+pub(crate) fn panicked(what: &str, message: &str) -> Failure {
+    Failure::new(
+        ErrorCode::WorkflowCallbackPanicked,
+        format!("{what} panicked: {message}"),
+    )
+}
+
+/// The base view of a subtask before it ran.
+pub(crate) fn base_view(request: &TaskRequest) -> TaskResultView {
+    TaskResultView {
+        agent_name: request.agent.clone(),
+        skill: request.skill.clone(),
+        task_id: request.local_task_id.clone(),
+        task_description: request.description.clone(),
+        status: TaskOutcomeStatus::Completed,
+        context_id: None,
+        remote_task_id: None,
+        outputs: Vec::new(),
+        received_messages: Vec::new(),
+        error: None,
+        error_code: None,
+        error_details: serde_json::Map::new(),
+    }
+}
+
+pub(crate) fn fail_view(view: &mut TaskResultView, status: TaskOutcomeStatus, f: Failure) {
+    view.status = status;
+    view.error = Some(f.message);
+    view.error_code = Some(f.code);
+    view.error_details = f.details;
+}
+
+/// What a subtask job hands back to the scheduler.
+pub(crate) struct TaskDone {
+    pub(crate) step: usize,
+    pub(crate) index: usize,
+    pub(crate) view: TaskResultView,
+    pub(crate) interrupt: Option<Interrupt>,
+}
+
+/// Runs one subtask to its end.
+pub(crate) async fn run_task(
+    sh: Arc<RunShared>,
+    step: usize,
+    index: usize,
+    request: TaskRequest,
+    token: CancellationToken,
+    closed: Arc<AtomicBool>,
+) -> TaskDone {
+    let mut view = base_view(&request);
+    let interrupt = execute(&sh, &request, &token, &closed, &mut view).await;
+    if let Some(i) = interrupt {
+        fail_view(&mut view, TaskOutcomeStatus::Canceled, i.failure(sh.timeout.as_millis()));
+        view.outputs.clear();
+        view.received_messages.clear();
+    }
+    closed.store(true, Ordering::Release);
+    TaskDone {
+        step,
+        index,
+        view,
+        interrupt,
+    }
+}
+
+async fn execute(
+    sh: &RunShared,
+    request: &TaskRequest,
+    token: &CancellationToken,
+    closed: &Arc<AtomicBool>,
+    view: &mut TaskResultView,
+) -> Option<Interrupt> {
+    let sleep = tokio::time::sleep_until(sh.deadline);
+    tokio::pin!(sleep);
+    if request.step_type == StepType::SelfLoop {
+        match guard(sh.cp.on_self_task(request.clone()), token, sleep, sh.deadline).await {
+            Guarded::Done(Ok(result)) => view.outputs = result.outputs,
+            Guarded::Done(Err(e)) => fail_view(view, TaskOutcomeStatus::Failed, e.into_failure()),
+            Guarded::Panicked(m) => {
+                fail_view(view, TaskOutcomeStatus::Failed, panicked("on_self_task", &m))
+            }
+            Guarded::Interrupted(i) => return Some(i),
+        }
+        return None;
+    }
+    let content = match guard(sh.cp.on_task(request.clone()), token, sleep.as_mut(), sh.deadline)
+        .await
+    {
+        Guarded::Done(Ok(c)) => c,
+        Guarded::Done(Err(e)) => {
+            fail_view(view, TaskOutcomeStatus::Failed, e.into_failure());
+            return None;
+        }
+        Guarded::Panicked(m) => {
+            fail_view(view, TaskOutcomeStatus::Failed, panicked("on_task", &m));
+            return None;
+        }
+        Guarded::Interrupted(i) => return Some(i),
+    };
+    let _permit = match &sh.semaphore {
+        None => None,
+        Some(sem) => {
+            match guard(sem.clone().acquire_owned(), token, sleep.as_mut(), sh.deadline).await {
+                Guarded::Done(Ok(p)) => Some(p),
+                Guarded::Done(Err(_)) | Guarded::Panicked(_) => {
+                    // The semaphore is owned by the run and never closed while tasks run.
+                    fail_view(
+                        view,
+                        TaskOutcomeStatus::Failed,
+                        Failure::new(
+                            ErrorCode::WorkflowExecutionFailed,
+                            "the remote-task limiter was closed",
+                        ),
+                    );
+                    return None;
+                }
+                Guarded::Interrupted(i) => return Some(i),
+            }
+        }
+    };
+    let emitter = EventEmitter::new(
+        sh.hub.clone(),
+        Arc::from(request.step_name.as_str()),
+        Arc::from(request.local_task_id.as_str()),
+        closed.clone(),
+    );
+    let hook = KernelNegotiation {
+        sh,
+        token,
+        emitter: emitter.clone(),
+        agent: &request.agent,
+        exchanges: AtomicU32::new(0),
+    };
+    let dispatch = sh.client.dispatch(DispatchRequest {
+        execution_id: &sh.execution_id,
+        local_task_id: &request.local_task_id,
+        agent: &request.agent,
+        skill: &request.skill,
+        content,
+        task: request,
+        deadline: sh.deadline,
+        cancel: token.clone(),
+        negotiation: &hook,
+        events: emitter,
+    });
+    let fut = CatchUnwind::new(dispatch);
+    tokio::pin!(fut);
+    let first = tokio::select! {
+        biased;
+        r = &mut fut => Some(r),
+        _ = token.cancelled() => None,
+        _ = sleep.as_mut() => None,
+    };
+    if let Some(i) = interrupted(token, sh.deadline) {
+        // Let the client make its best-effort remote cancel, bounded; its result is dropped.
+        token.cancel();
+        if first.is_none() {
+            let _ = tokio::time::timeout(sh.grace, &mut fut).await;
+        }
+        return Some(i);
+    }
+    match first {
+        Some(Ok(Ok(outcome))) => {
+            view.context_id = outcome.context_id;
+            view.remote_task_id = outcome.remote_task_id;
+            view.outputs = outcome.outputs;
+            view.received_messages = outcome.received_messages;
+        }
+        Some(Ok(Err(failure))) => {
+            view.context_id = failure.context_id;
+            view.remote_task_id = failure.remote_task_id;
+            view.outputs = project_outputs(&failure.received_messages, false);
+            view.received_messages = failure.received_messages;
+            fail_view(view, TaskOutcomeStatus::Failed, failure.failure);
+        }
+        Some(Err(m)) => fail_view(
+            view,
+            TaskOutcomeStatus::Failed,
+            Failure::new(
+                ErrorCode::WorkflowExecutionFailed,
+                format!("the remote client panicked: {m}"),
+            ),
+        ),
+        None => return Some(Interrupt::Timeout),
+    }
+    None
+}
+
+/// The kernel's side of the negotiation loop: events, deadline, the host callback.
+struct KernelNegotiation<'a> {
+    sh: &'a RunShared,
+    token: &'a CancellationToken,
+    emitter: EventEmitter,
+    agent: &'a str,
+    exchanges: AtomicU32,
+}
+
+#[async_trait]
+impl NegotiationHook for KernelNegotiation<'_> {
+    async fn negotiate(&self, request: NegotiationRequest) -> Result<NegotiationReply, Failure> {
+        let exchange = self.exchanges.fetch_add(1, Ordering::Relaxed) + 1;
+        if self.emitter.is_enabled() {
+            self.emitter
+                .emit_any(
+                    EventKind::NegotiationRequest,
+                    json!({"agent": self.agent, "exchange": exchange, "request": request}),
+                )
+                .await;
+        }
+        let sleep = tokio::time::sleep_until(self.sh.deadline);
+        tokio::pin!(sleep);
+        let r = match guard(
+            self.sh.cp.on_negotiation(request),
+            self.token,
+            sleep,
+            self.sh.deadline,
+        )
+        .await
+        {
+            Guarded::Done(Ok(reply)) => Ok(reply),
+            Guarded::Done(Err(e)) => Err(CallbackError::into_failure(e)),
+            Guarded::Panicked(m) => Err(panicked("on_negotiation", &m)),
+            Guarded::Interrupted(i) => Err(i.failure(self.sh.timeout.as_millis())),
+        };
+        match &r {
+            Ok(reply) => {
+                self.emitter
+                    .emit_any(
+                        EventKind::NegotiationResolved,
+                        json!({"agent": self.agent, "exchange": exchange, "reply": reply}),
+                    )
+                    .await
+            }
+            Err(f) => {
+                self.emitter
+                    .emit_any(
+                        EventKind::NegotiationFailed,
+                        json!({"agent": self.agent, "exchange": exchange, "error": f.message, "errorCode": f.code}),
+                    )
+                    .await
+            }
+        }
+        r
+    }
+}
