@@ -1,0 +1,781 @@
+//! [`A2aEngineClient`]: the kernel's [`RemoteClient`] over A2A transports.
+//!
+//! One dispatch is one logical task: a fresh context id, the host's content sent unchanged as a
+//! `ROLE_USER` message, waiting (stream when the card says so, else SendMessage then GetTask with
+//! bounded exponential backoff; a dropped stream is resubscribed, then polled), the Negotiation-T
+//! loop through the kernel's hook, and a bounded best-effort CancelTask when a local failure ends an
+//! interaction whose remote task is known and not final.
+
+use super::config::ClientConfig;
+use super::end_state::{Observation, observe, state_name, with_identity};
+use super::neg_context::Levels;
+use super::negotiation::{Entry, NegotiationLoop, aborted_failure, stop_failure};
+use super::view::{Applied, ResponseReducer, TaskView};
+use crate::error::TransportError;
+use crate::headers::CallOptions;
+use crate::stream::StreamResponseStream;
+use crate::transport::Transport;
+use a2aflow_kernel::{
+    DispatchRequest, EventEmitter, NegotiationHook, RemoteClient, TaskFailure, TaskOutcome,
+};
+use a2aflow_model::a2a::{
+    self, AgentCard, CancelTaskRequest, GetTaskRequest, ListTasksRequest, Message, Part, Role,
+    SendMessageConfiguration, SendMessageRequest, SendMessageResponse, StreamResponse,
+    SubscribeToTaskRequest, Task,
+};
+use a2aflow_model::{
+    ErrorCode, EventKind, Failure, MessageContent, NegotiationReply, NegotiationRequest,
+    ReceivedKind, TaskRequest,
+};
+use a2at::{ContentExtensions, DeclaredExtension, ExtensionPlan};
+use async_trait::async_trait;
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// One agent the client can reach.
+#[derive(Debug, Clone)]
+struct Agent {
+    name: String,
+    transport: Arc<dyn Transport>,
+    streaming: bool,
+    declared: Vec<(String, bool)>,
+}
+
+/// The A2A engine client. Cheap to share behind an `Arc`; every dispatch is independent.
+#[derive(Debug, Clone)]
+pub struct A2aEngineClient {
+    agents: HashMap<String, Agent>,
+    config: ClientConfig,
+}
+
+/// Waits for `fut` unless the token fires or the deadline passes first.
+async fn bounded<T>(
+    cancel: &CancellationToken,
+    deadline: Instant,
+    fut: impl Future<Output = T>,
+) -> Result<T, Failure> {
+    tokio::select! {
+        biased;
+        () = cancel.cancelled() => Err(Failure::new(ErrorCode::WorkflowCancelled, "Task interaction cancelled")),
+        () = tokio::time::sleep_until(deadline) => Err(Failure::new(ErrorCode::WorkflowTimeout, "Task interaction timed out")),
+        v = fut => Ok(v),
+    }
+}
+
+fn metadata_of(content: &MessageContent) -> Option<HashMap<String, Value>> {
+    content
+        .metadata
+        .as_ref()
+        .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+}
+
+fn text_of(parts: &[Part]) -> String {
+    parts
+        .iter()
+        .filter_map(Part::as_text)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The gates: the interaction stops, the remote task may be resumed later.
+fn is_gate(f: &Failure) -> bool {
+    f.is(ErrorCode::A2aAuthRequired) || f.is(ErrorCode::NegotiationNotNegotiable)
+}
+
+/// Sends one best-effort CancelTask, bounded; failures are logged, never surfaced.
+fn spawn_cancel(
+    transport: Arc<dyn Transport>,
+    task_id: String,
+    timeout: Duration,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let request = CancelTaskRequest {
+            id: task_id.clone(),
+            metadata: None,
+            tenant: None,
+        };
+        let options = CallOptions::default().with_timeout(timeout);
+        match tokio::time::timeout(timeout, transport.cancel_task(&request, &options)).await {
+            Ok(Ok(_)) => tracing::debug!(task_id, "remote task cancelled"),
+            Ok(Err(e)) => tracing::warn!(task_id, error = %e, "best-effort CancelTask failed"),
+            Err(_) => tracing::warn!(task_id, "best-effort CancelTask timed out"),
+        }
+    })
+}
+
+impl A2aEngineClient {
+    /// A client without agents; fails with `config.invalid` when `config` is out of bounds.
+    pub fn new(config: ClientConfig) -> Result<Self, Failure> {
+        config.validate()?;
+        Ok(A2aEngineClient {
+            agents: HashMap::new(),
+            config,
+        })
+    }
+
+    /// The settings in use.
+    pub fn config(&self) -> &ClientConfig {
+        &self.config
+    }
+
+    /// Registers the agent of `card` (by its name), reached through `transport`. Streaming is
+    /// used when the card advertises it. A blank or duplicate name is `config.invalid`.
+    pub fn add_agent(
+        &mut self,
+        card: &AgentCard,
+        transport: Arc<dyn Transport>,
+    ) -> Result<(), Failure> {
+        let name = card.name.trim();
+        if name.is_empty() {
+            return Err(Failure::new(
+                ErrorCode::ConfigInvalid,
+                "AgentCard name must not be blank",
+            ));
+        }
+        if self.agents.contains_key(name) {
+            return Err(Failure::new(
+                ErrorCode::ConfigInvalid,
+                format!("Duplicate AgentCard name: {name}"),
+            ));
+        }
+        let declared = card
+            .capabilities
+            .extensions
+            .iter()
+            .flatten()
+            .map(|e| (e.uri.clone(), e.required.unwrap_or(false)))
+            .collect();
+        self.agents.insert(
+            name.to_owned(),
+            Agent {
+                name: name.to_owned(),
+                transport,
+                streaming: card.capabilities.streaming.unwrap_or(false),
+                declared,
+            },
+        );
+        Ok(())
+    }
+
+    /// [`add_agent`](Self::add_agent) in builder form.
+    pub fn with_agent(
+        mut self,
+        card: &AgentCard,
+        transport: Arc<dyn Transport>,
+    ) -> Result<Self, Failure> {
+        self.add_agent(card, transport)?;
+        Ok(self)
+    }
+
+    fn agent(&self, name: &str) -> Result<&Agent, Failure> {
+        self.agents.get(name).ok_or_else(|| {
+            Failure::new(
+                ErrorCode::WorkflowUnknownAgent,
+                format!("Agent not found: {name}"),
+            )
+        })
+    }
+
+    /// Re-attaches to the live remote task of a logical task after a host restart (seed 002):
+    /// finds it with ListTasks filtered by `context_id` and keeps waiting on it (SubscribeToTask
+    /// when the card streams, else GetTask polling) without sending anything. When no task is
+    /// live, the latest one's result is returned. Negotiation cannot continue without the original
+    /// submission, so an INPUT_REQUIRED task ends as a `negotiation.not_negotiable` gate.
+    pub async fn attach(
+        &self,
+        agent: &str,
+        context_id: &str,
+        deadline: Instant,
+        cancel: CancellationToken,
+        events: EventEmitter,
+    ) -> Result<TaskOutcome, TaskFailure> {
+        let agent = self.agent(agent).map_err(TaskFailure::new)?;
+        let mut run = Interaction::new(
+            agent,
+            &self.config,
+            context_id.to_owned(),
+            deadline,
+            cancel,
+            events,
+            None,
+        );
+        let found = run.find_live_task().await;
+        let result = match found {
+            Ok(task) => run.run(Start::Seeded(Box::new(task))).await,
+            Err(f) => Err(f),
+        };
+        run.finish(result).await
+    }
+}
+
+#[async_trait]
+impl RemoteClient for A2aEngineClient {
+    async fn dispatch(&self, request: DispatchRequest<'_>) -> Result<TaskOutcome, TaskFailure> {
+        let agent = self.agent(request.agent).map_err(TaskFailure::new)?;
+        let negotiation = Negotiation {
+            state: NegotiationLoop::new(&request.content, self.config.max_negotiation_exchanges),
+            hook: request.negotiation,
+            task: request.task,
+            original: request.content.clone(),
+        };
+        let mut run = Interaction::new(
+            agent,
+            &self.config,
+            a2a::new_context_id(),
+            request.deadline,
+            request.cancel,
+            request.events,
+            Some(negotiation),
+        );
+        let result = run.run(Start::Send(request.content)).await;
+        run.finish(result).await
+    }
+}
+
+/// Negotiation inputs of a dispatch (absent on attach).
+struct Negotiation<'a> {
+    state: NegotiationLoop,
+    hook: &'a dyn NegotiationHook,
+    task: &'a TaskRequest,
+    original: MessageContent,
+}
+
+enum Start {
+    Send(MessageContent),
+    Seeded(Box<Task>),
+}
+
+/// What the loop does next.
+enum Next {
+    /// Send content; `task_id` is the remote task (None on the first send and in pre-task mode).
+    Send(MessageContent, Option<String>),
+    Observe,
+    Done,
+}
+
+/// One logical task's interaction with one agent.
+struct Interaction<'a> {
+    agent: &'a Agent,
+    config: &'a ClientConfig,
+    context_id: String,
+    reducer: ResponseReducer,
+    negotiation: Option<Negotiation<'a>>,
+    events: EventEmitter,
+    deadline: Instant,
+    cancel: CancellationToken,
+    stream: Option<StreamResponseStream>,
+    resubscribes: u32,
+    poll_only: bool,
+    force_poll: bool,
+    poll_delay: Duration,
+    late_send: Option<tokio::task::JoinHandle<Result<SendMessageResponse, TransportError>>>,
+}
+
+impl<'a> Interaction<'a> {
+    fn new(
+        agent: &'a Agent,
+        config: &'a ClientConfig,
+        context_id: String,
+        deadline: Instant,
+        cancel: CancellationToken,
+        events: EventEmitter,
+        negotiation: Option<Negotiation<'a>>,
+    ) -> Self {
+        Interaction {
+            agent,
+            config,
+            reducer: ResponseReducer::new(context_id.clone()),
+            context_id,
+            negotiation,
+            events,
+            deadline,
+            cancel,
+            stream: None,
+            resubscribes: 0,
+            poll_only: false,
+            force_poll: false,
+            poll_delay: config.poll_interval,
+            late_send: None,
+        }
+    }
+
+    fn options(&self) -> CallOptions {
+        CallOptions::default().with_deadline(self.deadline)
+    }
+
+    /// `message.extensions` and the `A2A-Extensions` header for `content`, checked against the
+    /// card before anything is sent.
+    fn plan(&self, content: &MessageContent) -> Result<ExtensionPlan, Failure> {
+        let declared: Vec<DeclaredExtension<'_>> = self
+            .agent
+            .declared
+            .iter()
+            .map(|(uri, required)| DeclaredExtension {
+                uri,
+                required: *required,
+            })
+            .collect();
+        for uri in &content.extensions {
+            if let Some(ext) = a2at::Extension::from_uri(uri)
+                && !a2at::declares(&declared, uri)
+            {
+                return Err(Failure::new(
+                    ErrorCode::A2aExtensionNotSupported,
+                    format!(
+                        "Target agent does not declare {}: {}",
+                        ext.name(),
+                        self.agent.name
+                    ),
+                ));
+            }
+        }
+        let view = ContentExtensions::new(&content.extensions, content.metadata.as_ref());
+        a2at::plan_extensions(&declared, view)
+            .map_err(|e| Failure::new(ErrorCode::A2aExtensionSupportRequired, e.to_string()))
+    }
+
+    async fn run(&mut self, start: Start) -> Result<(), Failure> {
+        let mut next = match start {
+            Start::Send(content) => Next::Send(content, None),
+            Start::Seeded(task) => {
+                self.apply(StreamResponse::Task(*task)).await?;
+                self.evaluate().await?
+            }
+        };
+        loop {
+            match next {
+                Next::Done => return Ok(()),
+                Next::Send(content, task_id) => self.send(content, task_id).await?,
+                Next::Observe => self.observe().await?,
+            }
+            next = self.evaluate().await?;
+        }
+    }
+
+    /// Decides what the current view means.
+    async fn evaluate(&mut self) -> Result<Next, Failure> {
+        let observation = observe(self.reducer.view());
+        let aborted = self.negotiation.as_ref().is_some_and(|n| n.state.aborted());
+        match observation {
+            Observation::Pending => Ok(Next::Observe),
+            _ if aborted => Err(aborted_failure()),
+            Observation::Completed => Ok(Next::Done),
+            Observation::Terminal(f) => Err(f),
+            Observation::AuthRequired => Err(super::end_state::state_failure(
+                ErrorCode::A2aAuthRequired,
+                self.reducer.view(),
+            )
+            .with_detail("gate", true)),
+            Observation::InputRequired | Observation::DirectMessage => self.negotiate().await,
+        }
+    }
+
+    async fn negotiate(&mut self) -> Result<Next, Failure> {
+        let view: &TaskView = self.reducer.view();
+        let taskless = view.state.is_none();
+        let remote_task_id = if taskless { None } else { view.task_id.clone() };
+        let message = view
+            .direct_message
+            .as_ref()
+            .or(view.status_message.as_ref());
+        let levels = Levels::new(message, view.task_metadata.as_ref(), &view.artifacts);
+        let evidence = self.reducer.current_evidence(ReceivedKind::Task);
+        let Some(neg) = self.negotiation.as_mut() else {
+            // Attach: no original submission, so no negotiation.
+            if taskless {
+                return Ok(Next::Done);
+            }
+            return Err(Failure::new(
+                ErrorCode::NegotiationNotNegotiable,
+                "INPUT_REQUIRED on an attached task: negotiation needs the original submission",
+            )
+            .with_detail("gate", true));
+        };
+        let entry = neg
+            .state
+            .on_candidate(&levels, remote_task_id.as_deref(), evidence)
+            .map_err(|f| {
+                if f.is(ErrorCode::NegotiationNotNegotiable) {
+                    f.with_detail("gate", true)
+                } else {
+                    f
+                }
+            })?;
+        let proposal = match entry {
+            None => return Ok(Next::Done),
+            Some(Entry::Repeat) => {
+                self.force_poll = true;
+                return Ok(Next::Observe);
+            }
+            Some(Entry::Ask(p)) => p,
+        };
+        self.reducer.mark_negotiating();
+        let request = NegotiationRequest {
+            task: neg.task.clone(),
+            original: neg.original.clone(),
+            context_id: self.context_id.clone(),
+            remote_task_id: proposal.remote_task_id.clone(),
+            negotiation_context: proposal.context.to_json(),
+            evidence: proposal.evidence.clone(),
+            previous_exchanges: neg.state.exchanges().to_vec(),
+            remaining_budget: neg.state.remaining_budget(),
+        };
+        let reply = bounded(&self.cancel, self.deadline, neg.hook.negotiate(request)).await??;
+        match reply {
+            NegotiationReply::Stop { code, reason } => Err(stop_failure(&code, &reason)),
+            NegotiationReply::Send { content } => {
+                let kind = neg.state.check_reply(&proposal, &content)?;
+                let task_id = proposal.remote_task_id.clone();
+                neg.state.record(*proposal, content.clone(), kind);
+                Ok(Next::Send(content, task_id))
+            }
+        }
+    }
+
+    async fn send(
+        &mut self,
+        content: MessageContent,
+        task_id: Option<String>,
+    ) -> Result<(), Failure> {
+        let plan = self.plan(&content)?;
+        let message = Message {
+            message_id: a2a::new_message_id(),
+            context_id: Some(self.context_id.clone()),
+            task_id: task_id.clone(),
+            role: Role::User,
+            parts: content.parts.clone(),
+            metadata: metadata_of(&content),
+            extensions: (!plan.message_extensions.is_empty())
+                .then(|| plan.message_extensions.clone()),
+            reference_task_ids: None,
+        };
+        let header: Vec<String> = plan
+            .header
+            .as_deref()
+            .map(|h| h.split(',').map(str::to_owned).collect())
+            .unwrap_or_default();
+        let options = self.options().with_extensions(header);
+        if self.events.is_enabled() {
+            self.events
+                .emit(
+                    EventKind::AgentRequest,
+                    json!({
+                        "agent": self.agent.name,
+                        "contextId": self.context_id,
+                        "remoteTaskId": task_id,
+                        "content": content,
+                    }),
+                )
+                .await;
+        }
+        self.stream = None;
+        self.force_poll = false;
+        self.poll_only = false;
+        self.resubscribes = 0;
+        self.poll_delay = self.config.poll_interval;
+        self.reducer.begin_follow_up();
+        let streaming = self.agent.streaming;
+        let request = SendMessageRequest {
+            message,
+            configuration: (!streaming && self.config.return_immediately).then_some(
+                SendMessageConfiguration {
+                    accepted_output_modes: None,
+                    task_push_notification_config: None,
+                    history_length: None,
+                    return_immediately: Some(true),
+                },
+            ),
+            metadata: None,
+            tenant: None,
+        };
+        if streaming {
+            let transport = &self.agent.transport;
+            let opened = bounded(
+                &self.cancel,
+                self.deadline,
+                transport.send_streaming_message(&request, &options),
+            )
+            .await?;
+            self.stream = Some(opened.map_err(|e| e.to_failure())?);
+            return Ok(());
+        }
+        // The blocking send runs in its own task so that a task id revealed after a local
+        // timeout or cancellation can still be cancelled (see `finish`).
+        let transport = Arc::clone(&self.agent.transport);
+        let mut handle =
+            tokio::spawn(async move { transport.send_message(&request, &options).await });
+        let joined = match bounded(&self.cancel, self.deadline, &mut handle).await {
+            Ok(joined) => joined,
+            Err(f) => {
+                self.late_send = Some(handle);
+                return Err(f);
+            }
+        };
+        let response = joined
+            .map_err(|e| Failure::new(ErrorCode::A2aConnection, format!("send task failed: {e}")))?
+            .map_err(|e| e.to_failure())?;
+        let event = match response {
+            SendMessageResponse::Task(t) => StreamResponse::Task(t),
+            SendMessageResponse::Message(m) => StreamResponse::Message(m),
+        };
+        self.apply(event).await
+    }
+
+    /// One waiting step: the next stream event, a resubscribe, or one poll.
+    async fn observe(&mut self) -> Result<(), Failure> {
+        if let Some(stream) = self.stream.as_mut() {
+            match bounded(&self.cancel, self.deadline, stream.next()).await? {
+                Some(Ok(event)) => return self.apply(event).await,
+                Some(Err(e)) => {
+                    self.stream = None;
+                    if self.reducer.task_id().is_none() {
+                        return Err(e.to_failure());
+                    }
+                    tracing::debug!(error = %e, "response stream dropped; resubscribing");
+                    return Ok(());
+                }
+                None => {
+                    self.stream = None;
+                    let view = self.reducer.view();
+                    if view.task_id.is_none() && view.direct_message.is_none() {
+                        return Err(Failure::new(
+                            ErrorCode::A2aInvalidResponse,
+                            "A2A response stream ended without an event",
+                        ));
+                    }
+                    return Ok(());
+                }
+            }
+        }
+        let Some(task_id) = self.reducer.task_id().map(str::to_owned) else {
+            return Err(Failure::new(
+                ErrorCode::A2aInvalidResponse,
+                "Non-terminal response has no remote task identity",
+            ));
+        };
+        if self.agent.streaming
+            && !self.poll_only
+            && !self.force_poll
+            && self.resubscribes < self.config.max_resubscribes
+        {
+            self.resubscribes += 1;
+            let request = SubscribeToTaskRequest {
+                id: task_id,
+                tenant: None,
+            };
+            let options = self.options();
+            let transport = &self.agent.transport;
+            match bounded(
+                &self.cancel,
+                self.deadline,
+                transport.subscribe_to_task(&request, &options),
+            )
+            .await?
+            {
+                Ok(stream) => self.stream = Some(stream),
+                Err(e) => {
+                    tracing::debug!(error = %e, "SubscribeToTask failed; polling instead");
+                    self.poll_only = true;
+                }
+            }
+            return Ok(());
+        }
+        self.force_poll = false;
+        bounded(
+            &self.cancel,
+            self.deadline,
+            tokio::time::sleep(self.poll_delay),
+        )
+        .await?;
+        self.poll_delay = (self.poll_delay * 2).min(self.config.max_poll_interval);
+        let request = GetTaskRequest {
+            id: task_id,
+            history_length: None,
+            tenant: None,
+        };
+        let options = self.options();
+        let transport = &self.agent.transport;
+        let task = bounded(
+            &self.cancel,
+            self.deadline,
+            transport.get_task(&request, &options),
+        )
+        .await?
+        .map_err(|e| e.to_failure())?;
+        self.apply(StreamResponse::Task(task)).await
+    }
+
+    /// Folds one received object into the view and emits its `agent_*` event.
+    async fn apply(&mut self, event: StreamResponse) -> Result<(), Failure> {
+        let kind = match &event {
+            StreamResponse::Task(_) | StreamResponse::StatusUpdate(_) => {
+                EventKind::AgentStatusUpdate
+            }
+            StreamResponse::ArtifactUpdate(_) => EventKind::AgentArtifactUpdate,
+            StreamResponse::Message(_) => EventKind::AgentMessageEvent,
+        };
+        let applied = self.reducer.apply(event)?;
+        if self.events.is_enabled() {
+            let data = self.event_data(kind, &applied);
+            self.events.emit(kind, data).await;
+        }
+        Ok(())
+    }
+
+    fn event_data(&self, kind: EventKind, applied: &Applied) -> Value {
+        let r = &applied.received;
+        let message_text = r.message.as_ref().map(|m| text_of(&m.parts));
+        match kind {
+            EventKind::AgentArtifactUpdate => {
+                let artifact = r.artifacts.first();
+                json!({
+                    "agent": self.agent.name,
+                    "taskId": r.task_id,
+                    "artifactId": artifact.map(|a| a.artifact_id.clone()),
+                    "artifactName": artifact.and_then(|a| a.name.clone()),
+                    "append": applied.append,
+                    "lastChunk": applied.last_chunk,
+                    "metadata": r.task_metadata,
+                })
+            }
+            EventKind::AgentMessageEvent => json!({
+                "agent": self.agent.name,
+                "role": r.message.as_ref().map(|m| m.role.clone()),
+                "text": message_text,
+                "metadata": r.message.as_ref().and_then(|m| m.metadata.clone()),
+            }),
+            _ => json!({
+                "agent": self.agent.name,
+                "taskId": r.task_id,
+                "state": r.state.as_ref().map(state_name),
+                "isFinal": r.state.as_ref().is_some_and(a2a::TaskState::is_terminal),
+                "text": message_text,
+                "metadata": r.task_metadata,
+            }),
+        }
+    }
+
+    /// ListTasks by context id: the first live task, else the latest one.
+    async fn find_live_task(&mut self) -> Result<Task, Failure> {
+        let request = ListTasksRequest {
+            context_id: Some(self.context_id.clone()),
+            status: None,
+            page_size: None,
+            page_token: None,
+            history_length: None,
+            status_timestamp_after: None,
+            include_artifacts: Some(true),
+            tenant: None,
+        };
+        let options = self.options();
+        let transport = &self.agent.transport;
+        let listed = bounded(
+            &self.cancel,
+            self.deadline,
+            transport.list_tasks(&request, &options),
+        )
+        .await?
+        .map_err(|e| e.to_failure())?;
+        let mut tasks: Vec<Task> = listed
+            .tasks
+            .into_iter()
+            .filter(|t| t.context_id == self.context_id)
+            .collect();
+        tasks.sort_by_key(|t| t.status.timestamp);
+        let live = tasks.iter().position(|t| !t.status.state.is_terminal());
+        let chosen = match live {
+            Some(i) => Some(tasks.swap_remove(i)),
+            None => tasks.pop(),
+        };
+        chosen.ok_or_else(|| {
+            Failure::new(
+                ErrorCode::A2aTaskNotFound,
+                format!("No remote task for context {}", self.context_id),
+            )
+        })
+    }
+
+    /// Ends the interaction: cleanup cancel when needed, the `agent_response` event, the result.
+    async fn finish(mut self, result: Result<(), Failure>) -> Result<TaskOutcome, TaskFailure> {
+        self.stream = None;
+        let remote_task_id = self.reducer.task_id().map(str::to_owned);
+        let evidence = self.reducer.evidence();
+        let result = match result {
+            Ok(()) => Ok(TaskOutcome::from_evidence(
+                Some(self.context_id.clone()),
+                remote_task_id.clone(),
+                evidence.clone(),
+            )),
+            Err(failure) => {
+                let view = self.reducer.view();
+                let cancel_it =
+                    !view.is_terminal() && (!is_gate(&failure) || self.config.cancel_gated_tasks);
+                if cancel_it {
+                    if let Some(id) = &remote_task_id {
+                        let handle = spawn_cancel(
+                            Arc::clone(&self.agent.transport),
+                            id.clone(),
+                            self.config.cancel_timeout,
+                        );
+                        let _ = handle.await;
+                    } else if let Some(late) = self.late_send.take() {
+                        self.cancel_late_identity(late);
+                    }
+                }
+                let failure = with_identity(failure, view, &self.context_id);
+                Err(TaskFailure {
+                    failure,
+                    context_id: Some(self.context_id.clone()),
+                    remote_task_id: remote_task_id.clone(),
+                    received_messages: evidence.clone(),
+                })
+            }
+        };
+        if self.events.is_enabled() {
+            let (success, code) = match &result {
+                Ok(_) => (true, None),
+                Err(f) => (false, Some(f.failure.code.clone())),
+            };
+            self.events
+                .emit(
+                    EventKind::AgentResponse,
+                    json!({
+                        "agent": self.agent.name,
+                        "contextId": self.context_id,
+                        "remoteTaskId": remote_task_id,
+                        "success": success,
+                        "errorCode": code,
+                        "receivedMessages": evidence,
+                    }),
+                )
+                .await;
+        }
+        result
+    }
+
+    /// A blocking send interrupted locally may still create a task: when its answer arrives
+    /// (within the cancel bound) and names a non-final task, that task is cancelled.
+    fn cancel_late_identity(
+        &self,
+        late: tokio::task::JoinHandle<Result<SendMessageResponse, TransportError>>,
+    ) {
+        let transport = Arc::clone(&self.agent.transport);
+        let bound = self.config.cancel_timeout;
+        tokio::spawn(async move {
+            let Ok(Ok(Ok(SendMessageResponse::Task(task)))) =
+                tokio::time::timeout(bound, late).await
+            else {
+                return;
+            };
+            if !task.status.state.is_terminal() {
+                let _ = spawn_cancel(transport, task.id, bound).await;
+            }
+        });
+    }
+}

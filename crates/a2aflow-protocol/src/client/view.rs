@@ -1,0 +1,552 @@
+//! The response reducer: folds the A2A objects an agent sends back (Task snapshots, status and
+//! artifact updates, direct messages) into one current view of the remote task plus the
+//! [`ReceivedMessage`] evidence the host sees.
+//!
+//! Rules: a Task snapshot replaces the whole view (artifacts included); an artifact update with
+//! `append` concatenates parts onto the artifact with the same id, in arrival order, otherwise it
+//! replaces that artifact; `lastChunk` closes it; a status update sets the state and the status
+//! message and merges its metadata into the task metadata. Message, task and artifact metadata stay
+//! at their own levels. Identity is checked on every object: the task id is nonblank, the context id
+//! is ours, and the task id never changes once known.
+
+use a2aflow_model::a2a::{
+    Artifact, Message, StreamResponse, Task, TaskArtifactUpdateEvent, TaskState,
+    TaskStatusUpdateEvent,
+};
+use a2aflow_model::{ErrorCode, Failure, ReceivedKind, ReceivedMessage};
+use serde_json::{Map, Value};
+use std::collections::{HashMap, HashSet};
+
+/// The current state of one remote interaction, as the reducer sees it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TaskView {
+    /// The remote task id, once the agent revealed one.
+    pub task_id: Option<String>,
+    /// The last task state seen (`None` until a task or status arrives).
+    pub state: Option<TaskState>,
+    /// The last status message.
+    pub status_message: Option<Message>,
+    /// Task-level metadata (snapshot metadata, merged with status-update metadata).
+    pub task_metadata: Option<Map<String, Value>>,
+    /// Artifacts in first-seen order, chunks assembled.
+    pub artifacts: Vec<Artifact>,
+    /// The last direct (taskless) message, when the answer was a Message.
+    pub direct_message: Option<Message>,
+}
+
+impl TaskView {
+    /// True when the state is COMPLETED, FAILED, CANCELED or REJECTED.
+    pub fn is_terminal(&self) -> bool {
+        self.state.as_ref().is_some_and(TaskState::is_terminal)
+    }
+
+    /// True when the state is only an acknowledgement (SUBMITTED or WORKING).
+    pub fn is_acknowledgement(&self) -> bool {
+        matches!(self.state, Some(TaskState::Submitted | TaskState::Working))
+    }
+}
+
+/// What one applied object was, for events.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Applied {
+    /// The object as evidence (artifact updates carry the assembled artifact so far).
+    pub received: ReceivedMessage,
+    /// For artifact updates: whether it appended.
+    pub append: bool,
+    /// For artifact updates: whether it was the last chunk.
+    pub last_chunk: bool,
+}
+
+/// Folds a sequence of A2A responses for one logical task into a [`TaskView`] and evidence.
+#[derive(Debug, Clone)]
+pub struct ResponseReducer {
+    context_id: String,
+    view: TaskView,
+    closed: HashSet<String>,
+    evidence: Vec<ReceivedMessage>,
+    last_status_message_id: Option<String>,
+    identity_code: ErrorCode,
+}
+
+/// A2A metadata (a `HashMap`) as a JSON map, keys sorted so output is deterministic.
+pub(crate) fn json_map(m: &HashMap<String, Value>) -> Map<String, Value> {
+    let mut keys: Vec<&String> = m.keys().collect();
+    keys.sort();
+    keys.into_iter()
+        .map(|k| (k.clone(), m[k].clone()))
+        .collect()
+}
+
+fn invalid(message: impl Into<String>) -> Failure {
+    Failure::new(ErrorCode::A2aInvalidResponse, message)
+}
+
+impl ResponseReducer {
+    /// A reducer for the logical task using `context_id`.
+    pub fn new(context_id: impl Into<String>) -> Self {
+        ResponseReducer {
+            context_id: context_id.into(),
+            view: TaskView::default(),
+            closed: HashSet::new(),
+            evidence: Vec::new(),
+            last_status_message_id: None,
+            identity_code: ErrorCode::A2aInvalidResponse,
+        }
+    }
+
+    /// A reducer that already knows the remote task id (follow-ups, attach).
+    pub fn with_task_id(context_id: impl Into<String>, task_id: impl Into<String>) -> Self {
+        let mut r = Self::new(context_id);
+        r.view.task_id = Some(task_id.into());
+        r
+    }
+
+    /// From now on identity changes are reported as `negotiation.identity_changed`.
+    pub fn mark_negotiating(&mut self) {
+        self.identity_code = ErrorCode::NegotiationIdentityChanged;
+    }
+
+    /// The context id this reducer checks against.
+    pub fn context_id(&self) -> &str {
+        &self.context_id
+    }
+
+    /// The current view.
+    pub fn view(&self) -> &TaskView {
+        &self.view
+    }
+
+    /// The remote task id, once known.
+    pub fn task_id(&self) -> Option<&str> {
+        self.view.task_id.as_deref()
+    }
+
+    /// Forgets the last state (before a follow-up send, so the next answer is judged afresh) and the
+    /// last direct message; artifacts and metadata stay until a snapshot replaces them.
+    pub fn begin_follow_up(&mut self) {
+        self.view.state = None;
+        self.view.direct_message = None;
+    }
+
+    fn check_identity(&mut self, task_id: &str, context_id: &str) -> Result<(), Failure> {
+        if task_id.trim().is_empty() {
+            return Err(invalid("Remote task has a blank task id"));
+        }
+        if context_id != self.context_id {
+            return Err(
+                Failure::new(self.identity_code, "Remote task/context identity changed")
+                    .with_detail("expectedContextId", self.context_id.clone())
+                    .with_detail("receivedContextId", context_id.to_owned()),
+            );
+        }
+        match &self.view.task_id {
+            Some(known) if known != task_id => Err(Failure::new(
+                self.identity_code,
+                "Remote task/context identity changed",
+            )
+            .with_detail("expectedTaskId", known.clone())
+            .with_detail("receivedTaskId", task_id.to_owned())),
+            Some(_) => Ok(()),
+            None => {
+                self.view.task_id = Some(task_id.to_owned());
+                Ok(())
+            }
+        }
+    }
+
+    fn note_status_message(&mut self, kind: ReceivedKind, metadata: Option<Map<String, Value>>) {
+        let Some(msg) = &self.view.status_message else {
+            return;
+        };
+        if self.last_status_message_id.as_deref() == Some(msg.message_id.as_str()) {
+            return;
+        }
+        self.last_status_message_id = Some(msg.message_id.clone());
+        self.evidence.push(ReceivedMessage {
+            kind,
+            task_id: self.view.task_id.clone(),
+            context_id: Some(self.context_id.clone()),
+            state: self.view.state.clone(),
+            message: Some(msg.clone()),
+            task_metadata: metadata,
+            artifacts: Vec::new(),
+        });
+    }
+
+    /// Applies one streaming event (or a SendMessage / GetTask result wrapped as one).
+    pub fn apply(&mut self, event: StreamResponse) -> Result<Applied, Failure> {
+        match event {
+            StreamResponse::Task(t) => self.apply_task(t),
+            StreamResponse::Message(m) => self.apply_message(m),
+            StreamResponse::StatusUpdate(s) => self.apply_status(s),
+            StreamResponse::ArtifactUpdate(a) => self.apply_artifact(a),
+        }
+    }
+
+    /// Applies a full Task snapshot: it replaces state, status message, metadata and artifacts.
+    pub fn apply_task(&mut self, task: Task) -> Result<Applied, Failure> {
+        self.check_identity(&task.id, &task.context_id)?;
+        self.view.state = Some(task.status.state);
+        self.view.status_message = task.status.message;
+        self.view.task_metadata = task.metadata.as_ref().map(json_map);
+        self.view.artifacts = task.artifacts.unwrap_or_default();
+        self.closed.clear();
+        self.view.direct_message = None;
+        let snapshot = self.current_evidence(ReceivedKind::Task);
+        self.note_status_message(ReceivedKind::Task, self.view.task_metadata.clone());
+        Ok(Applied {
+            received: snapshot,
+            append: false,
+            last_chunk: false,
+        })
+    }
+
+    fn apply_message(&mut self, msg: Message) -> Result<Applied, Failure> {
+        if let Some(ctx) = msg.context_id.as_deref()
+            && ctx != self.context_id
+        {
+            return Err(
+                Failure::new(self.identity_code, "Remote task/context identity changed")
+                    .with_detail("expectedContextId", self.context_id.clone())
+                    .with_detail("receivedContextId", ctx.to_owned()),
+            );
+        }
+        if let Some(tid) = msg.task_id.as_deref().filter(|t| !t.trim().is_empty()) {
+            self.check_identity(tid, &self.context_id.clone())?;
+        }
+        let received = ReceivedMessage {
+            kind: ReceivedKind::Message,
+            task_id: msg.task_id.clone().filter(|t| !t.trim().is_empty()),
+            context_id: Some(self.context_id.clone()),
+            state: None,
+            message: Some(msg.clone()),
+            task_metadata: None,
+            artifacts: Vec::new(),
+        };
+        self.evidence.push(received.clone());
+        self.view.direct_message = Some(msg);
+        Ok(Applied {
+            received,
+            append: false,
+            last_chunk: false,
+        })
+    }
+
+    fn apply_status(&mut self, ev: TaskStatusUpdateEvent) -> Result<Applied, Failure> {
+        self.check_identity(&ev.task_id, &ev.context_id)?;
+        self.view.state = Some(ev.status.state);
+        if ev.status.message.is_some() {
+            self.view.status_message = ev.status.message;
+        }
+        let event_meta = ev.metadata.as_ref().map(json_map);
+        if let Some(meta) = &event_meta {
+            let merged = self.view.task_metadata.get_or_insert_with(Map::new);
+            for (k, v) in meta {
+                merged.insert(k.clone(), v.clone());
+            }
+        }
+        let received = ReceivedMessage {
+            kind: ReceivedKind::StatusUpdate,
+            task_id: self.view.task_id.clone(),
+            context_id: Some(self.context_id.clone()),
+            state: self.view.state.clone(),
+            message: self.view.status_message.clone(),
+            task_metadata: event_meta.clone(),
+            artifacts: Vec::new(),
+        };
+        self.note_status_message(ReceivedKind::StatusUpdate, event_meta);
+        Ok(Applied {
+            received,
+            append: false,
+            last_chunk: false,
+        })
+    }
+
+    fn apply_artifact(&mut self, ev: TaskArtifactUpdateEvent) -> Result<Applied, Failure> {
+        self.check_identity(&ev.task_id, &ev.context_id)?;
+        let append = ev.append.unwrap_or(false);
+        let last_chunk = ev.last_chunk.unwrap_or(false);
+        let incoming = ev.artifact;
+        let id = incoming.artifact_id.clone();
+        if id.trim().is_empty() {
+            return Err(invalid("Artifact update has a blank artifactId"));
+        }
+        let pos = self.view.artifacts.iter().position(|a| a.artifact_id == id);
+        let assembled = match (pos, append) {
+            (Some(i), true) => {
+                if self.closed.contains(&id) {
+                    return Err(invalid(format!(
+                        "Artifact {id} received a chunk after its last chunk"
+                    )));
+                }
+                let slot = &mut self.view.artifacts[i];
+                slot.parts.extend(incoming.parts);
+                if incoming.name.is_some() {
+                    slot.name = incoming.name;
+                }
+                if incoming.description.is_some() {
+                    slot.description = incoming.description;
+                }
+                if let Some(meta) = incoming.metadata {
+                    slot.metadata.get_or_insert_with(HashMap::new).extend(meta);
+                }
+                if let Some(exts) = incoming.extensions {
+                    let have = slot.extensions.get_or_insert_with(Vec::new);
+                    for e in exts {
+                        if !have.contains(&e) {
+                            have.push(e);
+                        }
+                    }
+                }
+                slot.clone()
+            }
+            (Some(i), false) => {
+                self.closed.remove(&id);
+                self.view.artifacts[i] = incoming;
+                self.view.artifacts[i].clone()
+            }
+            (None, _) => {
+                self.view.artifacts.push(incoming.clone());
+                incoming
+            }
+        };
+        if last_chunk {
+            self.closed.insert(id);
+        }
+        let received = ReceivedMessage {
+            kind: ReceivedKind::ArtifactUpdate,
+            task_id: self.view.task_id.clone(),
+            context_id: Some(self.context_id.clone()),
+            state: self.view.state.clone(),
+            message: None,
+            task_metadata: ev.metadata.as_ref().map(json_map),
+            artifacts: vec![assembled],
+        };
+        Ok(Applied {
+            received,
+            append,
+            last_chunk,
+        })
+    }
+
+    /// The current view as one piece of evidence: the direct message when the answer was a
+    /// Message, otherwise the task (state, status message, task metadata, assembled artifacts).
+    pub fn current_evidence(&self, kind: ReceivedKind) -> ReceivedMessage {
+        if let Some(m) = &self.view.direct_message {
+            return ReceivedMessage {
+                kind: ReceivedKind::Message,
+                task_id: m.task_id.clone().filter(|t| !t.trim().is_empty()),
+                context_id: Some(self.context_id.clone()),
+                state: None,
+                message: Some(m.clone()),
+                task_metadata: None,
+                artifacts: Vec::new(),
+            };
+        }
+        ReceivedMessage {
+            kind,
+            task_id: self.view.task_id.clone(),
+            context_id: Some(self.context_id.clone()),
+            state: self.view.state.clone(),
+            message: self.view.status_message.clone(),
+            task_metadata: self.view.task_metadata.clone(),
+            artifacts: self.view.artifacts.clone(),
+        }
+    }
+
+    /// All evidence so far, ending with the final view of the task (when there is a task).
+    /// Direct messages and each distinct status message appear once, in arrival order.
+    pub fn evidence(&self) -> Vec<ReceivedMessage> {
+        let mut out = self.evidence.clone();
+        if self.view.task_id.is_some() && self.view.state.is_some() {
+            let fin = self.current_evidence(ReceivedKind::Task);
+            if fin.kind == ReceivedKind::Task {
+                // The final snapshot repeats the last status message; drop the earlier duplicate.
+                if let (Some(last), Some(msg)) = (out.last(), fin.message.as_ref())
+                    && last.kind != ReceivedKind::Message
+                    && last.message.as_ref().map(|m| &m.message_id) == Some(&msg.message_id)
+                {
+                    out.pop();
+                }
+                out.push(fin);
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use a2aflow_model::a2a::{Part, Role, TaskStatus};
+    use serde_json::json;
+
+    pub(crate) fn task(id: &str, ctx: &str, state: TaskState) -> Task {
+        Task {
+            id: id.into(),
+            context_id: ctx.into(),
+            status: TaskStatus {
+                state,
+                message: None,
+                timestamp: None,
+            },
+            artifacts: None,
+            history: None,
+            metadata: None,
+        }
+    }
+
+    pub(crate) fn artifact(id: &str, parts: Vec<Part>) -> Artifact {
+        Artifact {
+            artifact_id: id.into(),
+            name: None,
+            description: None,
+            parts,
+            metadata: None,
+            extensions: None,
+        }
+    }
+
+    fn chunk(id: &str, text: &str, append: bool, last: bool) -> StreamResponse {
+        StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+            task_id: "t1".into(),
+            context_id: "c1".into(),
+            artifact: artifact(id, vec![Part::text(text)]),
+            append: Some(append),
+            last_chunk: Some(last),
+            metadata: None,
+        })
+    }
+
+    fn texts(a: &Artifact) -> Vec<&str> {
+        a.parts.iter().filter_map(Part::as_text).collect()
+    }
+
+    #[test]
+    fn appended_chunks_assemble_by_artifact_id_in_order() {
+        let mut r = ResponseReducer::new("c1");
+        r.apply(StreamResponse::Task(task("t1", "c1", TaskState::Working)))
+            .unwrap();
+        r.apply(chunk("a", "one", false, false)).unwrap();
+        r.apply(chunk("b", "x", false, true)).unwrap();
+        let applied = r.apply(chunk("a", "two", true, false)).unwrap();
+        assert!(applied.append);
+        assert_eq!(texts(&applied.received.artifacts[0]), ["one", "two"]);
+        r.apply(chunk("a", "three", true, true)).unwrap();
+        let v = r.view();
+        assert_eq!(v.artifacts.len(), 2);
+        assert_eq!(texts(&v.artifacts[0]), ["one", "two", "three"]);
+        assert_eq!(texts(&v.artifacts[1]), ["x"]);
+        let err = r.apply(chunk("a", "late", true, false)).unwrap_err();
+        assert!(err.is(ErrorCode::A2aInvalidResponse));
+    }
+
+    #[test]
+    fn non_append_update_replaces_and_snapshot_replaces_everything() {
+        let mut r = ResponseReducer::new("c1");
+        r.apply(chunk("a", "one", false, false)).unwrap();
+        r.apply(chunk("a", "fresh", false, false)).unwrap();
+        assert_eq!(texts(&r.view().artifacts[0]), ["fresh"]);
+        let mut t = task("t1", "c1", TaskState::Completed);
+        t.artifacts = Some(vec![artifact("z", vec![Part::text("final")])]);
+        r.apply(StreamResponse::Task(t.clone())).unwrap();
+        // Repeated snapshots never duplicate content.
+        r.apply(StreamResponse::Task(t)).unwrap();
+        assert_eq!(r.view().artifacts.len(), 1);
+        assert_eq!(texts(&r.view().artifacts[0]), ["final"]);
+    }
+
+    #[test]
+    fn status_update_sets_state_message_and_merges_metadata_at_task_level() {
+        let mut r = ResponseReducer::new("c1");
+        let mut t = task("t1", "c1", TaskState::Submitted);
+        t.metadata = Some(HashMap::from([("k".to_owned(), json!(1))]));
+        r.apply_task(t).unwrap();
+        let mut msg = Message::new(Role::Agent, vec![Part::text("need input")]);
+        msg.metadata = Some(HashMap::from([("m".to_owned(), json!("msg-level"))]));
+        r.apply(StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+            task_id: "t1".into(),
+            context_id: "c1".into(),
+            status: TaskStatus {
+                state: TaskState::InputRequired,
+                message: Some(msg),
+                timestamp: None,
+            },
+            metadata: Some(HashMap::from([("e".to_owned(), json!(2))])),
+        }))
+        .unwrap();
+        let v = r.view();
+        assert_eq!(v.state, Some(TaskState::InputRequired));
+        let meta = v.task_metadata.as_ref().unwrap();
+        assert_eq!((meta["k"].clone(), meta["e"].clone()), (json!(1), json!(2)));
+        assert!(
+            !meta.contains_key("m"),
+            "message metadata stays in the message"
+        );
+        let ev = r.evidence();
+        let last = ev.last().unwrap();
+        assert_eq!(last.kind, ReceivedKind::Task);
+        assert_eq!(
+            last.message.as_ref().unwrap().metadata.as_ref().unwrap()["m"],
+            json!("msg-level")
+        );
+        assert_eq!(
+            ev.len(),
+            1,
+            "the status message appears once, in the final view"
+        );
+    }
+
+    #[test]
+    fn distinct_status_messages_are_kept_as_evidence_once() {
+        let mut r = ResponseReducer::new("c1");
+        let mut t = task("t1", "c1", TaskState::Working);
+        t.status.message = Some(Message::new(Role::Agent, vec![Part::text("thinking")]));
+        r.apply_task(t.clone()).unwrap();
+        r.apply_task(t).unwrap();
+        let mut done = task("t1", "c1", TaskState::Failed);
+        done.status.message = Some(Message::new(Role::Agent, vec![Part::text("boom")]));
+        r.apply_task(done).unwrap();
+        let ev = r.evidence();
+        let texts: Vec<_> = ev
+            .iter()
+            .map(|e| e.message.as_ref().and_then(Message::text).unwrap_or(""))
+            .collect();
+        assert_eq!(texts, ["thinking", "boom"]);
+    }
+
+    #[test]
+    fn s_task_15_identity_checks() {
+        let mut r = ResponseReducer::new("c1");
+        let e = r
+            .apply_task(task("t1", "other", TaskState::Working))
+            .unwrap_err();
+        assert!(e.is(ErrorCode::A2aInvalidResponse));
+        assert_eq!(e.message, "Remote task/context identity changed");
+        let e = r
+            .apply_task(task(" ", "c1", TaskState::Working))
+            .unwrap_err();
+        assert_eq!(e.message, "Remote task has a blank task id");
+        r.apply_task(task("t1", "c1", TaskState::Working)).unwrap();
+        r.mark_negotiating();
+        let e = r
+            .apply_task(task("t2", "c1", TaskState::Working))
+            .unwrap_err();
+        assert!(e.is(ErrorCode::NegotiationIdentityChanged));
+        assert_eq!(e.details["receivedTaskId"], json!("t2"));
+        assert_eq!(r.task_id(), Some("t1"));
+    }
+
+    #[test]
+    fn direct_message_is_evidence_and_foreign_context_fails() {
+        let mut r = ResponseReducer::new("c1");
+        let mut m = Message::new(Role::Agent, vec![Part::text("here you go")]);
+        m.context_id = Some("c1".into());
+        r.apply(StreamResponse::Message(m.clone())).unwrap();
+        assert_eq!(r.view().direct_message.as_ref(), Some(&m));
+        assert_eq!(r.evidence().len(), 1);
+        assert_eq!(r.evidence()[0].kind, ReceivedKind::Message);
+        m.context_id = Some("c2".into());
+        assert!(r.apply(StreamResponse::Message(m)).is_err());
+    }
+}
