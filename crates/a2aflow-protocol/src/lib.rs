@@ -9,3 +9,38 @@
 //!
 //! **What it must never depend on.** Higher layers: `a2aflow-extensions`, the `a2aflow` facade,
 //! the CLI. No OpenSSL, no reqwest, no second HTTP stack.
+//!
+//! ## Transport map
+//!
+//! - [`HttpClient`] — the pooled hyper client (HTTP/1.1 and HTTP/2, rustls with `ring`) with its
+//!   [`Limits`] and the [`RequestHeaders`] hook; [`HttpClient::fetch_agent_card`].
+//! - [`Transport`] — one async method per A2A operation; [`JsonRpcTransport`] and
+//!   [`RestTransport`] implement it; [`connect`] picks one from a card's `supportedInterfaces`.
+//! - [`TransportError`] — every failure with a stable code; [`envelope`] maps A2A error bodies.
+//! - [`sse::SseParser`] — the incremental SSE parser the streams run on.
+
+pub mod binding;
+pub mod envelope;
+pub mod error;
+pub mod headers;
+pub mod http_client;
+pub mod jsonrpc;
+pub mod limits;
+pub mod rest;
+pub mod sse;
+pub mod stream;
+pub mod transport;
+
+pub use binding::{Binding, connect, select_interface};
+pub use error::{RemoteError, TimeoutPhase, TransportError};
+pub use headers::{CallOptions, RequestHeaders};
+pub use http_client::HttpClient;
+pub use jsonrpc::JsonRpcTransport;
+pub use limits::Limits;
+pub use rest::RestTransport;
+pub use stream::StreamResponseStream;
+pub use transport::Transport;
+pub mod auth;
+pub mod client;
+pub mod tls;
+pub mod wirelog;

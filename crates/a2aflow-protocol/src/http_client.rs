@@ -1,0 +1,536 @@
+//! [`HttpClient`]: the pooled hyper 1 client every transport sends through, with rustls (`ring`),
+//! the enforced [`Limits`], the protocol headers and the [`RequestHeaders`] hook.
+//!
+//! The connection pool belongs to the client: clones share it, and when the last clone (and the
+//! last transport holding one) is dropped, its idle connections close.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use a2aflow_model::a2a::AgentCard;
+use bytes::{Bytes, BytesMut};
+use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode, Uri, header};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+use tokio::time::Instant;
+
+use crate::envelope::classify_error_body;
+use crate::error::{TimeoutPhase, TransportError};
+use crate::headers::{CallOptions, RequestHeaders, merge_hook_headers, protocol_headers};
+use crate::limits::Limits;
+
+/// The well-known path of the public agent card.
+pub const AGENT_CARD_PATH: &str = "/.well-known/agent-card.json";
+
+type Connector = HttpsConnector<HttpConnector>;
+
+/// A pooled HTTP/1.1 + HTTP/2 client over rustls. Cheap to clone; clones share the pool.
+#[derive(Clone)]
+pub struct HttpClient {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    client: Client<Connector, Full<Bytes>>,
+    limits: Limits,
+    headers: Option<Arc<dyn RequestHeaders>>,
+}
+
+impl std::fmt::Debug for HttpClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpClient")
+            .field("limits", &self.inner.limits)
+            .field("headers_hook", &self.inner.headers.is_some())
+            .finish()
+    }
+}
+
+/// Builds an [`HttpClient`].
+#[derive(Default)]
+pub struct HttpClientBuilder {
+    limits: Limits,
+    tls: Option<Arc<rustls::ClientConfig>>,
+    headers: Option<Arc<dyn RequestHeaders>>,
+}
+
+impl HttpClientBuilder {
+    /// Uses these limits (default: [`Limits::default`]).
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Uses this rustls configuration (from the `tls` module's `TlsConfig::client_config`, or the
+    /// host's own). Default: verification against the webpki roots, `ring` provider.
+    pub fn tls(mut self, config: Arc<rustls::ClientConfig>) -> Self {
+        self.tls = Some(config);
+        self
+    }
+
+    /// Adds headers to every request through this hook (credentials).
+    pub fn request_headers(mut self, hook: Arc<dyn RequestHeaders>) -> Self {
+        self.headers = Some(hook);
+        self
+    }
+
+    /// Builds the client. Must be called inside a tokio runtime only when requests are made;
+    /// building itself spawns nothing.
+    pub fn build(self) -> Result<HttpClient, TransportError> {
+        let tls = match self.tls {
+            Some(c) => (*c).clone(),
+            None => default_tls()?,
+        };
+        let mut http = HttpConnector::new();
+        http.enforce_http(false);
+        http.set_connect_timeout(Some(self.limits.connect_timeout));
+        http.set_nodelay(true);
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http()
+            .enable_all_versions()
+            .wrap_connector(http);
+        let client = Client::builder(TokioExecutor::new())
+            .pool_timer(TokioTimer::new())
+            .timer(TokioTimer::new())
+            .pool_idle_timeout(Duration::from_secs(90))
+            .build(connector);
+        Ok(HttpClient {
+            inner: Arc::new(Inner {
+                client,
+                limits: self.limits,
+                headers: self.headers,
+            }),
+        })
+    }
+}
+
+/// Verification on, webpki roots, `ring`.
+fn default_tls() -> Result<rustls::ClientConfig, TransportError> {
+    let roots = rustls::RootCertStore {
+        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+    };
+    Ok(rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| TransportError::Tls(e.to_string()))?
+    .with_root_certificates(roots)
+    .with_no_client_auth())
+}
+
+/// A whole unary answer.
+#[derive(Debug)]
+pub(crate) struct Reply {
+    pub(crate) status: StatusCode,
+    pub(crate) body: Bytes,
+}
+
+/// What a request sends.
+pub(crate) struct Outgoing<'a> {
+    pub(crate) method: Method,
+    pub(crate) uri: &'a Uri,
+    pub(crate) body: Option<Bytes>,
+    pub(crate) event_stream: bool,
+}
+
+/// The earliest of the caller's deadline and `now + timeout`, and which of them it is.
+fn effective_deadline(opts: &CallOptions, default: Duration) -> (Instant, TimeoutPhase, Duration) {
+    let timeout = opts.timeout.unwrap_or(default);
+    let by_timeout = Instant::now() + timeout;
+    match opts.deadline {
+        Some(d) if d < by_timeout => (
+            d,
+            TimeoutPhase::Deadline,
+            d.saturating_duration_since(Instant::now()),
+        ),
+        _ => (by_timeout, TimeoutPhase::Request, timeout),
+    }
+}
+
+impl HttpClient {
+    /// A builder with default limits, webpki TLS and no headers hook.
+    pub fn builder() -> HttpClientBuilder {
+        HttpClientBuilder::default()
+    }
+
+    /// A client with every default.
+    pub fn new() -> Result<Self, TransportError> {
+        Self::builder().build()
+    }
+
+    /// The limits this client enforces.
+    pub fn limits(&self) -> &Limits {
+        &self.inner.limits
+    }
+
+    /// Fetches the public agent card. `url` is either the card URL itself or the agent's base
+    /// URL (no path, or `/`), to which `/.well-known/agent-card.json` is added. `A2A-Version: 1.0`
+    /// is sent, as on every request.
+    pub async fn fetch_agent_card(
+        &self,
+        url: &str,
+        opts: &CallOptions,
+    ) -> Result<AgentCard, TransportError> {
+        let uri = card_uri(url)?;
+        let reply = self
+            .unary(
+                Outgoing {
+                    method: Method::GET,
+                    uri: &uri,
+                    body: None,
+                    event_stream: false,
+                },
+                opts,
+            )
+            .await?;
+        decode_json_reply(reply, "AgentCard")
+    }
+
+    /// Sends a request and reads the whole body within the request timeout (or the caller's
+    /// deadline) and the body limit.
+    pub(crate) async fn unary(
+        &self,
+        out: Outgoing<'_>,
+        opts: &CallOptions,
+    ) -> Result<Reply, TransportError> {
+        let (deadline, phase, after) = effective_deadline(opts, self.inner.limits.request_timeout);
+        let work = async {
+            let resp = self.send(&out, opts).await?;
+            let status = resp.status();
+            let body = read_limited(resp.into_body(), self.inner.limits.max_response_body).await?;
+            Ok(Reply { status, body })
+        };
+        tokio::time::timeout_at(deadline, work)
+            .await
+            .map_err(|_| TransportError::Timeout { phase, after })?
+    }
+
+    /// Sends a streaming request and waits for the head (within the request timeout). An answer
+    /// that is not a 2xx `text/event-stream` is read as an error body. Returns the open body and
+    /// the deadline the whole stream must end by, when the caller set one.
+    pub(crate) async fn open_stream(
+        &self,
+        out: Outgoing<'_>,
+        opts: &CallOptions,
+    ) -> Result<(Incoming, Option<(Instant, TimeoutPhase, Duration)>), TransportError> {
+        let (head_deadline, phase, after) =
+            effective_deadline(opts, self.inner.limits.request_timeout);
+        let limit = self.inner.limits.max_response_body;
+        let work = async {
+            let resp = self.send(&out, opts).await?;
+            let status = resp.status();
+            let is_sse = resp
+                .headers()
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| {
+                    v.trim()
+                        .to_ascii_lowercase()
+                        .starts_with("text/event-stream")
+                });
+            if status.is_success() && is_sse {
+                return Ok(resp.into_body());
+            }
+            let ct = resp
+                .headers()
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("none")
+                .to_owned();
+            let body = read_limited(resp.into_body(), limit).await?;
+            Err(
+                classify_error_body(status.as_u16(), &body).unwrap_or_else(|| {
+                    TransportError::InvalidResponse(format!(
+                        "expected an event stream, got HTTP {} with content-type {ct}",
+                        status.as_u16()
+                    ))
+                }),
+            )
+        };
+        let body = tokio::time::timeout_at(head_deadline, work)
+            .await
+            .map_err(|_| TransportError::Timeout { phase, after })??;
+        let whole = (opts.timeout.is_some() || opts.deadline.is_some()).then(|| {
+            let (d, phase, after) = effective_deadline(opts, Duration::ZERO);
+            (d, phase, after)
+        });
+        Ok((body, whole))
+    }
+
+    /// Builds and sends one request; on a 401 the hook may refresh credentials once.
+    async fn send(
+        &self,
+        out: &Outgoing<'_>,
+        opts: &CallOptions,
+    ) -> Result<Response<Incoming>, TransportError> {
+        let resp = self.send_once(out, opts).await?;
+        if resp.status() == StatusCode::UNAUTHORIZED {
+            if let Some(hook) = &self.inner.headers {
+                if hook
+                    .on_unauthorized(out.uri)
+                    .await
+                    .map_err(TransportError::Headers)?
+                {
+                    drop(resp);
+                    return self.send_once(out, opts).await;
+                }
+            }
+        }
+        Ok(resp)
+    }
+
+    async fn send_once(
+        &self,
+        out: &Outgoing<'_>,
+        opts: &CallOptions,
+    ) -> Result<Response<Incoming>, TransportError> {
+        let mut headers = HeaderMap::new();
+        protocol_headers(&mut headers, &opts.extensions).map_err(TransportError::Headers)?;
+        if out.body.is_some() {
+            headers.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+        }
+        headers.insert(
+            header::ACCEPT,
+            HeaderValue::from_static(if out.event_stream {
+                "text/event-stream"
+            } else {
+                "application/json"
+            }),
+        );
+        if out.event_stream {
+            headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        }
+        if let Some(hook) = &self.inner.headers {
+            let extra = hook
+                .headers_for(out.uri)
+                .await
+                .map_err(TransportError::Headers)?;
+            merge_hook_headers(&mut headers, extra).map_err(TransportError::Headers)?;
+        }
+        let mut req = Request::builder()
+            .method(out.method.clone())
+            .uri(out.uri.clone())
+            .body(Full::new(out.body.clone().unwrap_or_default()))
+            .map_err(|e| TransportError::InvalidRequest(e.to_string()))?;
+        *req.headers_mut() = headers;
+        tracing::trace!(target: "a2aflow::transport", method = %out.method, uri = %out.uri, "request");
+        self.inner
+            .client
+            .request(req)
+            .await
+            .map_err(|e| classify_client_error(&e, &self.inner.limits))
+    }
+}
+
+/// Reads a whole body, failing as soon as it passes `limit` bytes.
+pub(crate) async fn read_limited(
+    mut body: Incoming,
+    limit: usize,
+) -> Result<Bytes, TransportError> {
+    let mut buf = BytesMut::new();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| classify_body_error(&e))?;
+        if let Ok(data) = frame.into_data() {
+            if buf.len() + data.len() > limit {
+                return Err(TransportError::ResponseTooLarge {
+                    what: "response body",
+                    limit,
+                });
+            }
+            buf.extend_from_slice(&data);
+        }
+    }
+    Ok(buf.freeze())
+}
+
+/// Decodes a unary REST-style reply: an error envelope (any status) or a non-2xx is an error;
+/// otherwise the body must be `T`.
+pub(crate) fn decode_json_reply<T: serde::de::DeserializeOwned>(
+    reply: Reply,
+    what: &str,
+) -> Result<T, TransportError> {
+    if let Some(e) = classify_error_body(reply.status.as_u16(), &reply.body) {
+        return Err(e);
+    }
+    serde_json::from_slice(&reply.body).map_err(|e| {
+        TransportError::InvalidResponse(format!("the body is not a valid {what}: {e}"))
+    })
+}
+
+/// The card URL for a base URL or a card URL.
+fn card_uri(url: &str) -> Result<Uri, TransportError> {
+    let uri: Uri = url
+        .parse()
+        .map_err(|e| TransportError::InvalidRequest(format!("bad agent URL `{url}`: {e}")))?;
+    if uri.scheme().is_none() || uri.host().is_none() {
+        return Err(TransportError::InvalidRequest(format!(
+            "the agent URL `{url}` is not absolute"
+        )));
+    }
+    if matches!(uri.path(), "" | "/") && uri.query().is_none() {
+        let base = url.trim_end_matches('/');
+        return format!("{base}{AGENT_CARD_PATH}")
+            .parse()
+            .map_err(|e| TransportError::InvalidRequest(format!("bad agent URL `{url}`: {e}")));
+    }
+    Ok(uri)
+}
+
+/// Parses an absolute http(s) URL.
+pub(crate) fn parse_uri(url: &str) -> Result<Uri, TransportError> {
+    let uri: Uri = url
+        .parse()
+        .map_err(|e| TransportError::InvalidRequest(format!("bad URL `{url}`: {e}")))?;
+    match uri.scheme_str() {
+        Some("http") | Some("https") if uri.host().is_some() => Ok(uri),
+        _ => Err(TransportError::InvalidRequest(format!(
+            "`{url}` is not an absolute http(s) URL"
+        ))),
+    }
+}
+
+fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts = vec![e.to_string()];
+    let mut src = e.source();
+    while let Some(s) = src {
+        let t = s.to_string();
+        if !parts.contains(&t) {
+            parts.push(t);
+        }
+        src = s.source();
+    }
+    parts.join(": ")
+}
+
+/// Finds a TLS error or a timeout anywhere in an error's source chain, looking inside the
+/// (possibly nested) custom payloads of `io::Error`s too.
+fn find_cause(e: &(dyn std::error::Error + 'static)) -> Option<Cause> {
+    let mut timed_out = false;
+    let mut src: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    let mut depth = 0;
+    while let Some(s) = src {
+        depth += 1;
+        if depth > 32 {
+            break;
+        }
+        if let Some(t) = s.downcast_ref::<rustls::Error>() {
+            return Some(Cause::Tls(t.to_string()));
+        }
+        if let Some(io) = s.downcast_ref::<std::io::Error>() {
+            timed_out |= io.kind() == std::io::ErrorKind::TimedOut;
+            if let Some(inner) = io.get_ref() {
+                src = Some(inner as &(dyn std::error::Error + 'static));
+                continue;
+            }
+        }
+        src = s.source();
+    }
+    timed_out.then_some(Cause::TimedOut)
+}
+
+enum Cause {
+    Tls(String),
+    TimedOut,
+}
+
+fn classify_client_error(e: &hyper_util::client::legacy::Error, limits: &Limits) -> TransportError {
+    match find_cause(e) {
+        Some(Cause::Tls(m)) => TransportError::Tls(m),
+        Some(Cause::TimedOut) => TransportError::Timeout {
+            phase: TimeoutPhase::Connect,
+            after: limits.connect_timeout,
+        },
+        None => TransportError::Connection(chain(e)),
+    }
+}
+
+pub(crate) fn classify_body_error(e: &hyper::Error) -> TransportError {
+    match find_cause(e) {
+        Some(Cause::Tls(m)) => TransportError::Tls(m),
+        _ => TransportError::Connection(chain(e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn card_uri_adds_the_well_known_path_to_base_urls_only() {
+        assert_eq!(
+            card_uri("http://127.0.0.1:8080").unwrap().to_string(),
+            "http://127.0.0.1:8080/.well-known/agent-card.json"
+        );
+        assert_eq!(
+            card_uri("http://h/").unwrap().to_string(),
+            "http://h/.well-known/agent-card.json"
+        );
+        assert_eq!(
+            card_uri("https://h/agents/x/card.json")
+                .unwrap()
+                .to_string(),
+            "https://h/agents/x/card.json"
+        );
+        assert_eq!(
+            card_uri("not a url").unwrap_err().code_str(),
+            "config.invalid"
+        );
+        assert!(card_uri("/relative").is_err());
+    }
+
+    #[test]
+    fn parse_uri_accepts_only_absolute_http() {
+        assert!(parse_uri("https://a.example/x").is_ok());
+        assert!(parse_uri("ftp://a/x").is_err());
+        assert!(parse_uri("a/x").is_err());
+    }
+
+    #[test]
+    fn default_tls_builds() {
+        assert!(default_tls().is_ok());
+        assert!(HttpClient::new().is_ok());
+    }
+
+    #[tokio::test]
+    async fn refused_connection_is_a2a_connection() {
+        // Bind then drop a listener so the port is (very likely) closed.
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        drop(l);
+        let c = HttpClient::new().unwrap();
+        let err = c
+            .fetch_agent_card(&format!("http://127.0.0.1:{port}"), &CallOptions::default())
+            .await
+            .unwrap_err();
+        assert_eq!(err.code_str(), "a2a.connection", "{err}");
+    }
+
+    #[tokio::test]
+    async fn tls_to_a_plain_server_is_a2a_tls_or_connection() {
+        // A TCP server that answers garbage to the TLS ClientHello.
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = l.local_addr().unwrap().port();
+        let srv = tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            let (mut s, _) = l.accept().await.unwrap();
+            let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n").await;
+        });
+        let c = HttpClient::new().unwrap();
+        let err = c
+            .fetch_agent_card(
+                &format!("https://127.0.0.1:{port}"),
+                &CallOptions::default(),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(err.code_str(), "a2a.tls", "{err}");
+        srv.await.unwrap();
+    }
+}

@@ -1,0 +1,57 @@
+//! The configurable limits every transport enforces: timeouts and sizes.
+
+use std::time::Duration;
+
+/// Limits applied to every request a transport makes. All of them are enforced: a limit that
+/// is exceeded ends the call with a typed error (`a2a.timeout` or `a2a.response_too_large`).
+///
+/// Build one from [`Limits::default`] and change the fields you need.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Limits {
+    /// Time allowed to open a TCP connection (and finish the TLS handshake). Default 10 s.
+    pub connect_timeout: Duration,
+    /// Time allowed for a unary call, from sending the request to the last body byte; for a
+    /// stream, the time allowed until the response head arrives. Default 60 s.
+    pub request_timeout: Duration,
+    /// Longest silence allowed on an open stream; any bytes, keep-alive comments included,
+    /// restart it. Default 60 s (the Python SDK pings every 15 s).
+    pub idle_stream_timeout: Duration,
+    /// Largest response body read for a unary call, enforced while reading. Default 16 MiB.
+    pub max_response_body: usize,
+    /// Largest single SSE event (its lines and data together). Default 4 MiB.
+    pub max_sse_event: usize,
+}
+
+impl Limits {
+    /// Default maximum response body: 16 MiB.
+    pub const DEFAULT_MAX_RESPONSE_BODY: usize = 16 * 1024 * 1024;
+    /// Default maximum SSE event: 4 MiB.
+    pub const DEFAULT_MAX_SSE_EVENT: usize = 4 * 1024 * 1024;
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            connect_timeout: Duration::from_secs(10),
+            request_timeout: Duration::from_secs(60),
+            idle_stream_timeout: Duration::from_secs(60),
+            max_response_body: Self::DEFAULT_MAX_RESPONSE_BODY,
+            max_sse_event: Self::DEFAULT_MAX_SSE_EVENT,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_match_the_documented_values() {
+        let l = Limits::default();
+        assert_eq!(l.max_response_body, 16 * 1024 * 1024);
+        assert_eq!(l.max_sse_event, 4 * 1024 * 1024);
+        assert_eq!(l.connect_timeout, Duration::from_secs(10));
+        assert_eq!(l.idle_stream_timeout, Duration::from_secs(60));
+    }
+}

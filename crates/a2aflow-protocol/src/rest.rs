@@ -1,0 +1,291 @@
+//! The HTTP+JSON (REST) binding: `POST /message:send`, `POST /message:stream`, `GET /tasks/{id}`,
+//! `GET /tasks`, `POST /tasks/{id}:cancel`, `POST /tasks/{id}:subscribe`,
+//! `GET /extendedAgentCard`, relative to the interface URL (and `/{tenant}` when set).
+
+use a2aflow_model::a2a::{
+    AgentCard, CancelTaskRequest, GetTaskRequest, ListTasksRequest, ListTasksResponse,
+    SendMessageRequest, SendMessageResponse, SubscribeToTaskRequest, Task,
+};
+use async_trait::async_trait;
+use bytes::Bytes;
+use http::{Method, Uri};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::binding::Binding;
+use crate::error::TransportError;
+use crate::headers::CallOptions;
+use crate::http_client::{HttpClient, Outgoing, decode_json_reply, parse_uri};
+use crate::stream::{Framing, StreamResponseStream, event_stream};
+use crate::transport::Transport;
+
+/// A2A over HTTP+JSON.
+#[derive(Debug)]
+pub struct RestTransport {
+    client: HttpClient,
+    url: String,
+    /// Interface URL without a trailing slash, plus `/{tenant}` when set.
+    base: String,
+}
+
+/// Percent-encodes everything outside the RFC 3986 unreserved set.
+fn encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The query string of a `ListTasks` request (camelCase keys, enum names, RFC 3339 times).
+fn list_query(req: &ListTasksRequest) -> Result<String, TransportError> {
+    let v = serde_json::to_value(req)
+        .map_err(|e| TransportError::InvalidRequest(format!("cannot encode ListTasks: {e}")))?;
+    let mut pairs = Vec::new();
+    if let serde_json::Value::Object(map) = v {
+        for (k, v) in map {
+            if k == "tenant" {
+                continue;
+            }
+            let text = match v {
+                serde_json::Value::String(s) => s,
+                serde_json::Value::Null => continue,
+                other => other.to_string(),
+            };
+            pairs.push(format!("{}={}", encode(&k), encode(&text)));
+        }
+    }
+    Ok(pairs.join("&"))
+}
+
+impl RestTransport {
+    /// A transport for the interface at `url`; `tenant` prefixes every path when set.
+    pub fn new(
+        client: HttpClient,
+        url: &str,
+        tenant: Option<String>,
+    ) -> Result<Self, TransportError> {
+        parse_uri(url)?;
+        let mut base = url.trim_end_matches('/').to_owned();
+        if let Some(t) = tenant {
+            base.push('/');
+            base.push_str(&encode(&t));
+        }
+        Ok(RestTransport {
+            client,
+            url: url.to_owned(),
+            base,
+        })
+    }
+
+    fn uri(&self, path: &str) -> Result<Uri, TransportError> {
+        parse_uri(&format!("{}{path}", self.base))
+    }
+
+    fn body<B: Serialize>(body: &B) -> Result<Bytes, TransportError> {
+        serde_json::to_vec(body)
+            .map(Bytes::from)
+            .map_err(|e| TransportError::InvalidRequest(format!("cannot encode the body: {e}")))
+    }
+
+    async fn call<R: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Bytes>,
+        what: &str,
+        options: &CallOptions,
+    ) -> Result<R, TransportError> {
+        let uri = self.uri(path)?;
+        let reply = self
+            .client
+            .unary(
+                Outgoing {
+                    method,
+                    uri: &uri,
+                    body,
+                    event_stream: false,
+                },
+                options,
+            )
+            .await?;
+        decode_json_reply(reply, what)
+    }
+
+    async fn stream(
+        &self,
+        path: &str,
+        body: Bytes,
+        options: &CallOptions,
+    ) -> Result<StreamResponseStream, TransportError> {
+        let uri = self.uri(path)?;
+        let (incoming, deadline) = self
+            .client
+            .open_stream(
+                Outgoing {
+                    method: Method::POST,
+                    uri: &uri,
+                    body: Some(body),
+                    event_stream: true,
+                },
+                options,
+            )
+            .await?;
+        let limits = self.client.limits();
+        Ok(event_stream(
+            incoming,
+            Framing::Bare,
+            limits.max_sse_event,
+            limits.idle_stream_timeout,
+            deadline,
+        ))
+    }
+}
+
+#[async_trait]
+impl Transport for RestTransport {
+    fn binding(&self) -> Binding {
+        Binding::HttpJson
+    }
+
+    fn url(&self) -> &str {
+        &self.url
+    }
+
+    async fn send_message(
+        &self,
+        request: &SendMessageRequest,
+        options: &CallOptions,
+    ) -> Result<SendMessageResponse, TransportError> {
+        let body = Self::body(request)?;
+        self.call(
+            Method::POST,
+            "/message:send",
+            Some(body),
+            "SendMessageResponse",
+            options,
+        )
+        .await
+    }
+
+    async fn send_streaming_message(
+        &self,
+        request: &SendMessageRequest,
+        options: &CallOptions,
+    ) -> Result<StreamResponseStream, TransportError> {
+        self.stream("/message:stream", Self::body(request)?, options)
+            .await
+    }
+
+    async fn get_task(
+        &self,
+        request: &GetTaskRequest,
+        options: &CallOptions,
+    ) -> Result<Task, TransportError> {
+        let mut path = format!("/tasks/{}", encode(&request.id));
+        if let Some(h) = request.history_length {
+            path.push_str(&format!("?historyLength={h}"));
+        }
+        self.call(Method::GET, &path, None, "Task", options).await
+    }
+
+    async fn list_tasks(
+        &self,
+        request: &ListTasksRequest,
+        options: &CallOptions,
+    ) -> Result<ListTasksResponse, TransportError> {
+        let q = list_query(request)?;
+        let path = if q.is_empty() {
+            "/tasks".to_owned()
+        } else {
+            format!("/tasks?{q}")
+        };
+        self.call(Method::GET, &path, None, "ListTasksResponse", options)
+            .await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: &CancelTaskRequest,
+        options: &CallOptions,
+    ) -> Result<Task, TransportError> {
+        let path = format!("/tasks/{}:cancel", encode(&request.id));
+        let body = Self::body(request)?;
+        self.call(Method::POST, &path, Some(body), "Task", options)
+            .await
+    }
+
+    async fn subscribe_to_task(
+        &self,
+        request: &SubscribeToTaskRequest,
+        options: &CallOptions,
+    ) -> Result<StreamResponseStream, TransportError> {
+        let path = format!("/tasks/{}:subscribe", encode(&request.id));
+        self.stream(&path, Self::body(request)?, options).await
+    }
+
+    async fn get_extended_agent_card(
+        &self,
+        options: &CallOptions,
+    ) -> Result<AgentCard, TransportError> {
+        self.call(
+            Method::GET,
+            "/extendedAgentCard",
+            None,
+            "AgentCard",
+            options,
+        )
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use a2aflow_model::a2a::TaskState;
+
+    #[test]
+    fn ids_and_query_values_are_percent_encoded() {
+        assert_eq!(encode("a b/c:d"), "a%20b%2Fc%3Ad");
+        assert_eq!(encode("plain-id_1.~"), "plain-id_1.~");
+        let q = list_query(&ListTasksRequest {
+            context_id: Some("ctx 1".into()),
+            status: Some(TaskState::Working),
+            page_size: Some(10),
+            page_token: None,
+            history_length: None,
+            status_timestamp_after: None,
+            include_artifacts: Some(true),
+            tenant: Some("t".into()),
+        })
+        .unwrap();
+        assert_eq!(
+            q,
+            "contextId=ctx%201&status=TASK_STATE_WORKING&pageSize=10&includeArtifacts=true"
+        );
+    }
+
+    #[test]
+    fn tenant_prefixes_paths() {
+        let t = RestTransport::new(
+            HttpClient::new().unwrap(),
+            "http://h/rest/",
+            Some("acme".into()),
+        )
+        .unwrap();
+        assert_eq!(
+            t.uri("/tasks/x").unwrap().to_string(),
+            "http://h/rest/acme/tasks/x"
+        );
+        let t = RestTransport::new(HttpClient::new().unwrap(), "http://h/rest", None).unwrap();
+        assert_eq!(
+            t.uri("/message:send").unwrap().to_string(),
+            "http://h/rest/message:send"
+        );
+        assert!(RestTransport::new(HttpClient::new().unwrap(), "nope", None).is_err());
+    }
+}

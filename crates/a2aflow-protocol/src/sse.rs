@@ -1,0 +1,436 @@
+//! An incremental Server-Sent Events parser: feed it bytes as they arrive, get whole events.
+//!
+//! It follows the WHATWG event-stream rules the A2A peers rely on: lines end in LF, CRLF or a
+//! lone CR; lines starting with `:` are comments (keep-alives); `data:` lines of one event are
+//! joined with `\n`; a blank line ends an event; an event without data is dropped. An event may
+//! be split across any number of chunks and a chunk may hold several events. The size of one
+//! event is bounded; a larger one is an error, never an unbounded buffer.
+
+/// One dispatched SSE event.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SseEvent {
+    /// The `event:` field, when the event had one (`error` for A2A mid-stream errors).
+    pub event: Option<String>,
+    /// The `data:` lines joined with `\n`.
+    pub data: String,
+    /// The `id:` field, when the event had one.
+    pub id: Option<String>,
+}
+
+impl SseEvent {
+    /// True when the event is an `event: error`.
+    pub fn is_error(&self) -> bool {
+        self.event.as_deref() == Some("error")
+    }
+}
+
+/// Why the parser stopped.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SseError {
+    /// One event (pending line plus collected data) grew beyond the limit.
+    #[error("an SSE event exceeded the limit of {limit} bytes")]
+    EventTooLarge {
+        /// The configured limit in bytes.
+        limit: usize,
+    },
+    /// The stream ended in the middle of an event.
+    #[error("the SSE stream ended in the middle of an event ({pending} bytes pending)")]
+    Truncated {
+        /// Bytes of the unfinished event.
+        pending: usize,
+    },
+}
+
+/// The incremental parser. One per stream.
+#[derive(Debug)]
+pub struct SseParser {
+    max_event: usize,
+    /// Bytes not yet split into lines.
+    buf: Vec<u8>,
+    /// Where to resume looking for a line end in `buf`.
+    scan_from: usize,
+    /// The event being collected.
+    data: String,
+    has_data: bool,
+    event: Option<String>,
+    id: Option<String>,
+    /// Bytes of the current event taken from completed lines.
+    event_bytes: usize,
+    /// Whether the first bytes were seen (a leading BOM is skipped).
+    started: bool,
+    failed: Option<SseError>,
+}
+
+impl SseParser {
+    /// A parser that refuses events larger than `max_event` bytes.
+    pub fn new(max_event: usize) -> Self {
+        SseParser {
+            max_event,
+            buf: Vec::new(),
+            scan_from: 0,
+            data: String::new(),
+            has_data: false,
+            event: None,
+            id: None,
+            event_bytes: 0,
+            started: false,
+            failed: None,
+        }
+    }
+
+    /// Feeds the next chunk and returns the events it completed, in order. After an error the
+    /// parser stays failed and returns the same error for every later chunk.
+    pub fn feed(&mut self, chunk: &[u8]) -> Result<Vec<SseEvent>, SseError> {
+        let mut out = Vec::new();
+        self.feed_into(chunk, &mut out)?;
+        Ok(out)
+    }
+
+    /// Like [`SseParser::feed`], appending to `out` (no allocation per chunk).
+    pub fn feed_into(&mut self, chunk: &[u8], out: &mut Vec<SseEvent>) -> Result<(), SseError> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        let mut chunk = chunk;
+        if !self.started && !chunk.is_empty() {
+            // A UTF-8 BOM may precede the first line; it can itself be split across chunks.
+            let bom = [0xEF, 0xBB, 0xBF];
+            let mut probe = self.buf.clone();
+            probe.extend_from_slice(&chunk[..chunk.len().min(3)]);
+            if probe.len() < 3 && bom.starts_with(&probe) {
+                self.buf.extend_from_slice(chunk);
+                return Ok(());
+            }
+            self.started = true;
+            if probe.starts_with(&bom) {
+                let already = self.buf.len();
+                self.buf.clear();
+                chunk = &chunk[3 - already..];
+            }
+        }
+        self.buf.extend_from_slice(chunk);
+        let mut start = 0;
+        let mut i = self.scan_from;
+        while i < self.buf.len() {
+            let b = self.buf[i];
+            if b == b'\n' || b == b'\r' {
+                let line_end = i;
+                let next = if b == b'\r' {
+                    if i + 1 == self.buf.len() {
+                        // A CR at the end of the buffer may be the first half of CRLF.
+                        break;
+                    }
+                    if self.buf[i + 1] == b'\n' {
+                        i + 2
+                    } else {
+                        i + 1
+                    }
+                } else {
+                    i + 1
+                };
+                let line = std::mem::take(&mut self.buf);
+                let res = self.line(&line[start..line_end], out);
+                self.buf = line;
+                if let Err(e) = res {
+                    self.failed = Some(e.clone());
+                    return Err(e);
+                }
+                start = next;
+                i = next;
+            } else {
+                i += 1;
+            }
+        }
+        self.buf.drain(..start);
+        self.scan_from = i - start;
+        if self.event_bytes + self.buf.len() > self.max_event {
+            let e = SseError::EventTooLarge {
+                limit: self.max_event,
+            };
+            self.failed = Some(e.clone());
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Ends the stream. A lone trailing CR ends its line; an unfinished event (data without
+    /// the closing blank line, or a partial line) is reported as [`SseError::Truncated`].
+    pub fn finish(&mut self) -> Result<Vec<SseEvent>, SseError> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        let mut out = Vec::new();
+        if self.buf.last() == Some(&b'\r') {
+            let line = std::mem::take(&mut self.buf);
+            self.line(&line[..line.len() - 1], &mut out)?;
+        }
+        let pending = self.buf.len() + if self.has_data { self.data.len() } else { 0 };
+        if pending > 0 {
+            return Err(SseError::Truncated { pending });
+        }
+        Ok(out)
+    }
+
+    /// True when no partial line or event is buffered.
+    pub fn is_idle(&self) -> bool {
+        self.buf.is_empty() && !self.has_data && self.event.is_none()
+    }
+
+    fn line(&mut self, line: &[u8], out: &mut Vec<SseEvent>) -> Result<(), SseError> {
+        if line.is_empty() {
+            self.dispatch(out);
+            return Ok(());
+        }
+        if line[0] == b':' {
+            return Ok(());
+        }
+        self.event_bytes += line.len() + 1;
+        if self.event_bytes > self.max_event {
+            return Err(SseError::EventTooLarge {
+                limit: self.max_event,
+            });
+        }
+        let (name, value) = match line.iter().position(|&b| b == b':') {
+            Some(p) => {
+                let v = &line[p + 1..];
+                (&line[..p], v.strip_prefix(b" ").unwrap_or(v))
+            }
+            None => (line, &b""[..]),
+        };
+        match name {
+            b"data" => {
+                if self.has_data {
+                    self.data.push('\n');
+                }
+                self.data.push_str(&String::from_utf8_lossy(value));
+                self.has_data = true;
+            }
+            b"event" => self.event = Some(String::from_utf8_lossy(value).into_owned()),
+            b"id" => {
+                if !value.contains(&0) {
+                    self.id = Some(String::from_utf8_lossy(value).into_owned());
+                }
+            }
+            _ => {} // `retry` and unknown fields are ignored.
+        }
+        Ok(())
+    }
+
+    fn dispatch(&mut self, out: &mut Vec<SseEvent>) {
+        let event = self.event.take();
+        self.event_bytes = 0;
+        if !self.has_data {
+            return;
+        }
+        self.has_data = false;
+        out.push(SseEvent {
+            event,
+            data: std::mem::take(&mut self.data),
+            id: self.id.clone(),
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn parse_all(bytes: &[u8]) -> Vec<SseEvent> {
+        let mut p = SseParser::new(1 << 20);
+        let mut v = p.feed(bytes).unwrap();
+        v.extend(p.finish().unwrap());
+        v
+    }
+
+    fn data(d: &str) -> SseEvent {
+        SseEvent {
+            data: d.into(),
+            ..SseEvent::default()
+        }
+    }
+
+    #[test]
+    fn lf_and_crlf_give_the_same_events() {
+        let lf = parse_all(b"data: {\"a\":1}\n\ndata: {\"b\":2}\n\n");
+        let crlf = parse_all(b"data: {\"a\":1}\r\n\r\ndata: {\"b\":2}\r\n\r\n");
+        let cr = parse_all(b"data: {\"a\":1}\r\rdata: {\"b\":2}\r\r");
+        assert_eq!(lf, vec![data("{\"a\":1}"), data("{\"b\":2}")]);
+        assert_eq!(crlf, lf);
+        assert_eq!(cr, lf);
+    }
+
+    #[test]
+    fn comments_are_ignored_and_do_not_end_events() {
+        let ev =
+            parse_all(b": ping - 2026-11-30 03:07:54\r\n\r\ndata: x\r\n: mid\r\ndata: y\r\n\r\n");
+        assert_eq!(ev, vec![data("x\ny")]);
+    }
+
+    #[test]
+    fn error_events_carry_their_type() {
+        let ev = parse_all(b"event: error\ndata: {\"error\":{\"code\":-32006}}\n\n");
+        assert_eq!(ev.len(), 1);
+        assert!(ev[0].is_error());
+        assert_eq!(ev[0].data, "{\"error\":{\"code\":-32006}}");
+    }
+
+    #[test]
+    fn multi_line_data_is_joined_with_newline() {
+        let ev = parse_all(b"data: {\ndata:  \"a\": 1\ndata:}\n\n");
+        assert_eq!(ev, vec![data("{\n \"a\": 1\n}")]);
+    }
+
+    #[test]
+    fn several_events_in_one_chunk_and_one_event_in_many_chunks() {
+        let mut p = SseParser::new(1024);
+        let all = p.feed(b"data: 1\n\ndata: 2\n\ndata: 3\n\n").unwrap();
+        assert_eq!(all, vec![data("1"), data("2"), data("3")]);
+        let mut p = SseParser::new(1024);
+        let mut got = Vec::new();
+        for b in b"id: 7\r\nevent: x\r\ndata: hello\r\n\r\n" {
+            got.extend(p.feed(&[*b]).unwrap());
+        }
+        assert_eq!(
+            got,
+            vec![SseEvent {
+                event: Some("x".into()),
+                data: "hello".into(),
+                id: Some("7".into())
+            }]
+        );
+    }
+
+    #[test]
+    fn events_without_data_are_dropped_and_fields_without_colon_are_names() {
+        let ev = parse_all(b"event: error\n\ndata\n\nretry: 5\nunknown: z\ndata:v\n\n");
+        assert_eq!(ev, vec![data(""), data("v")]);
+    }
+
+    #[test]
+    fn a_leading_bom_is_skipped_even_when_split() {
+        let mut p = SseParser::new(1024);
+        assert!(p.feed(&[0xEF]).unwrap().is_empty());
+        assert!(p.feed(&[0xBB]).unwrap().is_empty());
+        let ev = p.feed(b"\xBFdata: a\n\n").unwrap();
+        assert_eq!(ev, vec![data("a")]);
+    }
+
+    #[test]
+    fn an_oversized_event_fails_and_stays_failed() {
+        let mut p = SseParser::new(20);
+        assert!(p.feed(b"data: 0123456789\n").is_ok());
+        let e = p.feed(b"data: 0123456789\n").unwrap_err();
+        assert_eq!(e, SseError::EventTooLarge { limit: 20 });
+        assert_eq!(p.feed(b"\n").unwrap_err(), e);
+        // A single unterminated line counts as well: no unbounded buffering.
+        let mut p = SseParser::new(16);
+        assert_eq!(
+            p.feed(&[b'a'; 17]).unwrap_err(),
+            SseError::EventTooLarge { limit: 16 }
+        );
+    }
+
+    #[test]
+    fn the_limit_is_per_event_not_per_stream() {
+        let mut p = SseParser::new(16);
+        for _ in 0..100 {
+            assert_eq!(p.feed(b"data: 0123456\n\n").unwrap(), vec![data("0123456")]);
+        }
+    }
+
+    #[test]
+    fn truncation_is_reported_at_finish() {
+        let mut p = SseParser::new(1024);
+        assert!(p.feed(b"data: {\"a\":").unwrap().is_empty());
+        assert_eq!(p.finish().unwrap_err(), SseError::Truncated { pending: 11 });
+        let mut p = SseParser::new(1024);
+        assert!(p.feed(b"data: {}\n").unwrap().is_empty());
+        assert!(matches!(p.finish(), Err(SseError::Truncated { .. })));
+        let mut p = SseParser::new(1024);
+        p.feed(b"data: a\n\n: bye\n").unwrap();
+        assert!(p.finish().unwrap().is_empty());
+        assert!(p.is_idle());
+    }
+
+    #[test]
+    fn captured_python_stream_parses() {
+        let body = "data: {\"result\": {\"task\": {\"id\": \"t\"}}, \"id\": \"s1\", \"jsonrpc\": \"2.0\"}\r\n\r\n: ping - 2026-11-30 03:08:09.123456+00:00\r\n\r\ndata: {\"result\": {\"statusUpdate\": {}}, \"id\": \"s1\", \"jsonrpc\": \"2.0\"}\r\n\r\n";
+        let ev = parse_all(body.as_bytes());
+        assert_eq!(ev.len(), 2);
+        assert!(ev[1].data.contains("statusUpdate"));
+    }
+
+    fn arb_event() -> impl Strategy<Value = (Option<String>, Vec<String>, bool)> {
+        (
+            proptest::option::of("[a-z]{1,8}"),
+            proptest::collection::vec("[ -~]{0,40}", 1..4),
+            any::<bool>(),
+        )
+    }
+
+    fn encode(
+        events: &[(Option<String>, Vec<String>, bool)],
+        crlf: bool,
+    ) -> (Vec<u8>, Vec<SseEvent>) {
+        let nl = if crlf { "\r\n" } else { "\n" };
+        let mut s = String::new();
+        let mut want = Vec::new();
+        for (ev, lines, comment) in events {
+            if *comment {
+                s.push_str(": keep-alive");
+                s.push_str(nl);
+            }
+            if let Some(e) = ev {
+                s.push_str(&format!("event: {e}{nl}"));
+            }
+            for l in lines {
+                s.push_str(&format!("data: {l}{nl}"));
+            }
+            s.push_str(nl);
+            want.push(SseEvent {
+                event: ev.clone(),
+                data: lines.join("\n"),
+                id: None,
+            });
+        }
+        (s.into_bytes(), want)
+    }
+
+    proptest! {
+        #[test]
+        fn any_split_yields_the_same_events(
+            events in proptest::collection::vec(arb_event(), 0..8),
+            crlf in any::<bool>(),
+            cuts in proptest::collection::vec(any::<prop::sample::Index>(), 0..12),
+        ) {
+            let (bytes, want) = encode(&events, crlf);
+            let mut points: Vec<usize> = cuts.iter().map(|c| c.index(bytes.len() + 1)).collect();
+            points.sort_unstable();
+            let mut p = SseParser::new(1 << 20);
+            let mut got = Vec::new();
+            let mut last = 0;
+            for at in points.into_iter().chain(std::iter::once(bytes.len())) {
+                got.extend(p.feed(&bytes[last..at]).unwrap());
+                last = at;
+            }
+            got.extend(p.finish().unwrap());
+            prop_assert_eq!(got, want);
+        }
+
+        #[test]
+        fn arbitrary_bytes_never_panic(
+            chunks in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..64), 0..16),
+            limit in 1usize..256,
+        ) {
+            let mut p = SseParser::new(limit);
+            for c in &chunks {
+                if p.feed(c).is_err() {
+                    break;
+                }
+            }
+            let _ = p.finish();
+        }
+    }
+}

@@ -1,0 +1,280 @@
+//! Turning an open `text/event-stream` body into a stream of [`StreamResponse`] results, with the
+//! idle-stream timeout (any bytes restart it, keep-alive comments included), the SSE event limit,
+//! the caller's overall deadline, and `event: error` mapped to a typed error that ends the stream.
+
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::time::Duration;
+
+use a2aflow_model::a2a::StreamResponse;
+use futures_util::Stream;
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use serde_json::Value;
+use tokio::time::Instant;
+
+use crate::envelope::remote_error;
+use crate::error::{TimeoutPhase, TransportError};
+use crate::http_client::classify_body_error;
+use crate::sse::{SseError, SseEvent, SseParser};
+
+/// A stream of A2A events. It ends after the server closes the stream or after the first error
+/// (which is always the last item). Dropping it closes the underlying request.
+pub type StreamResponseStream =
+    Pin<Box<dyn Stream<Item = Result<StreamResponse, TransportError>> + Send>>;
+
+/// How the `data:` of an event is wrapped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Framing {
+    /// A JSON-RPC response whose `result` is the `StreamResponse`.
+    JsonRpc,
+    /// The bare `StreamResponse` (HTTP+JSON).
+    Bare,
+}
+
+/// Decodes one SSE event. `Ok(None)` for events without payload (empty data).
+pub(crate) fn decode_event(
+    ev: SseEvent,
+    framing: Framing,
+) -> Result<Option<StreamResponse>, TransportError> {
+    if ev.data.trim().is_empty() {
+        if ev.is_error() {
+            return Err(TransportError::InvalidResponse(
+                "an `event: error` without data".into(),
+            ));
+        }
+        return Ok(None);
+    }
+    let mut v: Value = serde_json::from_str(&ev.data)
+        .map_err(|e| TransportError::InvalidResponse(format!("an SSE event is not JSON: {e}")))?;
+    if let Some(r) = remote_error(&v, None) {
+        return Err(TransportError::Remote(r));
+    }
+    if ev.is_error() || v.get("error").is_some() {
+        return Err(TransportError::InvalidResponse(
+            "an error event without a readable A2A error envelope".into(),
+        ));
+    }
+    let payload = match framing {
+        Framing::JsonRpc => {
+            if v.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+                return Err(TransportError::InvalidResponse(
+                    "a stream event is not a JSON-RPC 2.0 response".into(),
+                ));
+            }
+            match v.get_mut("result") {
+                Some(r) => r.take(),
+                None => {
+                    return Err(TransportError::InvalidResponse(
+                        "a JSON-RPC stream event has no result".into(),
+                    ));
+                }
+            }
+        }
+        Framing::Bare => v,
+    };
+    serde_json::from_value(payload)
+        .map(Some)
+        .map_err(|e| TransportError::InvalidResponse(format!("not a StreamResponse: {e}")))
+}
+
+struct State {
+    body: Incoming,
+    parser: SseParser,
+    queue: VecDeque<SseEvent>,
+    framing: Framing,
+    idle: Duration,
+    deadline: Option<(Instant, TimeoutPhase, Duration)>,
+    eof: bool,
+    failure: Option<TransportError>,
+    done: bool,
+}
+
+fn sse_error(e: SseError) -> TransportError {
+    match e {
+        SseError::EventTooLarge { limit } => TransportError::ResponseTooLarge {
+            what: "SSE event",
+            limit,
+        },
+        SseError::Truncated { pending } => TransportError::InvalidResponse(format!(
+            "the event stream ended in the middle of an event ({pending} bytes pending)"
+        )),
+    }
+}
+
+/// Wraps an open SSE body.
+pub(crate) fn event_stream(
+    body: Incoming,
+    framing: Framing,
+    max_event: usize,
+    idle: Duration,
+    deadline: Option<(Instant, TimeoutPhase, Duration)>,
+) -> StreamResponseStream {
+    let state = State {
+        body,
+        parser: SseParser::new(max_event),
+        queue: VecDeque::new(),
+        framing,
+        idle,
+        deadline,
+        eof: false,
+        failure: None,
+        done: false,
+    };
+    Box::pin(futures_util::stream::unfold(state, |mut st| async move {
+        loop {
+            if st.done {
+                return None;
+            }
+            if let Some(ev) = st.queue.pop_front() {
+                match decode_event(ev, st.framing) {
+                    Ok(Some(item)) => return Some((Ok(item), st)),
+                    Ok(None) => continue,
+                    Err(e) => {
+                        st.done = true;
+                        return Some((Err(e), st));
+                    }
+                }
+            }
+            if let Some(e) = st.failure.take() {
+                st.done = true;
+                return Some((Err(e), st));
+            }
+            if st.eof {
+                return None;
+            }
+            let mut wait_until = Instant::now() + st.idle;
+            let mut timeout = TransportError::Timeout {
+                phase: TimeoutPhase::IdleStream,
+                after: st.idle,
+            };
+            if let Some((d, phase, after)) = st.deadline {
+                if d < wait_until {
+                    wait_until = d;
+                    timeout = TransportError::Timeout { phase, after };
+                }
+            }
+            let frame = match tokio::time::timeout_at(wait_until, st.body.frame()).await {
+                Err(_) => {
+                    st.done = true;
+                    return Some((Err(timeout), st));
+                }
+                Ok(f) => f,
+            };
+            let res = match frame {
+                Some(Ok(frame)) => match frame.into_data() {
+                    Ok(data) => {
+                        let mut evs = Vec::new();
+                        let r = st.parser.feed_into(&data, &mut evs).map_err(sse_error);
+                        st.queue.extend(evs);
+                        r
+                    }
+                    Err(_) => Ok(()), // trailers
+                },
+                Some(Err(e)) => Err(classify_body_error(&e)),
+                None => {
+                    st.eof = true;
+                    st.parser
+                        .finish()
+                        .map(|evs| st.queue.extend(evs))
+                        .map_err(sse_error)
+                }
+            };
+            if let Err(e) = res {
+                // Events completed before the failure are still delivered first.
+                st.eof = true;
+                st.failure = Some(e);
+            }
+        }
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(event: Option<&str>, data: &str) -> SseEvent {
+        SseEvent {
+            event: event.map(str::to_owned),
+            data: data.into(),
+            id: None,
+        }
+    }
+
+    #[test]
+    fn jsonrpc_events_unwrap_the_result() {
+        let e = ev(
+            None,
+            r#"{"result": {"statusUpdate": {"taskId": "t", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}}}, "id": "s1", "jsonrpc": "2.0"}"#,
+        );
+        match decode_event(e, Framing::JsonRpc).unwrap() {
+            Some(StreamResponse::StatusUpdate(u)) => assert_eq!(u.task_id, "t"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn bare_events_decode_directly() {
+        let e = ev(
+            None,
+            r#"{"task": {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_SUBMITTED"}}}"#,
+        );
+        assert!(matches!(
+            decode_event(e, Framing::Bare).unwrap(),
+            Some(StreamResponse::Task(_))
+        ));
+    }
+
+    #[test]
+    fn mid_stream_errors_map_to_their_codes() {
+        // Captured from a2a-sdk 1.3.0 (JSON-RPC and REST framing).
+        let rpc = ev(
+            Some("error"),
+            r#"{"error": {"code": -32006, "message": "Received Message object in task mode.", "data": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "INVALID_AGENT_RESPONSE", "domain": "a2a-protocol.org", "metadata": {}}]}, "id": "e1", "jsonrpc": "2.0"}"#,
+        );
+        assert_eq!(
+            decode_event(rpc, Framing::JsonRpc).unwrap_err().code_str(),
+            "a2a.invalid_agent_response"
+        );
+        let rest = ev(
+            Some("error"),
+            r#"{"error": {"code": 500, "status": "INTERNAL", "message": "agent crashed"}}"#,
+        );
+        assert_eq!(
+            decode_event(rest, Framing::Bare).unwrap_err().code_str(),
+            "a2a.internal"
+        );
+        let crash = ev(
+            None,
+            r#"{"error":{"code":-32603,"message":"agent exploded"},"id":"e2","jsonrpc":"2.0"}"#,
+        );
+        assert_eq!(
+            decode_event(crash, Framing::JsonRpc)
+                .unwrap_err()
+                .code_str(),
+            "a2a.internal"
+        );
+    }
+
+    #[test]
+    fn malformed_events_are_invalid_responses() {
+        for (e, f) in [
+            (ev(None, "{not json"), Framing::Bare),
+            (ev(None, r#"{"unknown": {}}"#), Framing::Bare),
+            (ev(None, r#"{"result": {}}"#), Framing::JsonRpc),
+            (ev(None, r#"{"jsonrpc":"2.0","id":1}"#), Framing::JsonRpc),
+            (ev(Some("error"), r#"{"oops": 1}"#), Framing::Bare),
+            (ev(Some("error"), ""), Framing::Bare),
+        ] {
+            assert_eq!(
+                decode_event(e, f).unwrap_err().code_str(),
+                "a2a.invalid_response"
+            );
+        }
+        assert!(
+            decode_event(ev(None, " "), Framing::Bare)
+                .unwrap()
+                .is_none()
+        );
+    }
+}

@@ -1,0 +1,75 @@
+//! The [`Transport`] trait: one async method per A2A operation the engine uses.
+
+use a2aflow_model::a2a::{
+    AgentCard, CancelTaskRequest, GetTaskRequest, ListTasksRequest, ListTasksResponse,
+    SendMessageRequest, SendMessageResponse, SubscribeToTaskRequest, Task,
+};
+use async_trait::async_trait;
+
+use crate::binding::Binding;
+use crate::error::TransportError;
+use crate::headers::CallOptions;
+use crate::stream::StreamResponseStream;
+
+/// An A2A 1.0 client binding to one agent interface. Object-safe: hold it as
+/// `Arc<dyn Transport>`.
+///
+/// No method retries by itself: an error before a task exists is returned as is, and deciding
+/// whether to send again is the caller's business. Dropping a returned stream closes its request.
+#[async_trait]
+pub trait Transport: Send + Sync + std::fmt::Debug {
+    /// The binding this transport speaks.
+    fn binding(&self) -> Binding;
+
+    /// The interface URL it sends to.
+    fn url(&self) -> &str;
+
+    /// `SendMessage`: blocks until the task is terminal or interrupted unless
+    /// `configuration.returnImmediately` is set; answers a `Task` or a `Message`.
+    async fn send_message(
+        &self,
+        request: &SendMessageRequest,
+        options: &CallOptions,
+    ) -> Result<SendMessageResponse, TransportError>;
+
+    /// `SendStreamingMessage`: a stream of events (first a `Task` or the single `Message`).
+    async fn send_streaming_message(
+        &self,
+        request: &SendMessageRequest,
+        options: &CallOptions,
+    ) -> Result<StreamResponseStream, TransportError>;
+
+    /// `GetTask`.
+    async fn get_task(
+        &self,
+        request: &GetTaskRequest,
+        options: &CallOptions,
+    ) -> Result<Task, TransportError>;
+
+    /// `ListTasks`.
+    async fn list_tasks(
+        &self,
+        request: &ListTasksRequest,
+        options: &CallOptions,
+    ) -> Result<ListTasksResponse, TransportError>;
+
+    /// `CancelTask`: the task as the agent holds it after the request.
+    async fn cancel_task(
+        &self,
+        request: &CancelTaskRequest,
+        options: &CallOptions,
+    ) -> Result<Task, TransportError>;
+
+    /// `SubscribeToTask`: the current `Task` first, then its updates.
+    async fn subscribe_to_task(
+        &self,
+        request: &SubscribeToTaskRequest,
+        options: &CallOptions,
+    ) -> Result<StreamResponseStream, TransportError>;
+
+    /// `GetExtendedAgentCard`.
+    async fn get_extended_agent_card(
+        &self,
+        options: &CallOptions,
+    ) -> Result<AgentCard, TransportError>;
+}
