@@ -200,6 +200,33 @@ error_codes! {
     DelegationInvalidRecord => "delegation.invalid_record",
 }
 
+/// The text of `docs/error-codes.md`, generated from [`ErrorCode::ALL`]: one table per namespace,
+/// in registry order. A test fails when the file drifts from this text.
+pub fn error_codes_markdown() -> String {
+    let mut out = String::from(
+        "# Error codes\n\n\
+         <!-- Generated from `ErrorCode::ALL` in crates/a2aflow-model/src/error_code.rs. Do not edit by hand:\n\
+         \x20    A2AFLOW_BLESS=1 cargo test -p a2aflow-model --test error_codes_doc -->\n\n\
+         Every stable error code a2aflow produces. Hosts match on these strings; they never change\n\
+         meaning. Host callbacks may fail with business codes of their own (`BusinessFailure`);\n\
+         those travel unchanged and are not listed here.\n",
+    );
+    let mut namespace = "";
+    for &code in ErrorCode::ALL {
+        let ns = code.as_str().split('.').next().unwrap_or_default();
+        if ns != namespace {
+            namespace = ns;
+            out.push_str(&format!("\n## `{ns}.*`\n\n| code | meaning |\n|---|---|\n"));
+        }
+        out.push_str(&format!(
+            "| `{}` | {} |\n",
+            code.as_str(),
+            code.description().trim().replace('|', "\\|")
+        ));
+    }
+    out
+}
+
 impl std::fmt::Display for ErrorCode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
