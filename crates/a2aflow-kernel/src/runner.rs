@@ -139,8 +139,23 @@ async fn run_with_sink(
             json!({"workflow": workflow.name, "workflowId": workflow.id, "steps": workflow.steps.len()})
         })
         .await;
-        let problems = graph::check(&workflow);
-        let result = if problems.is_empty() {
+        let validation = a2aflow_model::validate(&workflow);
+        let result = if let Err(errors) = validation {
+            let failure = errors.to_failure();
+            tracing::warn!(code = %failure.code, error = %failure.message, "workflow rejected before scheduling");
+            hub.emit(EventKind::Error, None, None, None, || {
+                json!({"error": failure.message, "errorCode": failure.code, "failure": failure})
+            })
+            .await;
+            ExecutionResult {
+                execution_id: execution_id.to_string(),
+                workflow_id: workflow.id.clone(),
+                success: false,
+                failure: Some(failure),
+                steps: Vec::new(),
+                skipped_steps: workflow.steps.iter().map(|s| s.name.clone()).collect(),
+            }
+        } else {
             let shared = Arc::new(RunShared {
                 execution_id: execution_id.clone(),
                 workflow: workflow.clone(),
@@ -172,21 +187,6 @@ async fn run_with_sink(
                 }
             }
             result
-        } else {
-            let failure = graph::summarise(problems);
-            tracing::warn!(code = %failure.code, error = %failure.message, "workflow rejected before scheduling");
-            hub.emit(EventKind::Error, None, None, None, || {
-                json!({"error": failure.message, "errorCode": failure.code, "failure": failure})
-            })
-            .await;
-            ExecutionResult {
-                execution_id: execution_id.to_string(),
-                workflow_id: workflow.id.clone(),
-                success: false,
-                failure: Some(failure),
-                steps: Vec::new(),
-                skipped_steps: workflow.steps.iter().map(|s| s.name.clone()).collect(),
-            }
         };
         if let Some(hook) = &options.on_finish {
             if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(&result))) {

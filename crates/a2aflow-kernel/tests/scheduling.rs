@@ -178,13 +178,19 @@ async fn s_sched_16_task_ids_are_distinct_and_stable() {
 }
 
 #[tokio::test]
-async fn s_sched_17_any_success_without_subtasks_succeeds() {
+async fn s_sched_17_step_without_subtasks() {
+    // A SELF_LOOP step without subtasks succeeds; the model's validator rejects an empty
+    // ANY_SUCCESS / ALL_SUCCESS step up front (workflow.empty_subtasks), with zero sends.
     let host = Arc::new(Host::default());
     let client = Arc::new(InMemoryClient::new());
     let rec = Recorder::default();
-    let r = go(wf(vec![typed(step("any", &[], &["next"]), StepType::AnySuccess), step("next", &["a"], &[])]), &host, &client, &rec).await;
-    assert!(r.success);
-    assert_eq!(ran(&r), vec!["any", "next"]);
+    let r = go(wf(vec![typed(step("local", &[], &["next"]), StepType::SelfLoop), step("next", &["a"], &[])]), &host, &client, &rec).await;
+    assert!(r.success, "{:?}", r.failure);
+    assert_eq!(ran(&r), vec!["local", "next"]);
+    assert!(host.self_calls().is_empty());
+    let r = go(wf(vec![typed(step("any", &[], &[]), StepType::AnySuccess)]), &host, &client, &rec).await;
+    assert_eq!(r.failure.unwrap().code, "workflow.empty_subtasks");
+    assert_eq!(client.total_dispatches(), 1);
 }
 
 #[tokio::test(start_paused = true)]
