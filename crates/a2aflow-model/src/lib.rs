@@ -23,6 +23,8 @@ pub mod event;
 pub mod load;
 pub mod problem;
 pub mod rpc_status;
+#[cfg(feature = "schema")]
+pub mod schema;
 pub mod source_map;
 pub mod validate;
 
