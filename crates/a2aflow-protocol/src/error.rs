@@ -202,27 +202,16 @@ pub const EXCERPT_LIMIT: usize = 256;
 /// Credentials that servers echo back (`Bearer …`, `Basic …`, `token=…`, JSON fields named like
 /// secrets) are replaced by `***`; control characters and runs of whitespace collapse to one space.
 pub fn excerpt(body: &[u8]) -> String {
-    let text = String::from_utf8_lossy(&body[..body.len().min(EXCERPT_LIMIT * 4)]);
-    let mut words: Vec<String> = Vec::new();
-    let mut redact_next = false;
-    for w in text.split(|c: char| c.is_whitespace() || c.is_control()) {
-        if w.is_empty() {
-            continue;
-        }
-        if redact_next {
-            words.push("***".into());
-            redact_next = false;
-            continue;
-        }
-        let lower = w.to_ascii_lowercase();
-        if lower == "bearer" || lower == "basic" {
-            redact_next = true;
-            words.push(w.to_owned());
-            continue;
-        }
-        words.push(redact_word(w));
-    }
-    let mut s = words.join(" ");
+    let raw = String::from_utf8_lossy(&body[..body.len().min(EXCERPT_LIMIT * 4)]);
+    let scrubbed = crate::wirelog::redact_credentials_in_text(
+        &crate::wirelog::redact_json_like_text(&raw, &crate::wirelog::RedactionPolicy::new()),
+    );
+    let mut s = scrubbed
+        .split(|c: char| c.is_whitespace() || c.is_control())
+        .filter(|w| !w.is_empty())
+        .map(redact_word)
+        .collect::<Vec<_>>()
+        .join(" ");
     if s.len() > EXCERPT_LIMIT {
         let mut cut = EXCERPT_LIMIT;
         while !s.is_char_boundary(cut) {
@@ -249,7 +238,8 @@ const SECRET_KEYS: &[&str] = &[
     "credentials",
 ];
 
-/// Redacts `key=value`, `key:value` and `"key":"value"` when the key looks like a secret.
+/// Redacts `key=value` and `key:value` words when the key looks like a secret (form and header
+/// shapes; JSON fields and `Bearer`/`Basic` values are handled by the wire log's redaction).
 fn redact_word(w: &str) -> String {
     for sep in ['=', ':'] {
         if let Some(p) = w.find(sep) {

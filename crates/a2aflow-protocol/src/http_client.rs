@@ -22,6 +22,7 @@ use crate::envelope::classify_error_body;
 use crate::error::{TimeoutPhase, TransportError};
 use crate::headers::{CallOptions, RequestHeaders, merge_hook_headers, protocol_headers};
 use crate::limits::Limits;
+use crate::wirelog::WireLog;
 
 /// The well-known path of the public agent card.
 pub const AGENT_CARD_PATH: &str = "/.well-known/agent-card.json";
@@ -38,6 +39,15 @@ struct Inner {
     client: Client<Connector, Full<Bytes>>,
     limits: Limits,
     headers: Option<Arc<dyn RequestHeaders>>,
+    wire: WireTap,
+    send_version: bool,
+}
+
+/// The wire log and the agent label its lines carry.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct WireTap {
+    pub(crate) log: WireLog,
+    pub(crate) agent: String,
 }
 
 impl std::fmt::Debug for HttpClient {
@@ -50,14 +60,44 @@ impl std::fmt::Debug for HttpClient {
 }
 
 /// Builds an [`HttpClient`].
-#[derive(Default)]
 pub struct HttpClientBuilder {
     limits: Limits,
     tls: Option<Arc<rustls::ClientConfig>>,
     headers: Option<Arc<dyn RequestHeaders>>,
+    wire: WireTap,
+    send_version: bool,
+}
+
+impl Default for HttpClientBuilder {
+    fn default() -> Self {
+        HttpClientBuilder {
+            limits: Limits::default(),
+            tls: None,
+            headers: None,
+            wire: WireTap::default(),
+            send_version: true,
+        }
+    }
 }
 
 impl HttpClientBuilder {
+    /// Logs every request, response and SSE event through this (redacting) wire log, labelled
+    /// with `agent`. Off by default.
+    pub fn wire_log(mut self, log: WireLog, agent: impl Into<String>) -> Self {
+        self.wire = WireTap {
+            log,
+            agent: agent.into(),
+        };
+        self
+    }
+
+    /// Conformance testing only: `false` leaves out the `A2A-Version` header, to check how a
+    /// peer answers a client that does not declare 1.0. Never turn it off for real traffic.
+    pub fn send_version_header(mut self, on: bool) -> Self {
+        self.send_version = on;
+        self
+    }
+
     /// Uses these limits (default: [`Limits::default`]).
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
@@ -103,6 +143,8 @@ impl HttpClientBuilder {
                 client,
                 limits: self.limits,
                 headers: self.headers,
+                wire: self.wire,
+                send_version: self.send_version,
             }),
         })
     }
@@ -167,6 +209,10 @@ impl HttpClient {
         &self.inner.limits
     }
 
+    pub(crate) fn wire_tap(&self) -> &WireTap {
+        &self.inner.wire
+    }
+
     /// Fetches the public agent card. `url` is either the card URL itself or the agent's base
     /// URL (no path, or `/`), to which `/.well-known/agent-card.json` is added. `A2A-Version: 1.0`
     /// is sent, as on every request.
@@ -201,7 +247,16 @@ impl HttpClient {
         let work = async {
             let resp = self.send(&out, opts).await?;
             let status = resp.status();
-            let body = read_limited(resp.into_body(), self.inner.limits.max_response_body).await?;
+            let (parts, incoming) = resp.into_parts();
+            let body = read_limited(incoming, self.inner.limits.max_response_body).await?;
+            let tap = &self.inner.wire;
+            tap.log.log_response(
+                &tap.agent,
+                &out.uri.to_string(),
+                status,
+                &parts.headers,
+                &body,
+            );
             Ok(Reply { status, body })
         };
         tokio::time::timeout_at(deadline, work)
@@ -232,7 +287,15 @@ impl HttpClient {
                         .to_ascii_lowercase()
                         .starts_with("text/event-stream")
                 });
+            let tap = &self.inner.wire;
             if status.is_success() && is_sse {
+                tap.log.log_response(
+                    &tap.agent,
+                    &out.uri.to_string(),
+                    status,
+                    resp.headers(),
+                    b"",
+                );
                 return Ok(resp.into_body());
             }
             let ct = resp
@@ -241,7 +304,15 @@ impl HttpClient {
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or("none")
                 .to_owned();
-            let body = read_limited(resp.into_body(), limit).await?;
+            let (parts, incoming) = resp.into_parts();
+            let body = read_limited(incoming, limit).await?;
+            tap.log.log_response(
+                &tap.agent,
+                &out.uri.to_string(),
+                status,
+                &parts.headers,
+                &body,
+            );
             Err(
                 classify_error_body(status.as_u16(), &body).unwrap_or_else(|| {
                     TransportError::InvalidResponse(format!(
@@ -290,6 +361,9 @@ impl HttpClient {
     ) -> Result<Response<Incoming>, TransportError> {
         let mut headers = HeaderMap::new();
         protocol_headers(&mut headers, &opts.extensions).map_err(TransportError::Headers)?;
+        if !self.inner.send_version {
+            headers.remove(crate::headers::A2A_VERSION);
+        }
         if out.body.is_some() {
             headers.insert(
                 header::CONTENT_TYPE,
@@ -319,8 +393,15 @@ impl HttpClient {
             .uri(out.uri.clone())
             .body(Full::new(out.body.clone().unwrap_or_default()))
             .map_err(|e| TransportError::InvalidRequest(e.to_string()))?;
+        let tap = &self.inner.wire;
+        tap.log.log_request(
+            &tap.agent,
+            &out.method,
+            &out.uri.to_string(),
+            &headers,
+            out.body.as_deref().unwrap_or_default(),
+        );
         *req.headers_mut() = headers;
-        tracing::trace!(target: "a2aflow::transport", method = %out.method, uri = %out.uri, "request");
         self.inner
             .client
             .request(req)

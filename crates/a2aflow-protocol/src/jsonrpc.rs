@@ -112,6 +112,8 @@ impl JsonRpcTransport {
         let limits = self.client.limits();
         Ok(event_stream(
             incoming,
+            self.client.wire_tap().clone(),
+            self.url.clone(),
             Framing::JsonRpc,
             limits.max_sse_event,
             limits.idle_stream_timeout,

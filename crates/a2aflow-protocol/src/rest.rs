@@ -138,6 +138,8 @@ impl RestTransport {
         let limits = self.client.limits();
         Ok(event_stream(
             incoming,
+            self.client.wire_tap().clone(),
+            uri.to_string(),
             Framing::Bare,
             limits.max_sse_event,
             limits.idle_stream_timeout,

@@ -15,7 +15,7 @@ use tokio::time::Instant;
 
 use crate::envelope::remote_error;
 use crate::error::{TimeoutPhase, TransportError};
-use crate::http_client::classify_body_error;
+use crate::http_client::{WireTap, classify_body_error};
 use crate::sse::{SseError, SseEvent, SseParser};
 
 /// A stream of A2A events. It ends after the server closes the stream or after the first error
@@ -86,6 +86,8 @@ struct State {
     idle: Duration,
     deadline: Option<(Instant, TimeoutPhase, Duration)>,
     eof: bool,
+    tap: WireTap,
+    url: String,
     failure: Option<TransportError>,
     done: bool,
 }
@@ -103,8 +105,11 @@ fn sse_error(e: SseError) -> TransportError {
 }
 
 /// Wraps an open SSE body.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn event_stream(
     body: Incoming,
+    tap: WireTap,
+    url: String,
     framing: Framing,
     max_event: usize,
     idle: Duration,
@@ -118,6 +123,8 @@ pub(crate) fn event_stream(
         idle,
         deadline,
         eof: false,
+        tap,
+        url,
         failure: None,
         done: false,
     };
@@ -127,6 +134,9 @@ pub(crate) fn event_stream(
                 return None;
             }
             if let Some(ev) = st.queue.pop_front() {
+                st.tap
+                    .log
+                    .log_sse_event(&st.tap.agent, &st.url, ev.event.as_deref(), &ev.data);
                 match decode_event(ev, st.framing) {
                     Ok(Some(item)) => return Some((Ok(item), st)),
                     Ok(None) => continue,
