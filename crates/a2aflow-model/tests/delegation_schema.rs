@@ -432,7 +432,13 @@ fn every_wrong_type_or_value_fails_where_it_is() {
             Example::Task,
             "/artifacts/0/artifactId",
             json!("/result"),
-            "does not match",
+            "shorter than 8 characters",
+        ),
+        (
+            Example::Task,
+            "/artifacts/0/artifactId",
+            json!("e1/output"),
+            "does not match \"/result$\"",
         ),
         (
             Example::Task,
