@@ -7,6 +7,7 @@
 //! * `graph/` — structurally valid, so both accept, but [`validate`] rejects with the code the
 //!   file is named after. These are the rules a schema cannot express (the split is documented
 //!   in docs/guide/workflows.md).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic on broken fixtures
 #![cfg(feature = "schema")]
 
 use a2aflow_model::schema::check_workflow_schema;
