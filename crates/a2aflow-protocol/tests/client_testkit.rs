@@ -1,0 +1,644 @@
+//! The engine client end to end against the testkit agent server over real loopback HTTP
+//! (JSON-RPC and HTTP+JSON, blocking and streaming), and through the kernel runner.
+
+use a2aflow_kernel::{
+    CallbackError, ControlPoint, DispatchRequest, EventEmitter, NegotiationHook, RemoteClient,
+    RunInput, RunOptions, TaskFailure, TaskOutcome,
+};
+use a2aflow_model::a2a::{Part, PartContent, TaskState};
+use a2aflow_model::{
+    ErrorCode, Failure, LoadOptions, MessageContent, NegotiationReply, NegotiationRequest,
+    StepType, TaskInput, TaskRequest, WorkflowInput, load_workflow_value,
+};
+use a2aflow_protocol::client::{A2aEngineClient, ClientConfig};
+use a2aflow_protocol::{Binding, CallOptions, HttpClient, Transport, connect};
+use a2aflow_testkit::{AgentSpec, Fault, Proposal, Reply, Route, Script, TaskScript, TestServer};
+use async_trait::async_trait;
+use serde_json::{Map, Value, json};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+const NEG: &str =
+    "https://projects.tmforum.org/a2aproject/telecommunication/extensions/Negotiation-T/v1";
+
+async fn transport_for(
+    server: &TestServer,
+    name: &str,
+    rest: bool,
+) -> (a2aflow_model::a2a::AgentCard, Arc<dyn Transport>) {
+    let http = HttpClient::new().unwrap();
+    let card = http
+        .fetch_agent_card(&server.card_url(name), &CallOptions::default())
+        .await
+        .unwrap();
+    let preference: &[Binding] = if rest {
+        &[Binding::HttpJson]
+    } else {
+        Binding::DEFAULT_PREFERENCE
+    };
+    let transport = connect(&card, &http, preference).unwrap();
+    (card, transport)
+}
+
+async fn client_for(
+    server: &TestServer,
+    names: &[&str],
+    rest: bool,
+    config: ClientConfig,
+) -> A2aEngineClient {
+    let mut client = A2aEngineClient::new(config).unwrap();
+    for name in names {
+        let (card, transport) = transport_for(server, name, rest).await;
+        client.add_agent(&card, transport).unwrap();
+    }
+    client
+}
+
+fn neg_agent(name: &str) -> AgentSpec {
+    AgentSpec::new(name).extension(NEG, false)
+}
+
+fn activated(text: &str) -> MessageContent {
+    let mut c = MessageContent::text(text);
+    c.extensions = vec![NEG.to_owned()];
+    c
+}
+
+/// The host's ending reply to a proposal: same id, round and maxRounds.
+fn answer(request: &NegotiationRequest, performative: &str) -> NegotiationReply {
+    let mut ctx = request.negotiation_context.clone();
+    ctx["performative"] = json!(performative);
+    let mut meta = Map::new();
+    meta.insert(
+        NEG.to_owned(),
+        json!(format!("## Information Negotiation Result\n{performative}")),
+    );
+    meta.insert("negotiationContext".to_owned(), ctx);
+    NegotiationReply::Send {
+        content: MessageContent {
+            parts: vec![Part::text("area: Songshanhu")],
+            metadata: Some(meta),
+            extensions: vec![NEG.to_owned()],
+        },
+    }
+}
+
+type Decide = Box<dyn Fn(&NegotiationRequest) -> Option<NegotiationReply> + Send + Sync>;
+
+/// A hook deciding with a closure; `None` never answers.
+struct Hook {
+    decide: Decide,
+    calls: Mutex<Vec<NegotiationRequest>>,
+}
+
+impl Hook {
+    fn new(
+        decide: impl Fn(&NegotiationRequest) -> Option<NegotiationReply> + Send + Sync + 'static,
+    ) -> Self {
+        Hook {
+            decide: Box::new(decide),
+            calls: Mutex::default(),
+        }
+    }
+    fn rounds(&self) -> Vec<i64> {
+        self.calls
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|r| r.negotiation_context["round"].as_i64().unwrap())
+            .collect()
+    }
+}
+
+#[async_trait]
+impl NegotiationHook for Hook {
+    async fn negotiate(&self, request: NegotiationRequest) -> Result<NegotiationReply, Failure> {
+        let decided = (self.decide)(&request);
+        self.calls.lock().unwrap().push(request);
+        match decided {
+            Some(r) => Ok(r),
+            None => std::future::pending().await,
+        }
+    }
+}
+
+fn task_request(agent: &str) -> TaskRequest {
+    TaskRequest {
+        execution_id: "exec".into(),
+        workflow_id: "wf".into(),
+        step_name: "s".into(),
+        step_type: StepType::AllSuccess,
+        subtask_index: 0,
+        local_task_id: "local".into(),
+        agent: agent.into(),
+        skill: String::new(),
+        description: "d".into(),
+        input: TaskInput::default(),
+        workflow_input: WorkflowInput::default(),
+    }
+}
+
+async fn dispatch(
+    client: &A2aEngineClient,
+    agent: &str,
+    content: MessageContent,
+    hook: &Hook,
+    budget: Duration,
+) -> Result<TaskOutcome, TaskFailure> {
+    let tr = task_request(agent);
+    client
+        .dispatch(DispatchRequest {
+            execution_id: "exec",
+            local_task_id: "local",
+            agent,
+            skill: "",
+            content,
+            task: &tr,
+            deadline: Instant::now() + budget,
+            cancel: CancellationToken::new(),
+            negotiation: hook,
+            events: EventEmitter::disabled(),
+        })
+        .await
+}
+
+fn count(server: &TestServer, agent: &str, route: Route) -> usize {
+    server
+        .requests()
+        .iter()
+        .filter(|r| r.agent.as_deref() == Some(agent) && r.route == Some(route))
+        .count()
+}
+
+fn state_of(server: &TestServer, agent: &str, task_id: &str) -> String {
+    server.task(agent, task_id).unwrap()["status"]["state"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+fn data_outputs(o: &TaskOutcome) -> Vec<Value> {
+    o.outputs
+        .iter()
+        .flat_map(|out| out.parts.iter())
+        .filter_map(|p| match &p.content {
+            PartContent::Data(v) => Some(v.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+const LONG: Duration = Duration::from_secs(20);
+
+/// REJECT in round 1 makes the agent propose round 2; ACCEPT completes.
+fn reject_then_accept(r: &NegotiationRequest) -> Option<NegotiationReply> {
+    let round = r.negotiation_context["round"].as_i64().unwrap();
+    Some(answer(r, if round == 1 { "REJECT" } else { "ACCEPT" }))
+}
+
+async fn negotiation_across_rounds(streaming: bool, rest: bool) {
+    let server = TestServer::builder()
+        .agent(neg_agent("neg").streaming(streaming))
+        .spawn()
+        .await
+        .unwrap();
+    let client = client_for(&server, &["neg"], rest, ClientConfig::default()).await;
+    let hook = Hook::new(reject_then_accept);
+    let out = dispatch(&client, "neg", activated("negotiate area"), &hook, LONG)
+        .await
+        .unwrap();
+    assert_eq!(hook.rounds(), [1, 2]);
+    assert_eq!(data_outputs(&out)[0]["negotiation"], json!("accepted"));
+    assert_eq!(data_outputs(&out)[0]["round"], json!(2));
+    let sends = count(
+        &server,
+        "neg",
+        if streaming {
+            Route::Stream
+        } else {
+            Route::Send
+        },
+    );
+    assert_eq!(sends, 3, "initial send and one reply per round");
+    let calls = hook.calls.lock().unwrap();
+    assert_eq!(calls[1].previous_exchanges.len(), 1);
+    assert_eq!(calls[1].remote_task_id, out.remote_task_id);
+    drop(calls);
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn negotiation_across_rounds_jsonrpc_blocking() {
+    negotiation_across_rounds(false, false).await;
+}
+
+#[tokio::test]
+async fn negotiation_across_rounds_rest_streaming() {
+    negotiation_across_rounds(true, true).await;
+}
+
+#[tokio::test]
+async fn s_neg_02_repeated_proposal_is_observed_not_resent() {
+    let proposal = Proposal::information(1, 3, "area");
+    let again = proposal.clone();
+    let spec = neg_agent("dup").streaming(false).script(move |_| {
+        let again = again.clone();
+        TaskScript::new()
+            .propose(&again.clone(), move |_| {
+                // The agent shows the same proposal once more before finishing.
+                TaskScript::new()
+                    .status_with(TaskState::InputRequired, again.to_message())
+                    .delay(Duration::from_millis(300))
+                    .working()
+                    .complete_with("done")
+                    .into()
+            })
+            .into()
+    });
+    let server = TestServer::builder().agent(spec).spawn().await.unwrap();
+    let client = client_for(&server, &["dup"], false, ClientConfig::default()).await;
+    let hook = Hook::new(|r| Some(answer(r, "ACCEPT")));
+    let out = dispatch(&client, "dup", activated("go"), &hook, LONG)
+        .await
+        .unwrap();
+    assert_eq!(
+        hook.rounds(),
+        [1],
+        "the repeated proposal does not reach the host again"
+    );
+    assert_eq!(
+        count(&server, "dup", Route::Send),
+        2,
+        "and is not answered again"
+    );
+    assert!(
+        count(&server, "dup", Route::Get) >= 1,
+        "it is observed by polling"
+    );
+    assert_eq!(
+        state_of(&server, "dup", out.remote_task_id.as_deref().unwrap()),
+        "TASK_STATE_COMPLETED"
+    );
+    drop(proposal);
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn last_allowed_round_is_still_answerable() {
+    let spec = neg_agent("last").script(|_| {
+        TaskScript::new()
+            .propose(&Proposal::information(3, 3, "area"), |_| {
+                TaskScript::new()
+                    .complete_with("agreed in the last round")
+                    .into()
+            })
+            .into()
+    });
+    let server = TestServer::builder().agent(spec).spawn().await.unwrap();
+    let client = client_for(&server, &["last"], false, ClientConfig::default()).await;
+    let hook = Hook::new(|r| Some(answer(r, "ACCEPT")));
+    dispatch(&client, "last", activated("go"), &hook, LONG)
+        .await
+        .unwrap();
+    assert_eq!(hook.rounds(), [3]);
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn stop_fails_with_the_host_code_and_cancels_the_remote_task() {
+    let server = TestServer::builder()
+        .agent(neg_agent("neg"))
+        .spawn()
+        .await
+        .unwrap();
+    let client = client_for(&server, &["neg"], false, ClientConfig::default()).await;
+    let hook = Hook::new(|_| {
+        Some(NegotiationReply::Stop {
+            code: "biz.area_unknown".into(),
+            reason: "no such area".into(),
+        })
+    });
+    let e = dispatch(&client, "neg", activated("negotiate"), &hook, LONG)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (e.failure.code.as_str(), e.failure.message.as_str()),
+        ("biz.area_unknown", "no such area")
+    );
+    assert_eq!(count(&server, "neg", Route::Cancel), 1);
+    assert_eq!(
+        state_of(&server, "neg", e.remote_task_id.as_deref().unwrap()),
+        "TASK_STATE_CANCELED"
+    );
+    assert_eq!(
+        count(&server, "neg", Route::Stream),
+        1,
+        "no Abort is synthesised"
+    );
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn s_neg_22_budget_exhaustion_fails_and_cancels() {
+    let server = TestServer::builder()
+        .agent(neg_agent("neg"))
+        .spawn()
+        .await
+        .unwrap();
+    let config = ClientConfig::default().with_max_negotiation_exchanges(1);
+    let client = client_for(&server, &["neg"], true, config).await;
+    let hook = Hook::new(|r| Some(answer(r, "REJECT")));
+    let e = dispatch(&client, "neg", activated("negotiate"), &hook, LONG)
+        .await
+        .unwrap_err();
+    assert!(e.failure.is(ErrorCode::NegotiationBudgetExhausted), "{e:?}");
+    assert_eq!(hook.rounds(), [1]);
+    assert_eq!(count(&server, "neg", Route::Cancel), 1);
+    assert_eq!(
+        state_of(&server, "neg", e.remote_task_id.as_deref().unwrap()),
+        "TASK_STATE_CANCELED"
+    );
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn s_neg_15_pre_task_mode_replies_without_task_id() {
+    let spec = neg_agent("pre").streaming(false).script(|m| {
+        if m.task_id().is_some() {
+            return Script::reply_text("unexpected task id");
+        }
+        Reply::propose(&Proposal::information(1, 3, "area"))
+            .then(|_| {
+                TaskScript::new()
+                    .complete_with("agreed before any task")
+                    .into()
+            })
+            .into()
+    });
+    let server = TestServer::builder().agent(spec).spawn().await.unwrap();
+    let client = client_for(&server, &["pre"], false, ClientConfig::default()).await;
+    let hook = Hook::new(|r| Some(answer(r, "ACCEPT")));
+    let out = dispatch(&client, "pre", activated("go"), &hook, LONG)
+        .await
+        .unwrap();
+    assert_eq!(hook.rounds(), [1]);
+    assert_eq!(hook.calls.lock().unwrap()[0].remote_task_id, None);
+    let sends: Vec<Value> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.route == Some(Route::Send))
+        .map(|r| r.body.unwrap()["params"]["message"].clone())
+        .collect();
+    assert_eq!(sends.len(), 2);
+    assert!(sends.iter().all(|m| m.get("taskId").is_none()));
+    assert_eq!(sends[0]["contextId"], sends[1]["contextId"]);
+    let texts: Vec<String> = out
+        .outputs
+        .iter()
+        .flat_map(|o| o.parts.iter())
+        .filter_map(|p| p.as_text().map(str::to_owned))
+        .collect();
+    assert_eq!(texts, ["agreed before any task"]);
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn deadline_mid_negotiation_fails_and_cancels_without_a_late_reply() {
+    let server = TestServer::builder()
+        .agent(neg_agent("neg"))
+        .spawn()
+        .await
+        .unwrap();
+    let client = client_for(&server, &["neg"], false, ClientConfig::default()).await;
+    let hook = Hook::new(|_| None);
+    let e = dispatch(
+        &client,
+        "neg",
+        activated("negotiate"),
+        &hook,
+        Duration::from_millis(800),
+    )
+    .await
+    .unwrap_err();
+    assert!(e.failure.is(ErrorCode::WorkflowTimeout));
+    assert_eq!(count(&server, "neg", Route::Stream), 1);
+    assert_eq!(count(&server, "neg", Route::Cancel), 1);
+    assert_eq!(
+        state_of(&server, "neg", e.remote_task_id.as_deref().unwrap()),
+        "TASK_STATE_CANCELED"
+    );
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn dropped_stream_is_resubscribed_and_chunks_assemble() {
+    let server = TestServer::builder()
+        .agent(AgentSpec::new("s"))
+        .spawn()
+        .await
+        .unwrap();
+    server
+        .set_fault_times(
+            "s",
+            Route::Stream,
+            Fault::ResetMidStream { after_events: 3 },
+            1,
+        )
+        .unwrap();
+    let client = client_for(&server, &["s"], false, ClientConfig::default()).await;
+    let hook = Hook::new(|_| None);
+    let out = dispatch(
+        &client,
+        "s",
+        MessageContent::text("stream please"),
+        &hook,
+        LONG,
+    )
+    .await
+    .unwrap();
+    let text: String = out
+        .outputs
+        .iter()
+        .flat_map(|o| o.parts.iter())
+        .filter_map(Part::as_text)
+        .collect();
+    assert_eq!(text, "chunk-1 chunk-2 chunk-3");
+    assert_eq!(
+        count(&server, "s", Route::Stream),
+        1,
+        "the command is never resent"
+    );
+    assert!(count(&server, "s", Route::Subscribe) >= 1);
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn auth_required_is_a_gate_left_open_for_attach() {
+    let server = TestServer::builder()
+        .agent(AgentSpec::new("a").streaming(false))
+        .spawn()
+        .await
+        .unwrap();
+    let client = client_for(&server, &["a"], false, ClientConfig::default()).await;
+    let hook = Hook::new(|_| None);
+    let e = dispatch(&client, "a", MessageContent::text("auth me"), &hook, LONG)
+        .await
+        .unwrap_err();
+    assert!(e.failure.is(ErrorCode::A2aAuthRequired));
+    assert_eq!(e.failure.details["gate"], json!(true));
+    assert!(
+        e.received_messages.last().unwrap().message.is_some(),
+        "the evidence is kept"
+    );
+    assert_eq!(count(&server, "a", Route::Cancel), 0);
+    let task_id = e.remote_task_id.clone().unwrap();
+    assert_eq!(state_of(&server, "a", &task_id), "TASK_STATE_AUTH_REQUIRED");
+    // Attaching again by context id finds the same gate.
+    let again = client
+        .attach(
+            "a",
+            e.context_id.as_deref().unwrap(),
+            Instant::now() + LONG,
+            CancellationToken::new(),
+            EventEmitter::disabled(),
+        )
+        .await
+        .unwrap_err();
+    assert!(again.failure.is(ErrorCode::A2aAuthRequired));
+    assert_eq!(again.remote_task_id.as_deref(), Some(task_id.as_str()));
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn attach_after_a_simulated_host_restart() {
+    let server = TestServer::builder()
+        .agent(AgentSpec::new("w").streaming(false))
+        .spawn()
+        .await
+        .unwrap();
+    let first = client_for(&server, &["w"], false, ClientConfig::default()).await;
+    let hook = Hook::new(|_| None);
+    // The host "crashes" once its send reached the agent: the dispatch future is dropped.
+    let context_id = {
+        let sending = dispatch(
+            &first,
+            "w",
+            MessageContent::text("slow 1 restart"),
+            &hook,
+            LONG,
+        );
+        tokio::pin!(sending);
+        loop {
+            tokio::select! {
+                r = &mut sending => panic!("finished before the restart: {r:?}"),
+                () = tokio::time::sleep(Duration::from_millis(20)) => {}
+            }
+            if let Some(req) = server
+                .requests()
+                .into_iter()
+                .find(|r| r.route == Some(Route::Send))
+            {
+                break req.body.unwrap()["params"]["message"]["contextId"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned();
+            }
+        }
+    };
+    drop(first);
+    let restarted = client_for(&server, &["w"], false, ClientConfig::default()).await;
+    let (_, transport) = transport_for(&server, "w", false).await;
+    let list = a2aflow_model::a2a::ListTasksRequest {
+        context_id: Some(context_id.clone()),
+        status: None,
+        page_size: None,
+        page_token: None,
+        history_length: None,
+        status_timestamp_after: None,
+        include_artifacts: None,
+        tenant: None,
+    };
+    while transport
+        .list_tasks(&list, &CallOptions::default())
+        .await
+        .unwrap()
+        .tasks
+        .is_empty()
+    {
+        tokio::task::yield_now().await;
+    }
+    let out = restarted
+        .attach(
+            "w",
+            &context_id,
+            Instant::now() + LONG,
+            CancellationToken::new(),
+            EventEmitter::disabled(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.context_id.as_deref(), Some(context_id.as_str()));
+    assert_eq!(data_outputs(&out)[0]["sleptSeconds"], json!(1.0));
+    assert_eq!(count(&server, "w", Route::Send), 1, "attach sends nothing");
+    server.shutdown().await.unwrap();
+}
+
+struct EchoHost;
+
+#[async_trait]
+impl ControlPoint for EchoHost {
+    async fn on_task(&self, request: TaskRequest) -> Result<MessageContent, CallbackError> {
+        Ok(MessageContent::text(request.description))
+    }
+}
+
+#[tokio::test]
+async fn s_cancel_09_any_success_loser_is_cancelled_remotely() {
+    let server = TestServer::builder()
+        .agent(AgentSpec::new("fast").streaming(false))
+        .agent(AgentSpec::new("slow"))
+        .spawn()
+        .await
+        .unwrap();
+    let client = client_for(&server, &["fast", "slow"], false, ClientConfig::default()).await;
+    let workflow = load_workflow_value(
+        &json!({
+            "id": "wf", "name": "any",
+            "steps": [{"name": "race", "type": "ANY_SUCCESS", "subtasks": [
+                {"agent": "slow", "description": "slow 30 loser"},
+                {"agent": "fast", "description": "task winner"}
+            ]}]
+        }),
+        LoadOptions::LENIENT,
+    )
+    .unwrap()
+    .workflow;
+    let options = RunOptions {
+        timeout: Duration::from_secs(20),
+        ..RunOptions::default()
+    };
+    let result = a2aflow_kernel::run(
+        workflow,
+        RunInput::default(),
+        Arc::new(EchoHost),
+        Arc::new(client),
+        options,
+    )
+    .await;
+    assert!(result.success, "{:?}", result.failure);
+    let views = &result.steps[0].task_results;
+    let loser = views.iter().find(|v| v.agent_name == "slow").unwrap();
+    assert_eq!(loser.error_code.as_deref(), Some("workflow.cancelled"));
+    assert_eq!(count(&server, "slow", Route::Cancel), 1);
+    let slow_task = server
+        .requests()
+        .into_iter()
+        .find(|r| r.agent.as_deref() == Some("slow") && r.route == Some(Route::Cancel))
+        .and_then(|r| r.body)
+        .unwrap();
+    let id = slow_task["params"]["id"].as_str().unwrap().to_owned();
+    assert_eq!(state_of(&server, "slow", &id), "TASK_STATE_CANCELED");
+    server.shutdown().await.unwrap();
+}
