@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures_util::stream;
+use futures_util::{StreamExt, stream};
 use http_body::Frame;
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full, StreamBody};
@@ -41,13 +41,27 @@ fn injected(what: &str) -> BodyError {
     format!("a2aflow-testkit injected fault: {what}").into()
 }
 
+/// Returns `Pending` once so hyper flushes what it has written before an injected reset.
+async fn flush_pause() {
+    tokio::task::yield_now().await;
+    tokio::task::yield_now().await;
+}
+
 /// The first half of `bytes`, then an error (the connection is dropped mid-body).
 pub(crate) fn reset_mid_body(bytes: Bytes) -> Body {
     let half = bytes.slice(..bytes.len() / 2);
-    from_frames(stream::iter([
-        Ok(Frame::data(half)),
-        Err(injected("reset mid-body")),
-    ]))
+    from_frames(
+        stream::unfold(Some(half), |state| async move {
+            match state {
+                Some(half) => Some((Ok(Frame::data(half)), None)),
+                None => {
+                    flush_pause().await;
+                    Some((Err(injected("reset mid-body")), None))
+                }
+            }
+        })
+        .take(2),
+    )
 }
 
 /// A JSON body of about `size` bytes: `prefix`, a long run of `x`, `suffix`, in 64 KiB frames.
@@ -213,6 +227,7 @@ async fn next_frame(st: &mut SseState) -> Option<Result<Frame<Bytes>, BodyError>
     match st.fault {
         Some(Fault::ResetMidStream { after_events }) if st.emitted >= after_events => {
             st.finished = true;
+            flush_pause().await;
             return Some(Err(injected("reset mid-stream")));
         }
         Some(Fault::TruncatedSse { after_events }) if st.emitted >= after_events => {

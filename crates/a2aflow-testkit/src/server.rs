@@ -75,7 +75,7 @@ pub struct TestServer {
     addr: SocketAddr,
     base_url: String,
     conns: TaskTracker,
-    accept: Option<JoinHandle<()>>,
+    accept: std::sync::Mutex<Option<JoinHandle<()>>>,
     ca_pem: Option<String>,
     cert_pem: Option<String>,
 }
@@ -162,7 +162,7 @@ impl TestServerBuilder {
             addr,
             base_url,
             conns,
-            accept: Some(accept),
+            accept: std::sync::Mutex::new(Some(accept)),
             ca_pem: material.as_ref().map(|m| m.ca_pem.clone()),
             cert_pem: material.map(|m| m.cert_pem),
         })
@@ -379,9 +379,11 @@ impl TestServer {
 
     /// Stops accepting, ends streams and held requests, cancels scripts, and waits (at most
     /// [`SHUTDOWN_TIMEOUT`]) until every connection and script task has finished.
-    pub async fn shutdown(mut self) -> Result<(), TestkitError> {
+    /// Idempotent; the counters and the request log stay readable afterwards.
+    pub async fn shutdown(&self) -> Result<(), TestkitError> {
         self.shared.token.cancel();
-        if let Some(accept) = self.accept.take() {
+        let accept = self.accept.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(accept) = accept {
             let _ = accept.await;
         }
         self.conns.close();

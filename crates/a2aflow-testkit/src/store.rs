@@ -337,6 +337,10 @@ impl TaskEntry {
                 ),
             ));
         };
+        // The question comes before the answer in the history (as in the Python SDK).
+        if let Some(question) = g.status_message.take() {
+            g.history.push(question);
+        }
         g.history.push(message);
         Ok(then)
     }
