@@ -885,6 +885,26 @@ mod tests {
     }
 
     #[test]
+    fn validation_problems_are_located_in_the_text() {
+        let text = r#"{"data": {"steps": [
+  {"name": "a", "subtasks": [{"agent": "x"}], "next": [{"step": "b"}]},
+  {"name": "b", "tasks": [{"agent": " "}], "next": [{"step": "a"}],
+   "context_from": ["a", "ghost"]}
+]}}"#;
+        let loaded = load(text);
+        let mut errors = crate::validate(&loaded.workflow).unwrap_err();
+        loaded.locate(&mut errors);
+        assert_eq!(
+            errors.to_string(),
+            "invalid workflow: 4 problems
+  [workflow.blank_agent] /data/steps/1/subtasks/0/agent (line 3, column 37): subtask #0 of step 'b' has a blank agent name; name the agent to send to (or a child `workflow`)
+  [workflow.unknown_context_step] /data/steps/1/contextFrom/1 (line 4, column 26): step 'b' references unknown context step 'ghost' in `contextFrom`; name an existing upstream step
+  [workflow.cycle] /data/steps/1/next/0/step (line 3, column 62): the steps form a cycle: a -> b -> a; a workflow must be acyclic, so remove or redirect one of these edges
+  [workflow.no_root] /data/steps (line 1, column 20): no step is a root: every step is the target of another step's `next`; at least one step must start the workflow"
+        );
+    }
+
+    #[test]
     fn load_errors_become_one_failure() {
         let e = load_workflow_str(r#"{"steps":[{"name":1}]}"#, LoadOptions::default()).unwrap_err();
         let f = e.to_failure();
