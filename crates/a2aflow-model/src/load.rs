@@ -53,7 +53,8 @@ impl LoadOptions {
 pub struct Loaded {
     /// The workflow (not yet validated: see [`crate::validate()`]).
     pub workflow: Workflow,
-    /// Problems that did not stop loading (unknown keys when not strict, shadowed aliases).
+    /// Problems that did not stop loading: unknown keys when not strict, aliases shadowed with a
+    /// different value, keys repeated in one object (text only).
     pub warnings: Vec<Problem>,
     /// JSON pointer of the workflow object inside the document (`""` or `"/data"`).
     root: String,
@@ -144,13 +145,27 @@ pub fn load_workflow_str(text: &str, options: LoadOptions) -> Result<Loaded, Loa
             };
         }
     };
+    let duplicates: Vec<Problem> = map
+        .duplicate_keys()
+        .iter()
+        .map(|path| {
+            let key = path.rsplit('/').next().unwrap_or_default();
+            Problem::new(
+                ErrorCode::WorkflowInvalidDocument,
+                path.clone(),
+                format!("key `{key}` appears more than once in the same object; only the last one counts, so remove the others"),
+            )
+        })
+        .collect();
     match load_workflow_value(&value, options) {
         Ok(mut loaded) => {
+            loaded.warnings.splice(0..0, duplicates);
             locate(&mut loaded.warnings);
             loaded.source = Some(map);
             Ok(loaded)
         }
         Err(mut errors) => {
+            errors.warnings.splice(0..0, duplicates);
             locate(&mut errors.problems);
             locate(&mut errors.warnings);
             Err(errors)
@@ -866,6 +881,18 @@ mod tests {
                 .message
                 .starts_with("the workflow document is not valid JSON")
         );
+    }
+
+    #[test]
+    fn duplicate_keys_in_text_are_warnings() {
+        let loaded = load("{\"steps\":[{\"name\":\"a\",\n \"name\":\"b\"}]}");
+        assert_eq!(loaded.workflow.steps[0].name, "b");
+        assert_eq!(loaded.warnings.len(), 1);
+        let w = &loaded.warnings[0];
+        assert_eq!(w.code, ErrorCode::WorkflowInvalidDocument);
+        assert_eq!(w.path, "/steps/0/name");
+        assert_eq!(w.position, Some(Position { line: 2, column: 9 }));
+        assert!(w.message.starts_with("key `name` appears more than once"));
     }
 
     #[test]

@@ -14,6 +14,9 @@ pub struct SourceMap {
     values: HashMap<String, usize>,
     /// Byte offset where each object member's key starts.
     keys: HashMap<String, usize>,
+    /// Pointers of members whose key repeats an earlier key of the same object (serde_json keeps
+    /// the last value), in text order.
+    duplicates: Vec<String>,
     /// Byte offset of the start of every line.
     line_starts: Vec<usize>,
     text: String,
@@ -42,6 +45,12 @@ impl SourceMap {
         // The scan stops quietly at the first byte it does not understand.
         let _ = scanner.value(&mut path, &mut map, 0);
         map
+    }
+
+    /// Members whose key appears more than once in the same object, in text order (the value
+    /// that counts is the last one).
+    pub fn duplicate_keys(&self) -> &[String] {
+        &self.duplicates
     }
 
     /// Where the value at `pointer` starts, if the text has it.
@@ -165,6 +174,7 @@ impl Scanner<'_> {
             self.at += 1;
             return Ok(());
         }
+        let mut seen = std::collections::HashSet::new();
         loop {
             self.skip_ws();
             if self.peek() != Some(b'"') {
@@ -176,6 +186,9 @@ impl Scanner<'_> {
             path.push('/');
             path.push_str(&pointer_token(&key));
             // With duplicate keys serde_json keeps the last one; so does this map.
+            if !seen.insert(key) {
+                map.duplicates.push(path.clone());
+            }
             map.keys.insert(path.clone(), key_at);
             self.expect(b':')?;
             self.value(path, map, depth + 1)?;
@@ -251,6 +264,13 @@ mod tests {
         assert_eq!(map.value_position("/désc"), pos(1, 10));
         assert_eq!(map.key_position("/a~1b"), pos(1, 15));
         assert_eq!(map.value_position("/a~1b"), pos(1, 23));
+    }
+
+    #[test]
+    fn duplicate_keys_are_listed() {
+        let map = SourceMap::new(r#"{"a": 1, "b": {"c": 1, "c": 2}, "a": 3}"#);
+        assert_eq!(map.duplicate_keys(), ["/b/c", "/a"]);
+        assert_eq!(map.value_position("/a"), pos(1, 38));
     }
 
     #[test]
