@@ -1,5 +1,6 @@
 //! AgentAuth: security-requirement satisfaction (AND within, OR across), header mapping per
 //! scheme kind, the host's provider, conflicting headers, and the origin binding.
+#![allow(clippy::expect_used, clippy::unwrap_used)] // test helpers outside #[test] fns
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -60,8 +61,14 @@ fn build(card: Arc<AgentCard>, c: &Credentials) -> Result<AgentAuth, Failure> {
 
 #[tokio::test]
 async fn all_schemes_of_one_requirement_are_applied() {
-    let c = creds(json!({"Test Agent": {"bearer": {"token": "bearer-token"}, "api": {"token": "api-token"}}}));
-    let auth = build(card(standard_schemes(), json!([{"bearer": [], "api": []}])), &c).unwrap();
+    let c = creds(
+        json!({"Test Agent": {"bearer": {"token": "bearer-token"}, "api": {"token": "api-token"}}}),
+    );
+    let auth = build(
+        card(standard_schemes(), json!([{"bearer": [], "api": []}])),
+        &c,
+    )
+    .unwrap();
     let h = headers(&auth).await;
     assert_eq!(h["authorization"], "Bearer bearer-token");
     assert_eq!(h["x-api-key"], "api-token");
@@ -76,7 +83,11 @@ async fn auth_header_and_prefix_override_the_scheme_placement() {
         "bearer": {"token": "first", "auth_header": "X-First"},
         "api": {"token": "second", "auth_header": "X-Second", "auth_header_prefix": "Token "}
     }}));
-    let auth = build(card(standard_schemes(), json!([{"bearer": [], "api": []}])), &c).unwrap();
+    let auth = build(
+        card(standard_schemes(), json!([{"bearer": [], "api": []}])),
+        &c,
+    )
+    .unwrap();
     let h = headers(&auth).await;
     assert_eq!(h["x-first"], "first");
     assert_eq!(h["x-second"], "Token second");
@@ -93,17 +104,27 @@ async fn auth_header_and_prefix_override_the_scheme_placement() {
 async fn first_satisfiable_alternative_wins() {
     // Requirement 1 needs mtls (not configured), requirement 2 needs api: OR picks the second.
     let c = creds(json!({"Test Agent": {"api": {"token": "k"}, "bearer": {"token": "unused"}}}));
-    let auth = build(card(standard_schemes(), json!([{"mtls": []}, {"api": []}])), &c).unwrap();
+    let auth = build(
+        card(standard_schemes(), json!([{"mtls": []}, {"api": []}])),
+        &c,
+    )
+    .unwrap();
     let h = headers(&auth).await;
     assert_eq!(h["x-api-key"], "k");
-    assert!(h.get("authorization").is_none(), "credentials of other requirements are not sent");
+    assert!(
+        h.get("authorization").is_none(),
+        "credentials of other requirements are not sent"
+    );
 
     // With a client identity the first alternative is satisfied and sends no header.
-    let auth = AgentAuth::builder(card(standard_schemes(), json!([{"mtls": []}, {"api": []}])), URL)
-        .credentials(&c)
-        .client_identity(true)
-        .build()
-        .unwrap();
+    let auth = AgentAuth::builder(
+        card(standard_schemes(), json!([{"mtls": []}, {"api": []}])),
+        URL,
+    )
+    .credentials(&c)
+    .client_identity(true)
+    .build()
+    .unwrap();
     assert!(headers(&auth).await.is_empty());
 }
 
@@ -111,23 +132,44 @@ async fn first_satisfiable_alternative_wins() {
 async fn unsatisfied_requirements_name_the_schemes() {
     let c = creds(json!({"Test Agent": {"bearer": {"token": "t"}}}));
     let e = build(
-        card(standard_schemes(), json!([{"bearer": [], "api": []}, {"queryKey": []}, {"ghost": []}])),
+        card(
+            standard_schemes(),
+            json!([{"bearer": [], "api": []}, {"queryKey": []}, {"ghost": []}]),
+        ),
         &c,
     )
     .unwrap_err();
     assert!(e.is(ErrorCode::AuthRequirementUnsatisfied), "{e}");
-    assert!(e.message.starts_with("Authentication requirements are not satisfied for agent Test Agent"));
-    assert!(e.message.contains("[api AND bearer]: no credentials configured for scheme 'api'"), "{}", e.message);
+    assert!(
+        e.message
+            .starts_with("Authentication requirements are not satisfied for agent Test Agent")
+    );
+    assert!(
+        e.message
+            .contains("[api AND bearer]: no credentials configured for scheme 'api'"),
+        "{}",
+        e.message
+    );
     assert!(e.message.contains("queryKey"), "{}", e.message);
-    assert!(e.message.contains("scheme 'ghost' is not declared"), "{}", e.message);
-    assert_eq!(e.details["schemes"], json!(["api", "bearer", "queryKey", "ghost"]));
+    assert!(
+        e.message.contains("scheme 'ghost' is not declared"),
+        "{}",
+        e.message
+    );
+    assert_eq!(
+        e.details["schemes"],
+        json!(["api", "bearer", "queryKey", "ghost"])
+    );
     assert!(!e.message.contains(": t"));
 }
 
 #[tokio::test]
 async fn declared_authentication_without_any_configuration_fails_closed() {
-    let e = build(card(standard_schemes(), json!([{"bearer": []}])), &Credentials::default())
-        .unwrap_err();
+    let e = build(
+        card(standard_schemes(), json!([{"bearer": []}])),
+        &Credentials::default(),
+    )
+    .unwrap_err();
     assert!(e.is(ErrorCode::AuthRequirementUnsatisfied));
     assert!(e.message.contains("none are configured"), "{}", e.message);
 }
@@ -149,7 +191,10 @@ async fn basic_cookie_and_oidc_placements() {
         "oidc": {"token": "id-tok"}
     }}));
     let auth = build(card(standard_schemes(), json!([{"basic": []}])), &c).unwrap();
-    assert_eq!(headers(&auth).await["authorization"], "Basic YWxhZGRpbjpvcGVuc2VzYW1l");
+    assert_eq!(
+        headers(&auth).await["authorization"],
+        "Basic YWxhZGRpbjpvcGVuc2VzYW1l"
+    );
     let auth = build(card(standard_schemes(), json!([{"cookieKey": []}])), &c).unwrap();
     assert_eq!(headers(&auth).await["cookie"], "sid=sess-1");
     let auth = build(card(standard_schemes(), json!([{"oidc": []}])), &c).unwrap();
@@ -158,7 +203,11 @@ async fn basic_cookie_and_oidc_placements() {
     // Username/password cannot satisfy a bearer scheme.
     let c = creds(json!({"Test Agent": {"bearer": {"username": "u", "password": "p"}}}));
     let e = build(card(standard_schemes(), json!([{"bearer": []}])), &c).unwrap_err();
-    assert!(e.message.contains("only fits an HTTP basic scheme"), "{}", e.message);
+    assert!(
+        e.message.contains("only fits an HTTP basic scheme"),
+        "{}",
+        e.message
+    );
 }
 
 #[tokio::test]
@@ -167,7 +216,11 @@ async fn custom_headers_travel_with_their_scheme() {
         "bearer": {"token": "t", "headers": {"X-Tenant": "blue"}},
         "api": {"headers": {"X-API-Key": "from-headers", "X-Client": "c1"}}
     }}));
-    let auth = build(card(standard_schemes(), json!([{"bearer": [], "api": []}])), &c).unwrap();
+    let auth = build(
+        card(standard_schemes(), json!([{"bearer": [], "api": []}])),
+        &c,
+    )
+    .unwrap();
     let h = headers(&auth).await;
     assert_eq!(h["authorization"], "Bearer t");
     assert_eq!(h["x-tenant"], "blue");
@@ -178,14 +231,21 @@ async fn custom_headers_travel_with_their_scheme() {
     let c = creds(json!({"Test Agent": {"api": {"headers": {"X-Other": "x"}}}}));
     let e = build(card(standard_schemes(), json!([{"api": []}])), &c).unwrap_err();
     assert!(e.is(ErrorCode::AuthRequirementUnsatisfied));
-    assert!(e.message.contains("do not include the API-key header X-API-Key"), "{}", e.message);
+    assert!(
+        e.message
+            .contains("do not include the API-key header X-API-Key"),
+        "{}",
+        e.message
+    );
 }
 
 #[tokio::test]
 async fn credentials_are_only_sent_to_their_origin() {
     let c = creds(json!({"Test Agent": {"bearer": {"token": "t"}}}));
     let auth = build(card(standard_schemes(), json!([{"bearer": []}])), &c).unwrap();
-    auth.headers_for(&uri("https://agent.example:443/a2a/tasks/1")).await.unwrap();
+    auth.headers_for(&uri("https://agent.example:443/a2a/tasks/1"))
+        .await
+        .unwrap();
     for other in [
         "https://evil.example/a2a",
         "http://agent.example/a2a",
@@ -245,7 +305,10 @@ async fn a_provider_can_satisfy_requirements_alone_and_is_always_called() {
     assert_eq!(auth.provider_scheme_names(), ["bearer"]);
     let h = headers(&auth).await;
     assert_eq!(h["authorization"], "Bearer gateway-token");
-    assert!(h["authorization"].is_sensitive(), "provider values are marked sensitive");
+    assert!(
+        h["authorization"].is_sensitive(),
+        "provider values are marked sensitive"
+    );
     assert_eq!(auth.sensitive_header_names()[0], "authorization");
 
     // Called also when the card has no schemes.
@@ -253,7 +316,10 @@ async fn a_provider_can_satisfy_requirements_alone_and_is_always_called() {
         .provider(p.clone())
         .build()
         .unwrap();
-    assert_eq!(headers(&auth).await["authorization"], "Bearer gateway-token");
+    assert_eq!(
+        headers(&auth).await["authorization"],
+        "Bearer gateway-token"
+    );
     assert_eq!(p.calls.load(Ordering::SeqCst), 2);
 
     // A provider that declines a scheme does not satisfy it.
@@ -277,11 +343,20 @@ async fn provider_and_credentials_conflict_case_insensitively() {
         .unwrap();
     let e = auth.headers_for(&uri(URL)).await.unwrap_err();
     assert!(e.is(ErrorCode::AuthConflictingHeaders));
-    assert_eq!(e.message, "Authentication header conflict for agent Test Agent: authorization");
+    assert_eq!(
+        e.message,
+        "Authentication header conflict for agent Test Agent: authorization"
+    );
     assert!(!e.message.contains("token"));
 
     // The same value from both sources is fine.
-    let p = Provider::new(vec![("authorization", "Bearer credential-token"), ("x-trace", "1")], true);
+    let p = Provider::new(
+        vec![
+            ("authorization", "Bearer credential-token"),
+            ("x-trace", "1"),
+        ],
+        true,
+    );
     let auth = AgentAuth::builder(card(standard_schemes(), json!([{"bearer": []}])), URL)
         .credentials(&c)
         .provider(p)
@@ -295,7 +370,11 @@ async fn provider_and_credentials_conflict_case_insensitively() {
 #[tokio::test]
 async fn two_schemes_setting_one_header_differently_conflict() {
     let c = creds(json!({"Test Agent": {"bearer": {"token": "a"}, "oidc": {"token": "b"}}}));
-    let auth = build(card(standard_schemes(), json!([{"bearer": [], "oidc": []}])), &c).unwrap();
+    let auth = build(
+        card(standard_schemes(), json!([{"bearer": [], "oidc": []}])),
+        &c,
+    )
+    .unwrap();
     let e = auth.headers_for(&uri(URL)).await.unwrap_err();
     assert!(e.is(ErrorCode::AuthConflictingHeaders));
 }

@@ -1,5 +1,6 @@
 //! Fetched tokens with a fake [`TokenFetcher`]: OAuth2 client credentials and the reference login
 //! request — request bodies, the cache, expiry (paused clock), refresh after a 401, and failures.
+#![allow(clippy::expect_used, clippy::unwrap_used)] // test helpers outside #[test] fns
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -28,7 +29,12 @@ struct FakeFetcher {
 impl FakeFetcher {
     fn new(answers: Vec<(u16, &str)>) -> Arc<Self> {
         Arc::new(FakeFetcher {
-            answers: Mutex::new(answers.into_iter().map(|(s, b)| Ok((s, b.to_owned()))).collect()),
+            answers: Mutex::new(
+                answers
+                    .into_iter()
+                    .map(|(s, b)| Ok((s, b.to_owned())))
+                    .collect(),
+            ),
             seen: Mutex::new(Vec::new()),
             hang: false,
         })
@@ -127,22 +133,34 @@ async fn authorization(a: &AgentAuth) -> String {
 #[tokio::test(start_paused = true)]
 async fn client_credentials_request_cache_and_expiry() {
     let f = FakeFetcher::new(vec![
-        (200, r#"{"access_token":"tok-1","token_type":"Bearer","expires_in":300}"#),
+        (
+            200,
+            r#"{"access_token":"tok-1","token_type":"Bearer","expires_in":300}"#,
+        ),
         (200, r#"{"access_token":"tok-2","expires_in":300}"#),
     ]);
-    let c = creds(json!({"Test Agent": {"oauth": {"client_id": "my client", "client_secret": "s3cr&t"}}}));
+    let c = creds(
+        json!({"Test Agent": {"oauth": {"client_id": "my client", "client_secret": "s3cr&t"}}}),
+    );
     let a = auth(oauth_card(), &c, f.clone());
 
     assert_eq!(authorization(&a).await, "Bearer tok-1");
     let req = f.request(0);
-    assert_eq!(req.url, "https://idp.example/oauth/token", "token URL from the card's flow");
+    assert_eq!(
+        req.url, "https://idp.example/oauth/token",
+        "token URL from the card's flow"
+    );
     assert_eq!(req.method, http::Method::POST);
     assert_eq!(req.content_type, "application/x-www-form-urlencoded");
     assert_eq!(
         req.body.expose(),
         "grant_type=client_credentials&client_id=my+client&client_secret=s3cr%26t&scope=tasks%3Awrite+tasks%3Aread"
     );
-    assert_eq!(format!("{req:?}").matches("s3cr").count(), 0, "TokenRequest Debug hides the body");
+    assert_eq!(
+        format!("{req:?}").matches("s3cr").count(),
+        0,
+        "TokenRequest Debug hides the body"
+    );
 
     // Cached while fresh.
     tokio::time::advance(Duration::from_secs(200)).await;
@@ -161,15 +179,20 @@ async fn configured_token_url_and_scopes_win_and_401_refreshes() {
         (200, r#"{"access_token":"old"}"#),
         (200, r#"{"access_token":"new"}"#),
     ]);
-    let c = creds(json!({"Test Agent": {"oauth": {"client_id": "c", "client_secret": "s",
-        "token_url": "https://other-idp.example/t?tenant=1", "scopes": ["only"]}}}));
+    let c = creds(
+        json!({"Test Agent": {"oauth": {"client_id": "c", "client_secret": "s",
+        "token_url": "https://other-idp.example/t?tenant=1", "scopes": ["only"]}}}),
+    );
     let a = auth(oauth_card(), &c, f.clone());
     assert_eq!(authorization(&a).await, "Bearer old");
     let req = f.request(0);
     assert_eq!(req.url, "https://other-idp.example/t?tenant=1");
     assert!(req.body.expose().ends_with("&scope=only"));
 
-    assert!(a.on_unauthorized(&uri()).await.unwrap(), "a refetchable token means: retry");
+    assert!(
+        a.on_unauthorized(&uri()).await.unwrap(),
+        "a refetchable token means: retry"
+    );
     assert_eq!(authorization(&a).await, "Bearer new");
     assert_eq!(f.count(), 2);
 }
@@ -177,31 +200,46 @@ async fn configured_token_url_and_scopes_win_and_401_refreshes() {
 #[tokio::test]
 async fn static_credentials_do_not_ask_for_a_retry() {
     let c = creds(json!({"Test Agent": {"oauth": {"token": "fixed"}}}));
-    let a = AgentAuth::builder(oauth_card(), URL).credentials(&c).build().unwrap();
+    let a = AgentAuth::builder(oauth_card(), URL)
+        .credentials(&c)
+        .build()
+        .unwrap();
     assert_eq!(authorization(&a).await, "Bearer fixed");
     assert!(!a.on_unauthorized(&uri()).await.unwrap());
 }
 
 #[tokio::test]
 async fn token_endpoint_failures_are_typed_and_redacted() {
-    let c = creds(json!({"Test Agent": {"oauth": {"client_id": "c", "client_secret": "secret-xyz-1"}}}));
+    let c = creds(
+        json!({"Test Agent": {"oauth": {"client_id": "c", "client_secret": "secret-xyz-1"}}}),
+    );
     for (status, body, expect) in [
         (401, r#"{"error":"invalid_client"}"#, "answered HTTP 401"),
         (200, "<html>nope</html>", "not JSON"),
-        (200, r#"{"access_token":""}"#, "no nonblank token for Test Agent"),
+        (
+            200,
+            r#"{"access_token":""}"#,
+            "no nonblank token for Test Agent",
+        ),
         (200, r#"{"token_type":"bearer"}"#, "no nonblank token"),
     ] {
         let f = FakeFetcher::new(vec![(status, body)]);
         let a = auth(oauth_card(), &c, f);
         let e = a.headers_for(&uri()).await.unwrap_err();
         assert!(e.is(ErrorCode::AuthTokenRequestFailed), "{e}");
-        assert!(e.message.contains("Authentication login failed for agent Test Agent"));
+        assert!(
+            e.message
+                .contains("Authentication login failed for agent Test Agent")
+        );
         assert!(e.message.contains(expect), "{}", e.message);
         assert_eq!(e.details["tokenUrl"], "https://idp.example/oauth/token");
         assert!(!format!("{e:?}").contains("secret-xyz-1"));
     }
     let f = FakeFetcher::failing(Failure::new(ErrorCode::A2aConnection, "refused"));
-    let e = auth(oauth_card(), &c, f).headers_for(&uri()).await.unwrap_err();
+    let e = auth(oauth_card(), &c, f)
+        .headers_for(&uri())
+        .await
+        .unwrap_err();
     assert!(e.is(ErrorCode::AuthTokenRequestFailed));
     assert!(e.message.contains("[a2a.connection]"), "{}", e.message);
 }
@@ -218,7 +256,11 @@ async fn a_hanging_token_endpoint_hits_the_deadline() {
         .unwrap();
     let e = a.headers_for(&uri()).await.unwrap_err();
     assert!(e.is(ErrorCode::AuthTokenRequestFailed));
-    assert!(e.message.contains("no answer within 5000 ms"), "{}", e.message);
+    assert!(
+        e.message.contains("no answer within 5000 ms"),
+        "{}",
+        e.message
+    );
 }
 
 #[tokio::test]
@@ -236,8 +278,13 @@ async fn oauth_needs_a_token_url_and_a_fetcher() {
     assert!(e.is(ErrorCode::AuthRequirementUnsatisfied));
     assert!(e.message.contains("needs `token_url`"), "{}", e.message);
 
-    let c = creds(json!({"Test Agent": {"b": {"client_id": "c", "client_secret": "s", "token_url": "https://i.example/t"}}}));
-    let e = AgentAuth::builder(bearer_card, URL).credentials(&c).build().unwrap_err();
+    let c = creds(
+        json!({"Test Agent": {"b": {"client_id": "c", "client_secret": "s", "token_url": "https://i.example/t"}}}),
+    );
+    let e = AgentAuth::builder(bearer_card, URL)
+        .credentials(&c)
+        .build()
+        .unwrap_err();
     assert!(e.is(ErrorCode::ConfigInvalidCredentials));
     assert!(e.message.contains("no token fetcher"), "{}", e.message);
 }
@@ -251,13 +298,19 @@ async fn login_form_encodes_utf8_and_reads_the_token_field() {
         "accept_header": "application/vnd.token+json"
     }}}));
     let a = auth(
-        card(json!({"b": {"httpAuthSecurityScheme": {"scheme": "bearer"}}}), json!([{"b": []}])),
+        card(
+            json!({"b": {"httpAuthSecurityScheme": {"scheme": "bearer"}}}),
+            json!([{"b": []}]),
+        ),
         &c,
         f.clone(),
     );
     assert_eq!(authorization(&a).await, "Bearer token-1");
     let req = f.request(0);
-    assert_eq!(req.body.expose(), "user+name=a%2Bb&password=%E5%AF%86%26%E7%A0%81%3D");
+    assert_eq!(
+        req.body.expose(),
+        "user+name=a%2Bb&password=%E5%AF%86%26%E7%A0%81%3D"
+    );
     assert_eq!(req.accept, "application/vnd.token+json");
 }
 
@@ -280,7 +333,10 @@ async fn login_tokens_use_dotted_paths_and_fallbacks_each_endpoint_once() {
         assert_eq!(authorization(&a2).await, "Bearer T2");
     }
     assert_eq!((f1.count(), f2.count()), (1, 1));
-    assert_eq!(f1.request(0).body.expose(), r#"{"username":"u","password":"p"}"#);
+    assert_eq!(
+        f1.request(0).body.expose(),
+        r#"{"username":"u","password":"p"}"#
+    );
     assert_eq!(f1.request(0).content_type, "application/json");
 }
 
