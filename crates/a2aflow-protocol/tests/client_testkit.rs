@@ -1,6 +1,8 @@
 //! The engine client end to end against the testkit agent server over real loopback HTTP
 //! (JSON-RPC and HTTP+JSON, blocking and streaming), and through the kernel runner.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap (shop rule)
+
 use a2aflow_kernel::{
     CallbackError, ControlPoint, DispatchRequest, EventEmitter, NegotiationHook, RemoteClient,
     RunInput, RunOptions, TaskFailure, TaskOutcome,
@@ -222,10 +224,9 @@ async fn negotiation_across_rounds(streaming: bool, rest: bool) {
         },
     );
     assert_eq!(sends, 3, "initial send and one reply per round");
-    let calls = hook.calls.lock().unwrap();
+    let calls = hook.calls.lock().unwrap().clone();
     assert_eq!(calls[1].previous_exchanges.len(), 1);
     assert_eq!(calls[1].remote_task_id, out.remote_task_id);
-    drop(calls);
     server.shutdown().await.unwrap();
 }
 
