@@ -1,6 +1,9 @@
 //! Every testkit fault, on both bindings: a typed error with the right code, well within its
 //! deadline, no panic, and no connection left open once the transport is dropped.
 
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::sync::Arc;
 use std::time::Duration;
 

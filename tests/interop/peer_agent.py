@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""a2aflow's interop peer: an A2A 1.0 agent built on the official Python SDK (a2a-sdk==1.3.0).
+
+    python peer_agent.py PORT
+
+Listens on 127.0.0.1:PORT only and serves the public card at /.well-known/agent-card.json,
+JSON-RPC at /rpc and HTTP+JSON under /api. The first word of the message text picks the
+behaviour:
+
+    reply ...   one Message back, no task
+    work ...    a Task: SUBMITTED, WORKING, artifact "out" (the text), COMPLETED
+    wait N      a Task that stays WORKING for N seconds, then COMPLETED; cancellable
+    stream ...  a Task: WORKING, three appended chunks of artifact "chunks", COMPLETED
+
+The Rust side (tests/interop/main.rs) starts it, waits for the card, drives both bindings and
+kills it when done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import uuid
+
+import uvicorn
+from starlette.applications import Starlette
+
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events import EventQueue
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.routes import (
+    create_agent_card_routes,
+    create_jsonrpc_routes,
+    create_rest_routes,
+)
+from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.types.a2a_pb2 import (
+    AgentCapabilities,
+    AgentCard,
+    AgentInterface,
+    AgentSkill,
+    Message,
+    Part,
+    Role,
+    Task,
+    TaskState,
+    TaskStatus,
+)
+
+RPC_PATH = '/rpc'
+REST_PATH = '/api'
+
+
+class InteropExecutor(AgentExecutor):
+    """Behaviour by the first word of the user's text."""
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        text = context.get_user_input().strip()
+        verb, _, rest = text.partition(' ')
+        verb = verb.lower()
+
+        if verb == 'reply' or verb not in ('work', 'wait', 'stream'):
+            await event_queue.enqueue_event(
+                Message(
+                    message_id=str(uuid.uuid4()),
+                    context_id=context.context_id,
+                    role=Role.ROLE_AGENT,
+                    parts=[Part(text=text)],
+                )
+            )
+            return
+
+        if context.current_task is None:
+            await event_queue.enqueue_event(
+                Task(
+                    id=context.task_id,
+                    context_id=context.context_id,
+                    status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED),
+                    history=[context.message] if context.message else [],
+                )
+            )
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        await updater.start_work()
+
+        if verb == 'work':
+            await updater.add_artifact([Part(text=text)], name='out', last_chunk=True)
+        elif verb == 'wait':
+            try:
+                seconds = float(rest.split()[0]) if rest.split() else 5.0
+            except ValueError:
+                seconds = 5.0
+            await asyncio.sleep(seconds)  # the SDK cancels this on CancelTask
+        else:  # stream
+            chunk_id = str(uuid.uuid4())
+            for i in range(3):
+                await asyncio.sleep(0.05)
+                await updater.add_artifact(
+                    [Part(text=f'part-{i} ')],
+                    artifact_id=chunk_id,
+                    name='chunks',
+                    append=i > 0,
+                    last_chunk=i == 2,
+                )
+        await updater.complete()
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
+
+
+def agent_card(port: int) -> AgentCard:
+    base = f'http://127.0.0.1:{port}'
+    return AgentCard(
+        name='a2aflow-interop-peer',
+        description='Interop peer for a2aflow on the official a2a-sdk 1.3.0.',
+        version='1.0.0',
+        supported_interfaces=[
+            AgentInterface(url=base + RPC_PATH, protocol_binding='JSONRPC', protocol_version='1.0'),
+            AgentInterface(url=base + REST_PATH, protocol_binding='HTTP+JSON', protocol_version='1.0'),
+        ],
+        capabilities=AgentCapabilities(streaming=True),
+        default_input_modes=['text/plain'],
+        default_output_modes=['text/plain'],
+        skills=[
+            AgentSkill(
+                id='interop',
+                name='interop behaviours',
+                description='reply | work | wait N | stream',
+                tags=['interop'],
+            )
+        ],
+    )
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1 or not argv[0].isdigit():
+        print('usage: peer_agent.py PORT', file=sys.stderr)
+        return 2
+    port = int(argv[0])
+    card = agent_card(port)
+    handler = DefaultRequestHandler(
+        agent_executor=InteropExecutor(),
+        task_store=InMemoryTaskStore(),
+        agent_card=card,
+    )
+    # The card route goes first: the REST routes end with a catch-all tenant mount.
+    routes = list(create_agent_card_routes(card))
+    routes += create_jsonrpc_routes(handler, rpc_url=RPC_PATH)
+    routes += create_rest_routes(handler, path_prefix=REST_PATH)
+    uvicorn.run(Starlette(routes=routes), host='127.0.0.1', port=port, log_level='warning')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))
