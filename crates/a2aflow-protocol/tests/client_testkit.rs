@@ -643,3 +643,80 @@ async fn s_cancel_09_any_success_loser_is_cancelled_remotely() {
     assert_eq!(state_of(&server, "slow", &id), "TASK_STATE_CANCELED");
     server.shutdown().await.unwrap();
 }
+
+/// A host that accepts every proposal.
+struct AcceptingHost;
+
+#[async_trait]
+impl ControlPoint for AcceptingHost {
+    async fn on_task(&self, request: TaskRequest) -> Result<MessageContent, CallbackError> {
+        Ok(activated(&request.description))
+    }
+    async fn on_negotiation(
+        &self,
+        request: NegotiationRequest,
+    ) -> Result<NegotiationReply, CallbackError> {
+        Ok(answer(&request, "ACCEPT"))
+    }
+}
+
+#[tokio::test]
+async fn agent_events_are_emitted_in_causal_order_through_the_runner() {
+    let server = TestServer::builder()
+        .agent(neg_agent("neg"))
+        .spawn()
+        .await
+        .unwrap();
+    let client = client_for(&server, &["neg"], false, ClientConfig::default()).await;
+    let workflow = load_workflow_value(
+        &json!({"id": "wf", "name": "neg", "steps": [{"name": "s", "subtasks": [
+            {"agent": "neg", "description": "negotiate area"}]}]}),
+        LoadOptions::LENIENT,
+    )
+    .unwrap()
+    .workflow;
+    let seen: Arc<Mutex<Vec<a2aflow_model::Event>>> = Arc::default();
+    let sink = seen.clone();
+    let options = RunOptions {
+        timeout: Duration::from_secs(20),
+        on_event: Some(Arc::new(move |e: &a2aflow_model::Event| {
+            sink.lock().unwrap().push(e.clone())
+        })),
+        ..RunOptions::default()
+    };
+    let result = a2aflow_kernel::run(
+        workflow,
+        RunInput::default(),
+        Arc::new(AcceptingHost),
+        Arc::new(client),
+        options,
+    )
+    .await;
+    assert!(result.success, "{:?}", result.failure);
+    let events = seen.lock().unwrap().clone();
+    let names: Vec<&str> = events.iter().map(|e| e.kind.as_str()).collect();
+    let pos = |name: &str| names.iter().position(|n| *n == name).unwrap();
+    let last = |name: &str| names.iter().rposition(|n| *n == name).unwrap();
+    assert!(pos("task_request") < pos("agent_request"));
+    assert!(pos("agent_request") < pos("agent_status_update"));
+    assert!(pos("agent_status_update") < pos("negotiation_request"));
+    assert!(pos("negotiation_request") < last("agent_request"));
+    assert!(last("agent_request") < pos("agent_artifact_update"));
+    assert_eq!(names.iter().filter(|n| **n == "agent_request").count(), 2);
+    assert_eq!(names.iter().filter(|n| **n == "agent_response").count(), 1);
+    assert!(pos("agent_response") < pos("task_response"));
+    let request = &events[pos("agent_request")];
+    assert_eq!(request.data["agent"], json!("neg"));
+    assert_eq!(
+        request.data["content"]["parts"][0]["text"],
+        json!("negotiate area")
+    );
+    let response = &events[pos("agent_response")];
+    assert_eq!(response.data["success"], json!(true));
+    assert!(
+        response.data["receivedMessages"]
+            .as_array()
+            .is_some_and(|a| !a.is_empty())
+    );
+    server.shutdown().await.unwrap();
+}
