@@ -1,7 +1,7 @@
 //! The workflow definition (the PSOP format the reference engines load), as plain data.
 //!
 //! Loading from text (both snake and camel case, unknown-key reporting with JSON paths, line and
-//! column) lives in [`crate::load`]; graph validation in [`crate::validate`]. These types are what
+//! column) lives in [`crate::load`]; graph validation in [`mod@crate::validate`]. These types are what
 //! both produce and what the kernel schedules.
 
 use serde::{Deserialize, Serialize};
