@@ -799,6 +799,19 @@ mod tests {
     }
 
     #[test]
+    fn s_val_07_null_outgoing_edge_is_rejected() {
+        let problems = errors(
+            r#"{"steps":[{"name":"start","subtasks":[{"agent":"a"}],"next":[null]}]}"#,
+            LoadOptions::default(),
+        );
+        assert_eq!(problems.len(), 1);
+        assert_eq!(problems[0].code, ErrorCode::WorkflowInvalidDocument);
+        assert_eq!(problems[0].path, "/steps/0/next/0");
+        assert_eq!(problems[0].message, "`next` entries must be objects, found null");
+        assert_eq!(problems[0].position, Some(Position { line: 1, column: 62 }));
+    }
+
+    #[test]
     fn unknown_keys_are_warnings_by_default_and_errors_when_strict() {
         let text = "{\"steps\":[{\"name\":\"a\",\"subtasks\":[{\"agent\":\"x\",\"colour\":\"red\"}]}],\n \"version\": 2}";
         let loaded = load(text);
