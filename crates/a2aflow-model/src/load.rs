@@ -807,8 +807,17 @@ mod tests {
         assert_eq!(problems.len(), 1);
         assert_eq!(problems[0].code, ErrorCode::WorkflowInvalidDocument);
         assert_eq!(problems[0].path, "/steps/0/next/0");
-        assert_eq!(problems[0].message, "`next` entries must be objects, found null");
-        assert_eq!(problems[0].position, Some(Position { line: 1, column: 62 }));
+        assert_eq!(
+            problems[0].message,
+            "`next` entries must be objects, found null"
+        );
+        assert_eq!(
+            problems[0].position,
+            Some(Position {
+                line: 1,
+                column: 62
+            })
+        );
     }
 
     #[test]
