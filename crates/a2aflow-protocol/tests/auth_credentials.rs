@@ -428,3 +428,17 @@ fn debug_output_of_loaded_credentials_holds_no_secret() {
     assert!(!shown.contains("zz81"), "{shown}");
     assert!(shown.contains("***"));
 }
+
+#[test]
+fn decrypts_a_value_made_by_an_independent_implementation() {
+    // Produced with Python `cryptography`'s AESGCM (the primitive of the reference Python engine):
+    // key KEY_HEX, IV 00 01 … 0b, no associated data, plaintext "p@ss&中文".
+    let key = CredentialKey::from_hex(KEY_HEX).unwrap();
+    let value = "enc:AAECAwQFBgcICQoL:ZljGRWatdRsvregulkZGo1mAKng1tdHQdKQE";
+    assert_eq!(
+        a2aflow_protocol::auth::decrypt_secret(value, &key)
+            .unwrap()
+            .expose(),
+        "p@ss&中文"
+    );
+}

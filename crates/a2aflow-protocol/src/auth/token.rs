@@ -54,7 +54,8 @@ pub struct TokenResponse {
 #[async_trait]
 pub trait TokenFetcher: Send + Sync {
     /// Sends `request` and returns the status and body. Must enforce its own connect/request
-    /// limits; [`TokenCache`] additionally bounds the whole call.
+    /// limits; [`AgentAuth`](super::AgentAuth) additionally bounds the whole call by its token
+    /// timeout.
     async fn fetch(&self, request: TokenRequest) -> Result<TokenResponse, Failure>;
 }
 
