@@ -300,3 +300,103 @@ proptest! {
         prop_assert_eq!(&wrapped.workflow, &w);
     }
 }
+
+/// A well-formed DAG: unique names, edges only forward (plus terminal routes), agents named,
+/// `contextFrom` naming only ancestors.
+fn arb_dag() -> impl Strategy<Value = Workflow> {
+    (1usize..10)
+        .prop_flat_map(|n| {
+            (
+                Just(n),
+                prop::collection::vec(prop::collection::vec(any::<prop::sample::Index>(), 0..3), n),
+                prop::collection::vec(any::<bool>(), n),
+            )
+        })
+        .prop_map(|(n, edges, terminal)| {
+            let mut steps: Vec<Step> = (0..n)
+                .map(|i| Step {
+                    name: format!("s{i}"),
+                    subtasks: vec![Subtask {
+                        agent: format!("agent{i}"),
+                        ..Subtask::default()
+                    }],
+                    ..Step::default()
+                })
+                .collect();
+            for (i, picks) in edges.iter().enumerate() {
+                let mut targets: Vec<usize> = picks
+                    .iter()
+                    .filter(|_| i + 1 < n)
+                    .map(|p| i + 1 + p.index(n - i - 1))
+                    .collect();
+                targets.sort_unstable();
+                targets.dedup();
+                steps[i].next = targets
+                    .into_iter()
+                    .map(|t| Edge {
+                        step: format!("s{t}"),
+                        condition: String::new(),
+                    })
+                    .collect();
+                if terminal[i] {
+                    steps[i].next.push(Edge {
+                        step: "end".into(),
+                        condition: "done?".into(),
+                    });
+                }
+            }
+            // each step reads every direct predecessor by name (always ancestors)
+            for j in 0..n {
+                let preds: Vec<String> = (0..j)
+                    .filter(|&i| steps[i].next.iter().any(|e| e.step == format!("s{j}")))
+                    .map(|i| format!("s{i}"))
+                    .collect();
+                if !preds.is_empty() {
+                    steps[j].context_from = ContextFrom::Steps(preds);
+                }
+            }
+            Workflow {
+                steps,
+                ..Workflow::default()
+            }
+        })
+}
+
+proptest! {
+    #[test]
+    fn validate_accepts_every_well_formed_dag(w in arb_dag()) {
+        prop_assert_eq!(validate(&w), Ok(()));
+    }
+
+    #[test]
+    fn a_back_edge_in_a_well_formed_dag_is_reported_as_one_cycle(w in arb_dag(), pick in any::<prop::sample::Index>()) {
+        // add an edge from the last step back to an earlier one that reaches it, or a self edge
+        let mut w = w;
+        let last = w.steps.len() - 1;
+        let target = pick.index(w.steps.len());
+        let reaches = |from: usize| -> bool {
+            let mut stack = vec![from];
+            let mut seen = HashSet::new();
+            while let Some(i) = stack.pop() {
+                if i == last { return true; }
+                if seen.insert(i) {
+                    for e in &w.steps[i].next {
+                        if let Some(k) = e.step.strip_prefix('s').and_then(|x| x.parse::<usize>().ok()) {
+                            stack.push(k);
+                        }
+                    }
+                }
+            }
+            false
+        };
+        let target = if reaches(target) { target } else { last };
+        w.steps[last].next.push(Edge { step: format!("s{target}"), condition: String::new() });
+        let errors = validate(&w).unwrap_err();
+        let cycles: Vec<_> = errors.problems.iter().filter(|p| p.code == a2aflow_model::ErrorCode::WorkflowCycle).collect();
+        prop_assert_eq!(cycles.len(), 1);
+        let target_name = format!("s{target}");
+        prop_assert!(cycles[0].steps.contains(&target_name));
+        let needle = format!("{target_name} -> ");
+        prop_assert!(cycles[0].message.contains(&needle), "{}", cycles[0].message);
+    }
+}
