@@ -160,7 +160,9 @@ pub fn redact_headers(headers: &HeaderMap, policy: &RedactionPolicy) -> Vec<(Str
     out
 }
 
-/// A copy of `value` whose secret fields, at any depth, are `"***"`.
+/// A copy of `value` whose secret fields, at any depth, are `"***"`. String values are scrubbed
+/// too (embedded `"secret": …` pairs, `Bearer …` credentials), since error messages often quote
+/// request fragments.
 pub fn redact_json(value: &Value, policy: &RedactionPolicy) -> Value {
     match value {
         Value::Object(map) => Value::Object(
@@ -176,7 +178,9 @@ pub fn redact_json(value: &Value, policy: &RedactionPolicy) -> Value {
                 .collect::<Map<String, Value>>(),
         ),
         Value::Array(items) => Value::Array(items.iter().map(|v| redact_json(v, policy)).collect()),
-        Value::String(s) => Value::String(redact_credentials_in_text(s)),
+        Value::String(s) => Value::String(redact_credentials_in_text(&redact_json_like_text(
+            s, policy,
+        ))),
         other => other.clone(),
     }
 }
@@ -648,6 +652,11 @@ mod tests {
         assert_eq!(out["params"]["message"]["parts"][0]["password"], "***");
         assert_eq!(out["custom"]["deep"][0]["myField"], "***");
         assert_eq!(out["note"], "Authorization: Bearer ***");
+        let quoted = redact_json(
+            &json!({"message": r#"bad request {"password": "hidden"}"#}),
+            &p,
+        );
+        assert_eq!(quoted["message"], r#"bad request {"password": "***"}"#);
         assert!(!out.to_string().contains("hidden"));
     }
 
