@@ -1,0 +1,206 @@
+//! Credentials through the real transport against the testkit agent: the card's scheme is met
+//! from a credentials file, the server accepts the header, a wrong credential is `auth.rejected`,
+//! and the wire log of the whole exchange holds no secret.
+#![allow(clippy::expect_used, clippy::unwrap_used)] // test helpers outside #[test] fns
+
+use std::sync::{Arc, Mutex};
+
+use a2aflow_model::a2a::{Message, Part, Role, SendMessageRequest};
+use a2aflow_protocol::auth::{AgentAuth, Credentials, Environment};
+use a2aflow_protocol::wirelog::{RedactionPolicy, WireLog};
+use a2aflow_protocol::{Binding, CallOptions, HttpClient, connect};
+use a2aflow_testkit::{AgentSpec, Credential, TestServer};
+use serde_json::json;
+
+const BEARER: &str = "E2E-BEARER-SECRET-5150";
+const API_KEY: &str = "E2E-APIKEY-SECRET-8086";
+
+fn msg(text: &str) -> SendMessageRequest {
+    SendMessageRequest {
+        message: Message::new(Role::User, vec![Part::text(text)]),
+        configuration: None,
+        metadata: None,
+        tenant: None,
+    }
+}
+
+#[derive(Clone, Default)]
+struct Capture(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Capture {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Fetches the card anonymously, builds `AgentAuth` from `credentials`, and returns a client
+/// that sends those headers and logs the wire.
+async fn authed_client(
+    server: &TestServer,
+    agent: &str,
+    credentials: serde_json::Value,
+    env: &Environment,
+) -> (HttpClient, Arc<a2aflow_model::a2a::AgentCard>) {
+    let anonymous = HttpClient::new().unwrap();
+    let card = Arc::new(
+        anonymous
+            .fetch_agent_card(&server.card_url(agent), &CallOptions::default())
+            .await
+            .unwrap(),
+    );
+    let creds = Credentials::from_value(&credentials, env).unwrap();
+    let interface = card.supported_interfaces[0].url.clone();
+    let auth = AgentAuth::builder(card.clone(), interface)
+        .credentials(&creds)
+        .build()
+        .unwrap();
+    let policy = RedactionPolicy::new().with_headers(
+        auth.sensitive_header_names()
+            .iter()
+            .map(|n| n.as_str().to_owned()),
+    );
+    let client = HttpClient::builder()
+        .request_headers(Arc::new(auth))
+        .wire_log(WireLog::enabled(policy), agent)
+        .build()
+        .unwrap();
+    (client, card)
+}
+
+#[tokio::test]
+async fn bearer_and_api_key_from_credentials_reach_the_agent_and_never_the_log() {
+    let capture = Capture::default();
+    let writer = capture.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let server = TestServer::builder()
+        .agent(AgentSpec::new("bearer-agent").require_auth(Credential::Bearer(BEARER.into())))
+        .agent(
+            AgentSpec::new("key-agent").require_auth(Credential::ApiKey {
+                header: "X-Corp-Key".into(),
+                value: API_KEY.into(),
+            }),
+        )
+        .spawn()
+        .await
+        .unwrap();
+    let env = Environment::from_pairs([("E2E_BEARER", BEARER), ("E2E_KEY", API_KEY)]);
+
+    for binding in [Binding::JsonRpc, Binding::HttpJson] {
+        let (client, card) = authed_client(
+            &server,
+            "bearer-agent",
+            json!({"bearer-agent": {"bearer": {"token": "env:E2E_BEARER"}}}),
+            &env,
+        )
+        .await;
+        let t = connect(&card, &client, &[binding]).unwrap();
+        t.send_message(&msg("hello with bearer"), &CallOptions::default())
+            .await
+            .unwrap();
+
+        let (client, card) = authed_client(
+            &server,
+            "key-agent",
+            json!({"key-agent": {"apiKey": {"api_key": "env:E2E_KEY"}}}),
+            &env,
+        )
+        .await;
+        let t = connect(&card, &client, &[binding]).unwrap();
+        t.send_message(&msg("hello with key"), &CallOptions::default())
+            .await
+            .unwrap();
+    }
+
+    // A wrong credential is rejected by the agent.
+    let (client, card) = authed_client(
+        &server,
+        "bearer-agent",
+        json!({"bearer-agent": {"bearer": {"token": "E2E-WRONG-SECRET-1234"}}}),
+        &env,
+    )
+    .await;
+    let t = connect(&card, &client, &[Binding::JsonRpc]).unwrap();
+    let err = t
+        .send_message(&msg("hello"), &CallOptions::default())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code_str(), "auth.rejected", "{err}");
+
+    let text = String::from_utf8(capture.0.lock().unwrap().clone()).unwrap();
+    assert!(text.contains("a2aflow::wire"), "the wire log ran:\n{text}");
+    assert!(text.contains("hello with bearer"), "{text}");
+    for secret in [BEARER, API_KEY, "E2E-WRONG-SECRET-1234"] {
+        assert!(!text.contains(secret), "{secret} leaked:\n{text}");
+    }
+}
+
+#[tokio::test]
+async fn an_agent_card_requirement_without_credentials_fails_before_any_send() {
+    let server = TestServer::builder()
+        .agent(AgentSpec::new("locked").require_auth(Credential::Bearer(BEARER.into())))
+        .spawn()
+        .await
+        .unwrap();
+    let client = HttpClient::new().unwrap();
+    let card = Arc::new(
+        client
+            .fetch_agent_card(&server.card_url("locked"), &CallOptions::default())
+            .await
+            .unwrap(),
+    );
+    server.clear_requests();
+    let err = AgentAuth::builder(card.clone(), card.supported_interfaces[0].url.clone())
+        .credentials(&Credentials::default())
+        .build()
+        .unwrap_err();
+    assert_eq!(err.code, "auth.requirement_unsatisfied");
+    assert!(
+        err.message.contains("none are configured"),
+        "{}",
+        err.message
+    );
+    assert!(server.requests().is_empty());
+}
+
+#[tokio::test]
+async fn credentials_bound_to_one_agent_are_refused_for_another_origin() {
+    let server = TestServer::builder()
+        .agent(AgentSpec::new("a").require_auth(Credential::Bearer(BEARER.into())))
+        .spawn()
+        .await
+        .unwrap();
+    let other = TestServer::builder()
+        .agent(AgentSpec::new("a").require_auth(Credential::Bearer(BEARER.into())))
+        .spawn()
+        .await
+        .unwrap();
+    let env = Environment::from_pairs([("E2E_BEARER", BEARER)]);
+    // Built for `server`, but the card we connect with points at `other` (a different port).
+    let (client, _card) = authed_client(
+        &server,
+        "a",
+        json!({"a": {"bearer": {"token": "env:E2E_BEARER"}}}),
+        &env,
+    )
+    .await;
+    let other_card = client
+        .fetch_agent_card(&other.card_url("a"), &CallOptions::default())
+        .await;
+    // The card fetch itself carries the hook: it is refused before anything is sent.
+    let err = other_card.unwrap_err();
+    assert_eq!(err.code_str(), "auth.host_mismatch", "{err}");
+    assert!(
+        other.requests().is_empty(),
+        "nothing reached the other origin"
+    );
+}
