@@ -1,0 +1,375 @@
+//! The engine configuration a host (or the CLI) gives [`crate::execute_workflow`]: bindings,
+//! timeouts, limits, TLS, credentials and negotiation budget. Loadable from TOML or JSON with the
+//! same validation as code; unknown keys are errors (a typo must not silently keep a default).
+
+use a2aflow_model::{ErrorCode, Failure};
+use a2aflow_protocol::client::ClientConfig;
+use a2aflow_protocol::{Binding, Limits, tls::TlsConfig};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A binding name as written in configuration files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum BindingName {
+    /// JSON-RPC 2.0.
+    #[serde(rename = "jsonrpc", alias = "JSONRPC")]
+    JsonRpc,
+    /// HTTP+JSON (REST).
+    #[serde(rename = "rest", alias = "http+json", alias = "HTTP+JSON")]
+    Rest,
+}
+
+impl From<BindingName> for Binding {
+    fn from(b: BindingName) -> Self {
+        match b {
+            BindingName::JsonRpc => Binding::JsonRpc,
+            BindingName::Rest => Binding::HttpJson,
+        }
+    }
+}
+
+/// Timeouts, in seconds (fractions allowed).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Timeouts {
+    /// TCP + TLS connect.
+    pub connect_secs: f64,
+    /// One unary request, headers and body.
+    pub request_secs: f64,
+    /// Silence allowed between two SSE events (keep-alive comments reset it).
+    pub idle_stream_secs: f64,
+    /// The whole run's one deadline budget.
+    pub run_secs: f64,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        let l = Limits::default();
+        Timeouts {
+            connect_secs: l.connect_timeout.as_secs_f64(),
+            request_secs: l.request_timeout.as_secs_f64(),
+            idle_stream_secs: l.idle_stream_timeout.as_secs_f64(),
+            run_secs: 600.0,
+        }
+    }
+}
+
+/// Size limits, in bytes.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SizeLimits {
+    /// Largest response body read.
+    pub max_response_body_bytes: usize,
+    /// Largest single SSE event.
+    pub max_sse_event_bytes: usize,
+}
+
+impl Default for SizeLimits {
+    fn default() -> Self {
+        SizeLimits {
+            max_response_body_bytes: Limits::DEFAULT_MAX_RESPONSE_BODY,
+            max_sse_event_bytes: Limits::DEFAULT_MAX_SSE_EVENT,
+        }
+    }
+}
+
+/// TLS options (verification is on unless `insecure_skip_verify`).
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TlsSection {
+    /// Extra trusted CA certificates (PEM).
+    pub ca_bundle: Option<PathBuf>,
+    /// Client certificate chain (PEM) for mTLS; needs `client_key`.
+    pub client_cert: Option<PathBuf>,
+    /// Client private key (PEM) for mTLS; needs `client_cert`.
+    pub client_key: Option<PathBuf>,
+    /// Development only: accept any server certificate (logs a warning).
+    pub insecure_skip_verify: bool,
+}
+
+/// Negotiation-T settings.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NegotiationSection {
+    /// Replies the host may send per logical task (≥ 1).
+    pub max_exchanges: u32,
+}
+
+impl Default for NegotiationSection {
+    fn default() -> Self {
+        NegotiationSection {
+            max_exchanges: ClientConfig::default().max_negotiation_exchanges,
+        }
+    }
+}
+
+/// Everything the facade needs to build transports and the engine client.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EngineConfig {
+    /// Binding preference, first match on the card wins.
+    pub bindings: Vec<BindingName>,
+    /// Timeouts.
+    pub timeouts: Timeouts,
+    /// Size limits.
+    pub limits: SizeLimits,
+    /// TLS.
+    pub tls: TlsSection,
+    /// The credentials file (reference-engine format); values come from the environment.
+    pub credentials_file: Option<PathBuf>,
+    /// A `.env` file whose variables complement the process environment for credentials.
+    pub env_file: Option<PathBuf>,
+    /// Negotiation-T.
+    pub negotiation: NegotiationSection,
+    /// First GetTask poll interval, milliseconds (≥ 100).
+    pub poll_interval_ms: u64,
+    /// At most this many remote tasks in flight per run (absent = unbounded).
+    pub max_concurrent_remote_tasks: Option<usize>,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            bindings: vec![BindingName::JsonRpc, BindingName::Rest],
+            timeouts: Timeouts::default(),
+            limits: SizeLimits::default(),
+            tls: TlsSection::default(),
+            credentials_file: None,
+            env_file: None,
+            negotiation: NegotiationSection::default(),
+            poll_interval_ms: ClientConfig::default().poll_interval.as_millis() as u64,
+            max_concurrent_remote_tasks: None,
+        }
+    }
+}
+
+fn invalid(message: impl Into<String>) -> Failure {
+    Failure::new(ErrorCode::ConfigInvalid, message)
+}
+
+fn secs(name: &str, value: f64) -> Result<Duration, Failure> {
+    if value.is_finite() && value > 0.0 && value < 1e9 {
+        Ok(Duration::from_secs_f64(value))
+    } else {
+        Err(invalid(format!(
+            "timeouts.{name} must be a positive number of seconds, got {value}"
+        )))
+    }
+}
+
+impl EngineConfig {
+    /// Loads a `.toml` or `.json` file; relative paths inside it are resolved against the file's
+    /// directory. The result is validated.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Self, Failure> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| invalid(format!("cannot read config file {}: {e}", path.display())))?;
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or_default();
+        let mut config = match ext {
+            "toml" => Self::from_toml_str(&text),
+            "json" => Self::from_json_str(&text),
+            _ => Err(invalid(format!(
+                "config file {} must end in .toml or .json",
+                path.display()
+            ))),
+        }
+        .map_err(|mut f| {
+            f.message = format!("{}: {}", path.display(), f.message);
+            f
+        })?;
+        if let Some(dir) = path.parent() {
+            config.resolve_paths(dir);
+        }
+        Ok(config)
+    }
+
+    /// Parses TOML text and validates it.
+    pub fn from_toml_str(text: &str) -> Result<Self, Failure> {
+        let config: EngineConfig =
+            toml::from_str(text).map_err(|e| invalid(format!("invalid TOML config: {e}")))?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Parses JSON text and validates it.
+    pub fn from_json_str(text: &str) -> Result<Self, Failure> {
+        let config: EngineConfig =
+            serde_json::from_str(text).map_err(|e| invalid(format!("invalid JSON config: {e}")))?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    fn resolve_paths(&mut self, dir: &Path) {
+        let fix = |p: &mut Option<PathBuf>| {
+            if let Some(path) = p.as_mut().filter(|p| p.is_relative()) {
+                *path = dir.join(&*path);
+            }
+        };
+        fix(&mut self.credentials_file);
+        fix(&mut self.env_file);
+        fix(&mut self.tls.ca_bundle);
+        fix(&mut self.tls.client_cert);
+        fix(&mut self.tls.client_key);
+    }
+
+    /// Checks every value; the first violation is a `config.invalid` failure.
+    pub fn validate(&self) -> Result<(), Failure> {
+        if self.bindings.is_empty() {
+            return Err(invalid(
+                "bindings must name at least one of \"jsonrpc\", \"rest\"",
+            ));
+        }
+        self.limits()?;
+        secs("run_secs", self.timeouts.run_secs)?;
+        if self.limits.max_response_body_bytes == 0 || self.limits.max_sse_event_bytes == 0 {
+            return Err(invalid("limits must be positive byte counts"));
+        }
+        if self.tls.client_cert.is_some() != self.tls.client_key.is_some() {
+            return Err(invalid("tls.client_cert and tls.client_key go together"));
+        }
+        if self.max_concurrent_remote_tasks == Some(0) {
+            return Err(invalid(
+                "max_concurrent_remote_tasks must be at least 1 (or absent)",
+            ));
+        }
+        self.client_config()?;
+        Ok(())
+    }
+
+    /// The binding preference.
+    pub fn binding_preference(&self) -> Vec<Binding> {
+        self.bindings.iter().map(|&b| b.into()).collect()
+    }
+
+    /// The transport limits.
+    pub fn limits(&self) -> Result<Limits, Failure> {
+        let mut limits = Limits::default();
+        limits.connect_timeout = secs("connect_secs", self.timeouts.connect_secs)?;
+        limits.request_timeout = secs("request_secs", self.timeouts.request_secs)?;
+        limits.idle_stream_timeout = secs("idle_stream_secs", self.timeouts.idle_stream_secs)?;
+        limits.max_response_body = self.limits.max_response_body_bytes;
+        limits.max_sse_event = self.limits.max_sse_event_bytes;
+        Ok(limits)
+    }
+
+    /// The run's deadline budget.
+    pub fn run_timeout(&self) -> Result<Duration, Failure> {
+        secs("run_secs", self.timeouts.run_secs)
+    }
+
+    /// The TLS configuration.
+    pub fn tls_config(&self) -> TlsConfig {
+        let mut tls = TlsConfig::new().with_insecure_skip_verify(self.tls.insecure_skip_verify);
+        if let Some(ca) = &self.tls.ca_bundle {
+            tls = tls.with_ca_bundle(ca.clone());
+        }
+        if let (Some(cert), Some(key)) = (&self.tls.client_cert, &self.tls.client_key) {
+            tls = tls.with_client_cert(cert.clone(), key.clone());
+        }
+        tls
+    }
+
+    /// The engine client's settings (validated).
+    pub fn client_config(&self) -> Result<ClientConfig, Failure> {
+        let config = ClientConfig::default()
+            .with_max_negotiation_exchanges(self.negotiation.max_exchanges)
+            .with_poll_interval(Duration::from_millis(self.poll_interval_ms));
+        config.validate()?;
+        Ok(config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid() {
+        EngineConfig::default().validate().unwrap();
+    }
+
+    #[test]
+    fn toml_and_json_give_the_same_config() {
+        let toml = r#"
+            bindings = ["rest", "jsonrpc"]
+            credentials_file = "creds.json"
+            poll_interval_ms = 200
+            [timeouts]
+            connect_secs = 2
+            request_secs = 5.5
+            idle_stream_secs = 30
+            run_secs = 90
+            [negotiation]
+            max_exchanges = 5
+        "#;
+        let json = r#"{"bindings": ["rest", "jsonrpc"], "credentials_file": "creds.json",
+            "poll_interval_ms": 200,
+            "timeouts": {"connect_secs": 2, "request_secs": 5.5, "idle_stream_secs": 30, "run_secs": 90},
+            "negotiation": {"max_exchanges": 5}}"#;
+        let a = EngineConfig::from_toml_str(toml).unwrap();
+        let b = EngineConfig::from_json_str(json).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(
+            a.binding_preference(),
+            vec![Binding::HttpJson, Binding::JsonRpc]
+        );
+        assert_eq!(
+            a.limits().unwrap().request_timeout,
+            Duration::from_millis(5500)
+        );
+        assert_eq!(a.client_config().unwrap().max_negotiation_exchanges, 5);
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_are_config_invalid() {
+        for (text, needle) in [
+            ("bindngs = [\"rest\"]", "unknown field `bindngs`"),
+            ("bindings = [\"grpc\"]", "unknown variant `grpc`"),
+            ("bindings = []", "at least one"),
+            (
+                "[timeouts]\nrequest_secs = 0",
+                "request_secs must be a positive",
+            ),
+            ("[timeouts]\nrun_secs = -1", "run_secs must be a positive"),
+            (
+                "[negotiation]\nmax_exchanges = 0",
+                "budget must be positive",
+            ),
+            ("poll_interval_ms = 10", "at least 100 ms"),
+            ("[tls]\nclient_cert = \"c.pem\"", "go together"),
+            ("max_concurrent_remote_tasks = 0", "at least 1"),
+        ] {
+            let err = EngineConfig::from_toml_str(text).unwrap_err();
+            assert_eq!(err.code, "config.invalid", "{text}");
+            assert!(err.message.contains(needle), "{text}: {}", err.message);
+        }
+    }
+
+    #[test]
+    fn files_resolve_relative_paths_and_reject_other_extensions() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("engine.toml");
+        std::fs::write(
+            &path,
+            "credentials_file = \"creds.json\"\n[tls]\nca_bundle = \"/abs/ca.pem\"\n",
+        )
+        .unwrap();
+        let config = EngineConfig::from_file(&path).unwrap();
+        assert_eq!(config.credentials_file, Some(dir.path().join("creds.json")));
+        assert_eq!(config.tls.ca_bundle, Some(PathBuf::from("/abs/ca.pem")));
+        let yaml = dir.path().join("engine.yaml");
+        std::fs::write(&yaml, "x: 1").unwrap();
+        let err = EngineConfig::from_file(&yaml).unwrap_err();
+        assert!(
+            err.message.contains("must end in .toml or .json"),
+            "{}",
+            err.message
+        );
+        let err = EngineConfig::from_file(dir.path().join("missing.toml")).unwrap_err();
+        assert_eq!(err.code, "config.invalid");
+    }
+}

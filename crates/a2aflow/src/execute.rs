@@ -1,0 +1,132 @@
+//! `execute_workflow`: build transports and the engine client from agent cards and an
+//! [`EngineConfig`], run, and close only what was created here.
+
+use crate::config::EngineConfig;
+use a2aflow_kernel::{ControlPoint, EventStream, RunInput, RunOptions, run, run_stream};
+use a2aflow_model::a2a::AgentCard;
+use a2aflow_model::{ExecutionResult, Failure, Workflow};
+use a2aflow_protocol::auth::{AgentAuth, AuthProvider, Credentials, Environment};
+use a2aflow_protocol::client::A2aEngineClient;
+use a2aflow_protocol::{CallOptions, HttpClient, binding};
+use std::sync::Arc;
+
+/// Host-supplied pieces beyond the configuration.
+#[derive(Clone, Default)]
+pub struct HostHooks {
+    /// Headers from the host (tokens it manages); combined with configured credentials, and a
+    /// conflict between the two fails instead of overwriting.
+    pub auth_provider: Option<Arc<dyn AuthProvider>>,
+    /// Run options (cancellation token, event sink, on_finish, execution id). Its `timeout` and
+    /// `max_concurrent_remote_tasks` are taken from the configuration.
+    pub run_options: RunOptions,
+}
+
+/// Builds the engine client for `cards`: for each card, the binding from the configured
+/// preference, its credentials (checked against the card's security requirements), TLS, limits and
+/// an HTTP client with a pool of its own. Every construction problem is a typed failure
+/// (`config.*`, `auth.*`, `a2a.unsupported_binding`) before anything is sent.
+pub fn build_engine_client(
+    cards: &[AgentCard],
+    config: &EngineConfig,
+    auth_provider: Option<Arc<dyn AuthProvider>>,
+) -> Result<A2aEngineClient, Failure> {
+    config.validate()?;
+    let preference = config.binding_preference();
+    let limits = config.limits()?;
+    let tls = config.tls_config();
+    let tls_client_config = tls.client_config()?;
+    let credentials = match &config.credentials_file {
+        Some(path) => {
+            let mut env = Environment::from_process();
+            if let Some(env_file) = &config.env_file {
+                env = env.with_env_file(env_file)?;
+            }
+            Some(Credentials::from_file(path, &env)?)
+        }
+        None => None,
+    };
+    let mut client = A2aEngineClient::new(config.client_config()?)?;
+    for card in cards {
+        let (_, interface) = binding::select_interface(card, &preference)?;
+        let card_arc = Arc::new(card.clone());
+        let mut auth = AgentAuth::builder(card_arc, interface.url.clone())
+            .client_identity(tls.presents_client_identity());
+        if let Some(creds) = &credentials {
+            auth = auth.credentials(creds);
+        }
+        if let Some(provider) = &auth_provider {
+            auth = auth.provider(provider.clone());
+        }
+        let http = HttpClient::builder()
+            .limits(limits.clone())
+            .tls(tls_client_config.clone())
+            .request_headers(Arc::new(auth.build()?))
+            .build()?;
+        let transport = binding::connect(card, &http, &preference)?;
+        client.add_agent(card, transport)?;
+    }
+    Ok(client)
+}
+
+/// Fetches the public agent card of each URL (the card URL itself or the agent's base URL) with
+/// the configuration's TLS and limits, `A2A-Version: 1.0` included. No credentials are sent: the
+/// card says which ones the agent needs.
+pub async fn fetch_agent_cards(
+    urls: &[String],
+    config: &EngineConfig,
+) -> Result<Vec<AgentCard>, Failure> {
+    config.validate()?;
+    let http = HttpClient::builder()
+        .limits(config.limits()?)
+        .tls(config.tls_config().client_config()?)
+        .build()?;
+    let mut cards = Vec::with_capacity(urls.len());
+    for url in urls {
+        cards.push(http.fetch_agent_card(url, &CallOptions::default()).await?);
+    }
+    Ok(cards)
+}
+
+/// Runs `workflow` against the agents of `cards` with `control_point` deciding content, routes
+/// and negotiation replies. Construction problems return `Err` before anything is sent; a run
+/// that fails returns `Ok` with `success == false` and its failure. The transports and
+/// connections built here are closed when this returns.
+pub async fn execute_workflow(
+    workflow: impl Into<Arc<Workflow>>,
+    cards: &[AgentCard],
+    control_point: Arc<dyn ControlPoint>,
+    config: &EngineConfig,
+    input: RunInput,
+    hooks: HostHooks,
+) -> Result<ExecutionResult, Failure> {
+    let client = build_engine_client(cards, config, hooks.auth_provider)?;
+    let options = run_options(config, hooks.run_options)?;
+    Ok(run(workflow, input, control_point, Arc::new(client), options).await)
+}
+
+/// [`execute_workflow`] as a stream of events; dropping the stream cancels the run. The client
+/// built here lives exactly as long as the run.
+pub fn execute_workflow_stream(
+    workflow: impl Into<Arc<Workflow>>,
+    cards: &[AgentCard],
+    control_point: Arc<dyn ControlPoint>,
+    config: &EngineConfig,
+    input: RunInput,
+    hooks: HostHooks,
+) -> Result<EventStream, Failure> {
+    let client = build_engine_client(cards, config, hooks.auth_provider)?;
+    let options = run_options(config, hooks.run_options)?;
+    Ok(run_stream(
+        workflow,
+        input,
+        control_point,
+        Arc::new(client),
+        options,
+    ))
+}
+
+fn run_options(config: &EngineConfig, mut options: RunOptions) -> Result<RunOptions, Failure> {
+    options.timeout = config.run_timeout()?;
+    options.max_concurrent_remote_tasks = config.max_concurrent_remote_tasks;
+    Ok(options)
+}
