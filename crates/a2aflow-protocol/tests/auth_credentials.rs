@@ -442,3 +442,18 @@ fn decrypts_a_value_made_by_an_independent_implementation() {
         "p@ss&中文"
     );
 }
+
+#[test]
+fn an_explicit_key_wins_for_one_snapshot_without_touching_others() {
+    let key = CredentialKey::from_hex(KEY_HEX).unwrap();
+    let enc = encrypt_secret("explicit-key-secret", &key).unwrap();
+    let global = Environment::from_pairs([("A2AT_CRED_KEY", OTHER_KEY_HEX)]);
+    let explicit = global.clone().with_var("A2AT_CRED_KEY", KEY_HEX);
+    let doc = json!({"A": {"s": {"token": enc}}});
+    assert_eq!(
+        static_token(&load(doc.clone(), &explicit).unwrap(), "A", "s"),
+        "explicit-key-secret"
+    );
+    assert_eq!(global.get("A2AT_CRED_KEY"), Some(OTHER_KEY_HEX));
+    assert!(load(doc, &global).unwrap_err().is(ErrorCode::ConfigDecrypt));
+}

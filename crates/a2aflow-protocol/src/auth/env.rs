@@ -52,6 +52,14 @@ impl Environment {
         Ok(self)
     }
 
+    /// Sets one variable in this snapshot only, replacing any value (the process environment is
+    /// untouched). Use it to give one client an explicit `A2AT_CRED_KEY` that wins over the
+    /// process-wide one without changing it for anyone else.
+    pub fn with_var(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.vars.insert(name.into(), value.into());
+        self
+    }
+
     /// The value of `name`, when set.
     pub fn get(&self, name: &str) -> Option<&str> {
         self.vars.get(name).map(String::as_str)
