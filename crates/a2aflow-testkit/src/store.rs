@@ -370,24 +370,29 @@ impl TaskStore {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Adds a task, evicting the oldest terminal tasks beyond the bound.
+    /// Adds a task. Past the bound, the oldest terminal tasks are evicted in one sweep down to
+    /// 90 % of the bound, so the sweep's cost is spread over many inserts. Running or
+    /// interrupted tasks are never evicted (the store may then exceed its bound).
     pub(crate) fn insert(&self, entry: Arc<TaskEntry>) {
         let mut g = self.lock();
         g.by_id.insert(entry.id.clone(), entry.clone());
         g.order.push_back(entry);
-        if g.order.len() > self.bound {
-            let mut excess = g.order.len() - self.bound;
-            let mut kept = VecDeque::with_capacity(g.order.len());
-            while let Some(e) = g.order.pop_front() {
-                if excess > 0 && e.state().is_terminal() {
-                    g.by_id.remove(&e.id);
-                    excess -= 1;
-                } else {
-                    kept.push_back(e);
-                }
-            }
-            g.order = kept;
+        if g.order.len() <= self.bound {
+            return;
         }
+        let target = (self.bound - self.bound / 10).max(1);
+        let mut excess = g.order.len().saturating_sub(target);
+        let order = std::mem::take(&mut g.order);
+        let mut kept = VecDeque::with_capacity(order.len());
+        for e in order {
+            if excess > 0 && e.state().is_terminal() {
+                g.by_id.remove(&e.id);
+                excess -= 1;
+            } else {
+                kept.push_back(e);
+            }
+        }
+        g.order = kept;
     }
 
     pub(crate) fn get(&self, id: &str) -> Option<Arc<TaskEntry>> {
@@ -434,7 +439,11 @@ mod tests {
         store.insert(b.clone());
         b.set_status(TaskState::Completed, None);
         store.insert(c);
-        assert_eq!(store.len(), 2);
+        assert_eq!(
+            store.len(),
+            2,
+            "one terminal task evicted (target is max(1, 90% of 2))"
+        );
         assert!(store.get("a").is_some(), "running task a must survive");
         assert!(
             store.get("b").is_none(),

@@ -621,3 +621,36 @@ async fn task_store_is_bounded() {
     assert!(s.task("b", &ids[0]).is_none());
     assert!(s.task("b", &ids[4]).is_some());
 }
+
+#[tokio::test]
+async fn http2_prior_knowledge_is_served() {
+    use http_body_util::BodyExt;
+    let s = server().await;
+    let tcp = tokio::net::TcpStream::connect(s.addr()).await.unwrap();
+    let (mut sender, conn) = hyper::client::conn::http2::handshake(
+        hyper_util::rt::TokioExecutor::new(),
+        hyper_util::rt::TokioIo::new(tcp),
+    )
+    .await
+    .unwrap();
+    tokio::spawn(conn);
+    let body = json!({"jsonrpc": "2.0", "id": 2, "method": "SendStreamingMessage", "params": {"message": user_message("task over h2")}});
+    let req = http::Request::post(s.jsonrpc_url("a"))
+        .header("A2A-Version", "1.0")
+        .header("content-type", "application/json")
+        .body(http_body_util::Full::new(bytes::Bytes::from(
+            body.to_string(),
+        )))
+        .unwrap();
+    let resp = sender.send_request(req).await.unwrap();
+    assert_eq!(resp.version(), http::Version::HTTP_2);
+    let raw = resp.into_body().collect().await.unwrap().to_bytes();
+    let events = sse_events(&raw);
+    let last: Value = serde_json::from_str(&events.last().unwrap().1).unwrap();
+    assert_eq!(
+        last["result"]["statusUpdate"]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
+    s.shutdown().await.unwrap();
+    assert_eq!(s.open_connections(), 0);
+}
