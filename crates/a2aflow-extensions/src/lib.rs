@@ -8,3 +8,20 @@
 //! nor close workflow traffic.
 //!
 //! **What it must never depend on.** The facade or the CLI; it never gates a running workflow.
+//!
+//! ## Map
+//! - [`ExtensionSender`] — built from agent cards and [`ChannelSettings`] (limits, TLS,
+//!   credentials, binding preference), building its own HTTP clients.
+//! - [`ExtensionSender::send_authorization`] → [`AuthorizationOutcome`].
+//! - [`ExtensionSender::open_notification`] → [`NotificationSubscription`] (drop = close).
+//! - [`ExtensionConfig`], [`ResubscribePolicy`] — deadlines and the resubscribe policy.
+
+mod authorization;
+mod config;
+mod notification;
+mod sender;
+
+pub use authorization::{AuthorizationOutcome, AuthorizationStatus};
+pub use config::{ChannelSettings, ExtensionConfig, ResubscribePolicy};
+pub use notification::{Ended, NotificationSubscription, SubscriptionControl};
+pub use sender::ExtensionSender;

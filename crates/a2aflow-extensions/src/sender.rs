@@ -1,0 +1,205 @@
+//! [`ExtensionSender`]: the agents it can reach (each on a channel of its own) and the checks
+//! and envelope shared by both operations.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use a2aflow_model::a2a::{self, AgentCard, Message, Role, SendMessageRequest};
+use a2aflow_model::{ErrorCode, Failure, MessageContent};
+use a2aflow_protocol::{CallOptions, Transport, connect};
+use a2at::{ActivationError, ContentExtensions, DeclaredExtension};
+
+use crate::config::{ChannelSettings, ExtensionConfig};
+
+/// One agent the sender can reach.
+#[derive(Debug)]
+pub(crate) struct AgentChannel {
+    pub(crate) name: String,
+    pub(crate) transport: Arc<dyn Transport>,
+    pub(crate) streaming: bool,
+    declared: Vec<(String, bool)>,
+}
+
+/// A message ready to send: the request, its call options and the fresh context id.
+#[derive(Debug)]
+pub(crate) struct Prepared {
+    pub(crate) agent: Arc<AgentChannel>,
+    pub(crate) request: SendMessageRequest,
+    pub(crate) options: CallOptions,
+    pub(crate) context_id: String,
+}
+
+/// Counts the sender's live subscription tasks; a guard decrements on every exit path.
+#[derive(Debug, Default)]
+pub(crate) struct LiveCounter(AtomicUsize);
+
+/// Held by one running subscription task.
+#[derive(Debug)]
+pub(crate) struct LiveGuard(Arc<LiveCounter>);
+
+impl LiveGuard {
+    pub(crate) fn new(counter: &Arc<LiveCounter>) -> Self {
+        counter.0.fetch_add(1, Ordering::SeqCst);
+        LiveGuard(Arc::clone(counter))
+    }
+}
+
+impl Drop for LiveGuard {
+    fn drop(&mut self) {
+        self.0.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Sends the two independent A2A-T operations — Authorization-T
+/// ([`send_authorization`](Self::send_authorization)) and Notification-T
+/// ([`open_notification`](Self::open_notification)) — on connection pools of its own.
+///
+/// Nothing here touches a running workflow: results reach the host only through the returned
+/// values, never through the workflow event stream. Cheap to share behind an `Arc`.
+#[derive(Debug)]
+pub struct ExtensionSender {
+    agents: HashMap<String, Arc<AgentChannel>>,
+    pub(crate) config: ExtensionConfig,
+    pub(crate) live: Arc<LiveCounter>,
+}
+
+impl ExtensionSender {
+    /// A sender for `cards` (keyed by card name), each reached through a new [`a2aflow_protocol::HttpClient`]
+    /// built from `channels` — never a pool the workflow client uses. Fails with `config.invalid`
+    /// on a blank or duplicate name or out-of-bounds `config`, `a2a.unsupported_binding` when a
+    /// card offers no usable interface, and with the TLS or credential failure when a client
+    /// cannot be built. Building spawns nothing and makes no request.
+    pub fn new<'c>(
+        cards: impl IntoIterator<Item = &'c AgentCard>,
+        channels: &ChannelSettings,
+        config: ExtensionConfig,
+    ) -> Result<Self, Failure> {
+        config.validate()?;
+        let mut agents = HashMap::new();
+        for card in cards {
+            let name = card.name.trim();
+            if name.is_empty() {
+                return Err(Failure::new(
+                    ErrorCode::ConfigInvalid,
+                    "AgentCard name must not be blank",
+                ));
+            }
+            if agents.contains_key(name) {
+                return Err(Failure::new(
+                    ErrorCode::ConfigInvalid,
+                    format!("Duplicate AgentCard name: {name}"),
+                ));
+            }
+            let client = channels.http_client(name)?;
+            let transport = connect(card, &client, channels.preference())?;
+            let declared = card
+                .capabilities
+                .extensions
+                .iter()
+                .flatten()
+                .map(|e| (e.uri.clone(), e.required.unwrap_or(false)))
+                .collect();
+            agents.insert(
+                name.to_owned(),
+                Arc::new(AgentChannel {
+                    name: name.to_owned(),
+                    transport,
+                    streaming: card.capabilities.streaming.unwrap_or(false),
+                    declared,
+                }),
+            );
+        }
+        Ok(ExtensionSender {
+            agents,
+            config,
+            live: Arc::new(LiveCounter::default()),
+        })
+    }
+
+    /// The settings in use.
+    pub fn config(&self) -> &ExtensionConfig {
+        &self.config
+    }
+
+    /// Subscription tasks still running (each open or closing subscription counts once until
+    /// its task has exited).
+    pub fn live_subscriptions(&self) -> usize {
+        self.live.0.load(Ordering::SeqCst)
+    }
+
+    /// Checks `agent` and `content` for the operation of `uri` and builds the request: a fresh
+    /// context id, the content unchanged as a `ROLE_USER` message, the extension activated in
+    /// `message.extensions` and the `A2A-Extensions` header.
+    pub(crate) fn prepare(
+        &self,
+        agent: &str,
+        content: &MessageContent,
+        uri: &str,
+    ) -> Result<Prepared, Failure> {
+        let channel = self.agents.get(agent).ok_or_else(|| {
+            Failure::new(
+                ErrorCode::WorkflowUnknownAgent,
+                format!("Agent not found: {agent}"),
+            )
+        })?;
+        let declared: Vec<DeclaredExtension<'_>> = channel
+            .declared
+            .iter()
+            .map(|(uri, required)| DeclaredExtension {
+                uri,
+                required: *required,
+            })
+            .collect();
+        if !a2at::declares(&declared, uri) {
+            return Err(Failure::new(
+                ErrorCode::A2aExtensionNotSupported,
+                format!("Agent {agent} does not declare {uri}"),
+            )
+            .with_detail("agent", agent)
+            .with_detail("uri", uri));
+        }
+        let view = ContentExtensions::new(&content.extensions, content.metadata.as_ref());
+        a2at::require_use(&declared, view, uri).map_err(|e| {
+            Failure::new(ErrorCode::ConfigInvalid, e.to_string()).with_detail("uri", uri)
+        })?;
+        let plan = a2at::plan_extensions(&declared, view).map_err(|e| match e {
+            ActivationError::RequiredNotActivated { uri } => Failure::new(
+                ErrorCode::A2aExtensionSupportRequired,
+                format!("Required extension not activated: {uri}"),
+            )
+            .with_detail("uri", uri),
+            other => Failure::new(ErrorCode::ConfigInvalid, other.to_string()),
+        })?;
+        let context_id = a2a::new_context_id();
+        let message = Message {
+            message_id: a2a::new_message_id(),
+            context_id: Some(context_id.clone()),
+            task_id: None,
+            role: Role::User,
+            parts: content.parts.clone(),
+            metadata: content
+                .metadata
+                .as_ref()
+                .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()),
+            extensions: Some(plan.message_extensions),
+            reference_task_ids: None,
+        };
+        let header: Vec<String> = plan
+            .header
+            .as_deref()
+            .map(|h| h.split(',').map(str::to_owned).collect())
+            .unwrap_or_default();
+        Ok(Prepared {
+            agent: Arc::clone(channel),
+            request: SendMessageRequest {
+                message,
+                configuration: None,
+                metadata: None,
+                tenant: None,
+            },
+            options: CallOptions::default().with_extensions(header),
+            context_id,
+        })
+    }
+}
