@@ -488,3 +488,31 @@ async fn shutdown_ends_streams_held_requests_and_scripts() {
     // Nothing accepts any more.
     assert!(call(&s, "GET", "/", &[], None).await.is_err());
 }
+
+#[tokio::test]
+async fn a_client_giving_up_on_a_held_request_frees_the_connection() {
+    let s = server().await;
+    s.set_fault("f", Route::Get, Fault::NeverAnswer).unwrap();
+    let pending = held_get(&s).await;
+    until(|| s.requests().len() == 1).await;
+    assert_eq!(s.open_connections(), 1);
+    pending.abort(); // drops the client connection
+    until(|| s.open_connections() == 0).await;
+}
+
+#[tokio::test]
+async fn a_client_dropping_a_stream_frees_the_connection() {
+    let s = server().await;
+    let rpc_path = path_of(&s.jsonrpc_url("f"));
+    let stream = call(&s, "POST", &rpc_path, &[V1], Some(&stream_body("hang")))
+        .await
+        .unwrap();
+    assert_eq!(s.open_connections(), 1);
+    drop(stream);
+    until(|| s.open_connections() == 0).await;
+    assert_eq!(
+        s.running_scripts(),
+        1,
+        "the task itself keeps running until cancelled"
+    );
+}
