@@ -148,7 +148,9 @@ impl NotificationSubscription {
         lock(&self.shared.task_id).clone()
     }
 
-    /// The first protocol result (a task, status update or message with a state). A FAILED,
+    /// The first protocol result: the first event whose task state is past SUBMITTED (WORKING,
+    /// a final or an interrupted state), or a direct message; a SUBMITTED snapshot alone does
+    /// not acknowledge. A FAILED,
     /// CANCELED or REJECTED acknowledgement resolves as `a2a.task_failed` / `a2a.task_canceled` /
     /// `a2a.task_rejected`; a transport failure, the acknowledgement deadline (`a2a.timeout`) or a
     /// close before it (`a2a.task_canceled`, reason `closedBeforeAcknowledgement`) are errors too.
@@ -203,10 +205,11 @@ impl Drop for NotificationSubscription {
     }
 }
 
-/// Settles both slots if the task exits on any path without having done so.
+/// Settles both slots if the task exits on any path without having done so (a panicking
+/// listener included), and holds the task's place in the live counter.
 struct ExitGuard {
     shared: Arc<Shared>,
-    _live: LiveGuard,
+    live: Option<LiveGuard>,
 }
 
 impl Drop for ExitGuard {
@@ -256,7 +259,7 @@ impl ExtensionSender {
         });
         let guard = ExitGuard {
             shared: Arc::clone(&shared),
-            _live: LiveGuard::new(&self.live),
+            live: Some(LiveGuard::new(&self.live)),
         };
         let run = Run {
             control: SubscriptionControl {
@@ -307,6 +310,10 @@ impl Run {
             Err(f) => f.clone(),
         };
         Shared::settle(&self.shared().ack, Err(ack_failure));
+        // Leave the live count before completion resolves: a host that saw completion never
+        // counts this task as live.
+        let mut guard = guard;
+        drop(guard.live.take());
         Shared::settle(&self.shared().done, result);
         drop(guard);
     }
@@ -509,7 +516,8 @@ impl Run {
             Some(TaskState::Failed) => Err(TaskState::Failed),
             Some(TaskState::Canceled) => Err(TaskState::Canceled),
             Some(TaskState::Rejected) => Err(TaskState::Rejected),
-            Some(TaskState::Unspecified) => return,
+            // SUBMITTED only says the request arrived; the agent's answer comes after it.
+            Some(TaskState::Unspecified | TaskState::Submitted) => return,
             Some(_) => Ok(()),
             None if is_message => Ok(()),
             None => return,
