@@ -7,6 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use a2aflow_model::Failure;
 use a2aflow_model::a2a::AgentCard;
 use bytes::{Bytes, BytesMut};
 use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode, Uri, header};
@@ -109,6 +110,13 @@ impl HttpClientBuilder {
     pub fn tls(mut self, config: Arc<rustls::ClientConfig>) -> Self {
         self.tls = Some(config);
         self
+    }
+
+    /// Uses the rustls configuration built from the `tls` module's settings (CA bundle, client
+    /// certificate, explicit `insecure_skip_verify`). A bundle or certificate that cannot be read
+    /// fails here with `config.tls`.
+    pub fn tls_config(self, tls: &crate::tls::TlsConfig) -> Result<Self, Failure> {
+        Ok(self.tls(tls.client_config()?))
     }
 
     /// Adds headers to every request through this hook (credentials).
