@@ -75,6 +75,8 @@ struct Script {
     subscribes: VecDeque<SubscribeFn>,
     listed: Vec<Task>,
     cancel_fails: bool,
+    /// The first this-many GetTask calls fail with a connection error.
+    get_errors: u32,
 }
 
 #[derive(Default)]
@@ -142,6 +144,10 @@ impl Transport for Fake {
     ) -> Result<Task, TransportError> {
         self.log.lock().unwrap().gets.push(Instant::now());
         let mut s = self.script.lock().unwrap();
+        if s.get_errors > 0 {
+            s.get_errors -= 1;
+            return Err(TransportError::Connection("connection reset".into()));
+        }
         let t = if s.gets.len() > 1 {
             s.gets.pop_front()
         } else {
@@ -1292,4 +1298,47 @@ async fn config_out_of_bounds_is_refused() {
             .message
             .contains("Duplicate")
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn transient_poll_failures_are_retried_within_a_bound() {
+    for (errors, ok) in [(2, true), (3, false)] {
+        let f = fake(vec![answer("t1", TaskState::Working)]);
+        f.script.lock().unwrap().get_errors = errors;
+        let c = client(&f, &card(false, json!([])), ClientConfig::default());
+        let poll = f.clone();
+        let fix = async move {
+            while poll.sends() == 0 {
+                tokio::task::yield_now().await;
+            }
+            let ctx = ctx_of(&poll.sent(0));
+            poll.script.lock().unwrap().gets =
+                VecDeque::from([task("t1", &ctx, TaskState::Completed)]);
+        };
+        let hook = Hook::default();
+        let (r, ()) = tokio::join!(dispatch(&c, MessageContent::text("x"), &hook), fix);
+        assert_eq!(r.is_ok(), ok, "{errors} failed polls");
+        if let Err(e) = r {
+            assert!(e.failure.is(ErrorCode::A2aConnection));
+            assert_eq!(f.cancels(), ["t1"], "the known task is cancelled");
+        }
+        assert_eq!(f.sends(), 1, "the command is never resent");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn nothing_is_sent_after_the_deadline() {
+    let f = fake(vec![answer("t1", TaskState::Completed)]);
+    let c = client(&f, &card(false, json!([])), ClientConfig::default());
+    let e = dispatch_with(
+        &c,
+        MessageContent::text("x"),
+        &Hook::default(),
+        Duration::ZERO,
+        CancellationToken::new(),
+    )
+    .await
+    .unwrap_err();
+    assert!(e.failure.is(ErrorCode::WorkflowTimeout));
+    assert_eq!(f.sends(), 0);
 }

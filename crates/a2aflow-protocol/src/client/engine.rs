@@ -11,7 +11,7 @@ use super::end_state::{Observation, observe, state_name, with_identity};
 use super::neg_context::Levels;
 use super::negotiation::{Entry, NegotiationLoop, aborted_failure, stop_failure};
 use super::view::{Applied, ResponseReducer, TaskView};
-use crate::error::TransportError;
+use crate::error::{TimeoutPhase, TransportError};
 use crate::headers::CallOptions;
 use crate::stream::StreamResponseStream;
 use crate::transport::Transport;
@@ -81,6 +81,32 @@ fn text_of(parts: &[Part]) -> String {
         .filter_map(Part::as_text)
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// A transport error as the interaction's failure: the run's own deadline expiring inside a call
+/// is the run's timeout, like every other wait.
+fn transport_failure(e: &TransportError) -> Failure {
+    match e {
+        TransportError::Timeout {
+            phase: TimeoutPhase::Deadline,
+            ..
+        } => Failure::new(ErrorCode::WorkflowTimeout, "Task interaction timed out"),
+        other => other.to_failure(),
+    }
+}
+
+/// Transient GetTask failures tolerated in a row before the interaction fails (GetTask is
+/// idempotent; the business command itself is never resent).
+const MAX_POLL_FAILURES: u32 = 3;
+
+/// Connection trouble, a request timeout or a 5xx: worth one more poll.
+fn is_transient(e: &TransportError) -> bool {
+    match e {
+        TransportError::Connection(_) => true,
+        TransportError::Timeout { phase, .. } => *phase != TimeoutPhase::Deadline,
+        TransportError::HttpStatus { status, .. } => *status >= 500,
+        _ => false,
+    }
 }
 
 /// The gates: the interaction stops, the remote task may be resumed later.
@@ -274,6 +300,7 @@ struct Interaction<'a> {
     poll_only: bool,
     force_poll: bool,
     poll_delay: Duration,
+    poll_failures: u32,
     late_send: Option<tokio::task::JoinHandle<Result<SendMessageResponse, TransportError>>>,
 }
 
@@ -301,6 +328,7 @@ impl<'a> Interaction<'a> {
             poll_only: false,
             force_poll: false,
             poll_delay: config.poll_interval,
+            poll_failures: 0,
             late_send: None,
         }
     }
@@ -461,6 +489,8 @@ impl<'a> Interaction<'a> {
             .map(|h| h.split(',').map(str::to_owned).collect())
             .unwrap_or_default();
         let options = self.options().with_extensions(header);
+        // Nothing is sent (or announced) once the run is over.
+        bounded(&self.cancel, self.deadline, std::future::ready(())).await?;
         if self.events.is_enabled() {
             self.events
                 .emit(
@@ -502,7 +532,7 @@ impl<'a> Interaction<'a> {
                 transport.send_streaming_message(&request, &options),
             )
             .await?;
-            self.stream = Some(opened.map_err(|e| e.to_failure())?);
+            self.stream = Some(opened.map_err(|e| transport_failure(&e))?);
             return Ok(());
         }
         // The blocking send runs in its own task so that a task id revealed after a local
@@ -519,7 +549,7 @@ impl<'a> Interaction<'a> {
         };
         let response = joined
             .map_err(|e| Failure::new(ErrorCode::A2aConnection, format!("send task failed: {e}")))?
-            .map_err(|e| e.to_failure())?;
+            .map_err(|e| transport_failure(&e))?;
         let event = match response {
             SendMessageResponse::Task(t) => StreamResponse::Task(t),
             SendMessageResponse::Message(m) => StreamResponse::Message(m),
@@ -535,7 +565,7 @@ impl<'a> Interaction<'a> {
                 Some(Err(e)) => {
                     self.stream = None;
                     if self.reducer.task_id().is_none() {
-                        return Err(e.to_failure());
+                        return Err(transport_failure(&e));
                     }
                     tracing::debug!(error = %e, "response stream dropped; resubscribing");
                     return Ok(());
@@ -601,14 +631,24 @@ impl<'a> Interaction<'a> {
         };
         let options = self.options();
         let transport = &self.agent.transport;
-        let task = bounded(
+        let polled = bounded(
             &self.cancel,
             self.deadline,
             transport.get_task(&request, &options),
         )
-        .await?
-        .map_err(|e| e.to_failure())?;
-        self.apply(StreamResponse::Task(task)).await
+        .await?;
+        match polled {
+            Ok(task) => {
+                self.poll_failures = 0;
+                self.apply(StreamResponse::Task(task)).await
+            }
+            Err(e) if is_transient(&e) && self.poll_failures + 1 < MAX_POLL_FAILURES => {
+                self.poll_failures += 1;
+                tracing::debug!(error = %e, "GetTask failed; polling again");
+                Ok(())
+            }
+            Err(e) => Err(transport_failure(&e)),
+        }
     }
 
     /// Folds one received object into the view and emits its `agent_*` event.
@@ -681,7 +721,7 @@ impl<'a> Interaction<'a> {
             transport.list_tasks(&request, &options),
         )
         .await?
-        .map_err(|e| e.to_failure())?;
+        .map_err(|e| transport_failure(&e))?;
         let mut tasks: Vec<Task> = listed
             .tasks
             .into_iter()
