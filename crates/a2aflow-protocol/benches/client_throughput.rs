@@ -1,0 +1,189 @@
+//! Engine client throughput: one workflow whose single step has 1,000 subtasks, run by the kernel
+//! with [`A2aEngineClient`] against the testkit on loopback (JSON-RPC, blocking and streaming),
+//! and, in the same process and against the same server, a bare hyper client sending the same
+//! requests with the same concurrency — the limit the engine is compared with.
+//!
+//! Run with `cargo bench -p a2aflow-protocol --bench client_throughput`. Criterion reports
+//! elements (tasks) per second; the peak RSS of the process is printed at the end.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+use a2aflow_kernel::{CallbackError, ControlPoint, RunInput, RunOptions, run};
+use a2aflow_model::{MessageContent, Step, StepType, Subtask, TaskRequest, Workflow};
+use a2aflow_protocol::client::{A2aEngineClient, ClientConfig};
+use a2aflow_protocol::{Binding, CallOptions, HttpClient, connect};
+use a2aflow_testkit::{AgentSpec, TestServer};
+use async_trait::async_trait;
+use bytes::Bytes;
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+
+const TASKS: usize = 1_000;
+
+struct Host;
+
+#[async_trait]
+impl ControlPoint for Host {
+    async fn on_task(&self, r: TaskRequest) -> Result<MessageContent, CallbackError> {
+        Ok(MessageContent::text(r.description))
+    }
+}
+
+fn workflow(agent: &str) -> Arc<Workflow> {
+    Arc::new(Workflow {
+        id: "bench".into(),
+        name: "bench".into(),
+        steps: vec![Step {
+            name: "fan".into(),
+            step_type: StepType::AllSuccess,
+            subtasks: (0..TASKS)
+                .map(|i| Subtask {
+                    agent: agent.into(),
+                    skill: String::new(),
+                    description: format!("task {i}"),
+                    workflow: None,
+                })
+                .collect(),
+            ..Default::default()
+        }],
+        ..Default::default()
+    })
+}
+
+async fn engine(server: &TestServer, agent: &str) -> Arc<A2aEngineClient> {
+    let http = HttpClient::new().unwrap();
+    let card = http
+        .fetch_agent_card(&server.card_url(agent), &CallOptions::default())
+        .await
+        .unwrap();
+    let transport = connect(&card, &http, &[Binding::JsonRpc]).unwrap();
+    Arc::new(
+        A2aEngineClient::new(ClientConfig::default())
+            .unwrap()
+            .with_agent(&card, transport)
+            .unwrap(),
+    )
+}
+
+async fn run_engine(client: Arc<A2aEngineClient>, wf: Arc<Workflow>) {
+    let options = RunOptions {
+        timeout: Duration::from_secs(120),
+        ..RunOptions::default()
+    };
+    let result = run(wf, RunInput::default(), Arc::new(Host), client, options).await;
+    assert!(result.success, "{:?}", result.failure);
+}
+
+type Bare = Client<hyper_util::client::legacy::connect::HttpConnector, Full<Bytes>>;
+
+/// The same JSON-RPC requests the engine sends, with the same concurrency, read to the end.
+async fn run_bare(client: &Bare, url: &str, streaming: bool) {
+    let method = if streaming {
+        "SendStreamingMessage"
+    } else {
+        "SendMessage"
+    };
+    let calls = (0..TASKS).map(|i| {
+        let body = json!({
+            "jsonrpc": "2.0", "id": i, "method": method,
+            "params": {"message": {
+                "messageId": uuid::Uuid::now_v7().to_string(),
+                "contextId": uuid::Uuid::now_v7().to_string(),
+                "role": "ROLE_USER",
+                "parts": [{"text": format!("task {i}")}]
+            }}
+        });
+        let request = hyper::Request::post(url)
+            .header("content-type", "application/json")
+            .header("a2a-version", "1.0")
+            .header(
+                "accept",
+                if streaming {
+                    "text/event-stream"
+                } else {
+                    "application/json"
+                },
+            )
+            .body(Full::new(Bytes::from(serde_json::to_vec(&body).unwrap())))
+            .unwrap();
+        let client = client.clone();
+        tokio::spawn(async move {
+            let response = client.request(request).await.unwrap();
+            assert!(response.status().is_success());
+            let bytes = response.into_body().collect().await.unwrap().to_bytes();
+            if streaming {
+                let text = std::str::from_utf8(&bytes).unwrap();
+                let last = text
+                    .lines()
+                    .rev()
+                    .find_map(|l| l.strip_prefix("data:"))
+                    .unwrap();
+                let v: Value = serde_json::from_str(last.trim()).unwrap();
+                assert!(v.get("result").is_some());
+            } else {
+                let v: Value = serde_json::from_slice(&bytes).unwrap();
+                assert!(v.get("result").is_some());
+            }
+        })
+    });
+    for handle in calls.collect::<Vec<_>>() {
+        handle.await.unwrap();
+    }
+}
+
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+fn bench(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let server = rt.block_on(async {
+        TestServer::builder()
+            .agent(AgentSpec::new("blocking").streaming(false))
+            .agent(AgentSpec::new("streaming").streaming(true))
+            .spawn()
+            .await
+            .unwrap()
+    });
+    let blocking = rt.block_on(engine(&server, "blocking"));
+    let streaming = rt.block_on(engine(&server, "streaming"));
+    let bare: Bare = rt.block_on(async { Client::builder(TokioExecutor::new()).build_http() });
+    let blocking_url = server.jsonrpc_url("blocking");
+    let streaming_url = server.jsonrpc_url("streaming");
+
+    let mut group = c.benchmark_group("client_1000_tasks");
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(15));
+    group.throughput(Throughput::Elements(TASKS as u64));
+    group.bench_function("engine_jsonrpc_blocking", |b| {
+        b.iter(|| rt.block_on(run_engine(blocking.clone(), workflow("blocking"))));
+    });
+    group.bench_function("bare_hyper_jsonrpc_blocking", |b| {
+        b.iter(|| rt.block_on(run_bare(&bare, &blocking_url, false)));
+    });
+    group.bench_function("engine_jsonrpc_streaming", |b| {
+        b.iter(|| rt.block_on(run_engine(streaming.clone(), workflow("streaming"))));
+    });
+    group.bench_function("bare_hyper_jsonrpc_streaming", |b| {
+        b.iter(|| rt.block_on(run_bare(&bare, &streaming_url, true)));
+    });
+    group.finish();
+    if let Some(kib) = peak_rss_kib() {
+        eprintln!("peak RSS (VmHWM) of the bench process: {kib} KiB");
+    }
+    rt.block_on(async { server.shutdown().await.unwrap() });
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
