@@ -240,7 +240,7 @@ pub(crate) async fn handle(
             return Ok(with_type(*status, "text/html", body::full(html)));
         }
         Some(Fault::MalformedJson) => return Ok(malformed(stream_route)),
-        Some(Fault::WrongTypes) => return Ok(wrong_types(&envelope, stream_route)),
+        Some(Fault::WrongTypes) => return Ok(wrong_types(&envelope, route)),
         Some(Fault::OversizedBody { bytes }) => return Ok(oversized(&envelope, *bytes)),
         Some(Fault::RequireAuth(cred)) if !cred.accepts(&parts.headers) => {
             return Ok(unauthorized());
@@ -578,16 +578,22 @@ fn malformed(stream: bool) -> Response<Body> {
     }
 }
 
-fn wrong_types(envelope: &Envelope, stream: bool) -> Response<Body> {
-    let payload = json!({"task": {"id": 42, "contextId": ["not", "a", "string"], "status": "TASK_STATE_COMPLETED", "history": "none"}});
-    let v = match envelope {
-        Envelope::Card => {
+/// Valid JSON of the wrong shape for the route's result.
+fn wrong_types(envelope: &Envelope, route: Option<Route>) -> Response<Body> {
+    let bad_task = json!({"id": 42, "contextId": ["not", "a", "string"], "status": "TASK_STATE_COMPLETED", "history": "none"});
+    let payload = match route {
+        Some(Route::Get | Route::Cancel) => bad_task,
+        Some(Route::List) => json!({"tasks": "none", "totalSize": "many", "nextPageToken": 7}),
+        Some(Route::Card | Route::ExtendedCard) => {
             json!({"name": 42, "description": null, "supportedInterfaces": "JSONRPC", "capabilities": [], "skills": {}})
         }
-        Envelope::JsonRpc(id) => json!({"result": payload, "id": id, "jsonrpc": "2.0"}),
-        Envelope::Rest => payload,
+        _ => json!({ "task": bad_task }),
     };
-    if stream {
+    let v = match envelope {
+        Envelope::JsonRpc(id) => json!({"result": payload, "id": id, "jsonrpc": "2.0"}),
+        Envelope::Card | Envelope::Rest => payload,
+    };
+    if route.is_some_and(Route::is_stream) {
         let mut b = b"data: ".to_vec();
         b.extend_from_slice(&json_bytes(&v));
         b.extend_from_slice(b"\r\n\r\n");

@@ -254,6 +254,11 @@ impl TestServer {
         }
     }
 
+    /// Shortcut: a plain-HTTP server with one agent.
+    pub async fn single(spec: AgentSpec) -> Result<TestServer, TestkitError> {
+        Self::builder().agent(spec).spawn().await
+    }
+
     /// `http://127.0.0.1:PORT` (or `https://…`).
     pub fn base_url(&self) -> &str {
         &self.base_url

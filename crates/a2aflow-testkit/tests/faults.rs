@@ -151,6 +151,16 @@ async fn malformed_and_wrongly_typed_json() {
     assert!(v["result"]["task"]["id"].is_number());
     assert!(v["result"]["task"]["status"].is_string());
 
+    s.set_fault("f", Route::Get, Fault::WrongTypes).unwrap();
+    let get = json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}});
+    let r = call(&s, "POST", &path_of(&s.jsonrpc_url("f")), &[V1], Some(&get))
+        .await
+        .unwrap();
+    assert!(
+        r.json().await["result"]["id"].is_number(),
+        "GetTask result is a bare task"
+    );
+
     s.set_fault("f", Route::Card, Fault::WrongTypes).unwrap();
     let r = call(&s, "GET", &path_of(&s.card_url("f")), &[V1], None)
         .await
