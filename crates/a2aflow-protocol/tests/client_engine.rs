@@ -1083,6 +1083,11 @@ async fn s_neg_15_pre_task_mode_follow_ups_carry_no_task_id() {
     assert_eq!(f.sent(1).message.task_id, None);
     assert_eq!(f.sent(0).message.context_id, f.sent(1).message.context_id);
     assert_eq!(out.remote_task_id.as_deref(), Some("t9"));
+    assert!(
+        out.outputs.is_empty(),
+        "the proposal is evidence, never output"
+    );
+    assert_eq!(out.received_messages.len(), 2);
 }
 
 #[tokio::test(start_paused = true)]

@@ -17,6 +17,7 @@ use crate::stream::StreamResponseStream;
 use crate::transport::Transport;
 use a2aflow_kernel::{
     DispatchRequest, EventEmitter, NegotiationHook, RemoteClient, TaskFailure, TaskOutcome,
+    project_outputs,
 };
 use a2aflow_model::a2a::{
     self, AgentCard, CancelTaskRequest, GetTaskRequest, ListTasksRequest, Message, Part, Role,
@@ -747,11 +748,17 @@ impl<'a> Interaction<'a> {
         let remote_task_id = self.reducer.task_id().map(str::to_owned);
         let evidence = self.reducer.evidence();
         let result = match result {
-            Ok(()) => Ok(TaskOutcome::from_evidence(
-                Some(self.context_id.clone()),
-                remote_task_id.clone(),
-                evidence.clone(),
-            )),
+            Ok(()) => {
+                // Outputs come from the final answer only: an earlier proposal or status
+                // message is evidence, never business output.
+                let answer = self.reducer.current_evidence(ReceivedKind::Task);
+                Ok(TaskOutcome {
+                    context_id: Some(self.context_id.clone()),
+                    remote_task_id: remote_task_id.clone(),
+                    outputs: project_outputs(std::slice::from_ref(&answer), true),
+                    received_messages: evidence.clone(),
+                })
+            }
             Err(failure) => {
                 let view = self.reducer.view();
                 let cancel_it =
