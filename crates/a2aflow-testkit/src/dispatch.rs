@@ -259,6 +259,16 @@ pub(crate) async fn handle(
         Envelope::Rest => Binding::HttpJson,
         _ => Binding::JsonRpc,
     };
+    let requested = requested_extensions(&parts.headers);
+    let echoed: Option<String> = agent.spec.echo_extensions.then(|| {
+        let declared = &agent.spec.extensions;
+        requested
+            .iter()
+            .filter(|r| declared.iter().any(|(uri, _)| uri == *r))
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join(", ")
+    });
     let result = match op {
         Op::Card => {
             let mut r = with_type(200, "application/json", body::full(agent.card.clone()));
@@ -267,7 +277,6 @@ pub(crate) async fn handle(
         }
         Op::Invalid(e) => Err(e),
         _ => {
-            let requested = requested_extensions(&parts.headers);
             let gate = gate(&agent, &parts.headers, &requested);
             match gate {
                 Err(e) => Err(e),
@@ -277,7 +286,7 @@ pub(crate) async fn handle(
                         scripts: &shared.scripts,
                         token: &shared.token,
                         binding,
-                        requested_extensions: requested,
+                        requested_extensions: requested.clone(),
                     };
                     match op {
                         Op::Send => ops::send(&env, &params, false).await,
@@ -293,7 +302,12 @@ pub(crate) async fn handle(
             }
         }
     };
-    let response = encode(&envelope, result, &shared, fault.clone());
+    let mut response = encode(&envelope, result, &shared, fault.clone());
+    if let Some(value) = echoed.filter(|v| !v.is_empty()) {
+        if let Ok(v) = HeaderValue::from_str(&value) {
+            response.headers_mut().insert("a2a-extensions", v);
+        }
+    }
     Ok(apply_body_fault(response, fault.as_ref(), &shared))
 }
 

@@ -117,6 +117,7 @@ pub struct AgentSpec {
     pub(crate) auth: Option<Credential>,
     pub(crate) check_version: bool,
     pub(crate) enforce_required_extensions: bool,
+    pub(crate) echo_extensions: bool,
     pub(crate) task_bound: usize,
     pub(crate) extended_card: Option<Value>,
     pub(crate) card_patch: Option<CardPatch>,
@@ -155,6 +156,7 @@ impl AgentSpec {
             auth: None,
             check_version: true,
             enforce_required_extensions: true,
+            echo_extensions: false,
             task_bound: DEFAULT_TASK_BOUND,
             extended_card: None,
             card_patch: None,
@@ -190,6 +192,13 @@ impl AgentSpec {
     /// Turns the required-extension check off (the card still says `required`).
     pub fn enforce_required_extensions(mut self, on: bool) -> Self {
         self.enforce_required_extensions = on;
+        self
+    }
+
+    /// Answers with an `A2A-Extensions` response header listing the requested extensions the
+    /// card declares (as the JS SDK does; the Python SDK never sets it). Off by default.
+    pub fn echo_extensions(mut self, on: bool) -> Self {
+        self.echo_extensions = on;
         self
     }
 

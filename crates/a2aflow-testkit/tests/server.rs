@@ -654,3 +654,30 @@ async fn http2_prior_knowledge_is_served() {
     s.shutdown().await.unwrap();
     assert_eq!(s.open_connections(), 0);
 }
+
+#[tokio::test]
+async fn declared_requested_extensions_can_be_echoed() {
+    let s = TestServer::builder()
+        .agent(
+            AgentSpec::new("e")
+                .extension("urn:a", false)
+                .echo_extensions(true),
+        )
+        .spawn()
+        .await
+        .unwrap();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": user_message("echo")}});
+    let path = path_of(&s.jsonrpc_url("e"));
+    let r = call(
+        &s,
+        "POST",
+        &path,
+        &[V1, ("A2A-Extensions", "urn:a, urn:unknown")],
+        Some(&body),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.header("a2a-extensions"), Some("urn:a"));
+    let r = call(&s, "POST", &path, &[V1], Some(&body)).await.unwrap();
+    assert_eq!(r.header("a2a-extensions"), None);
+}
