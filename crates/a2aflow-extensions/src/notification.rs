@@ -266,7 +266,9 @@ impl ExtensionSender {
                 shared: Arc::clone(&shared),
             },
             config: self.config.clone(),
-            reducer: ResponseReducer::new(prepared.context_id.clone()),
+            context_id: prepared.context_id.clone(),
+            task_id: None,
+            last_state: None,
             acked: false,
         };
         runtime.spawn(run.run(prepared, listener, guard));
@@ -283,7 +285,11 @@ enum Break {
 struct Run {
     control: SubscriptionControl,
     config: ExtensionConfig,
-    reducer: ResponseReducer,
+    context_id: String,
+    /// The subscription's remote task, once known.
+    task_id: Option<String>,
+    /// The last state of that task (events are not retained: only this is kept).
+    last_state: Option<TaskState>,
     acked: bool,
 }
 
@@ -320,10 +326,10 @@ impl Run {
 
     /// Best-effort, bounded CancelTask when the task is known and not final.
     async fn cancel_remote(&self, agent: &AgentChannel) {
-        let Some(task_id) = self.reducer.task_id().map(str::to_owned) else {
+        let Some(task_id) = self.task_id.clone() else {
             return;
         };
-        if self.reducer.view().is_terminal() {
+        if self.is_terminal() {
             return;
         }
         let request = CancelTaskRequest {
@@ -366,7 +372,7 @@ impl Run {
             };
             // The stream dropped: resubscribe within the policy.
             loop {
-                let Some(task_id) = self.reducer.task_id().map(str::to_owned) else {
+                let Some(task_id) = self.task_id.clone() else {
                     return Err(failure);
                 };
                 if attempts >= self.config.resubscribe.max_attempts {
@@ -407,7 +413,7 @@ impl Run {
                             && task.status.state.is_terminal()
                         {
                             let state = task.status.state.clone();
-                            self.reducer.apply_task(task)?;
+                            self.last_state = Some(state.clone());
                             return Ok(Ended::RemoteEnded {
                                 final_state: Some(state),
                             });
@@ -465,9 +471,9 @@ impl Run {
                     listener(&self.control, received);
                 }
                 Some(Err(e)) => return Break::Dropped(e.to_failure()),
-                None if self.reducer.view().is_terminal() => {
+                None if self.is_terminal() => {
                     return Break::Ended(Ok(Ended::RemoteEnded {
-                        final_state: self.reducer.view().state.clone(),
+                        final_state: self.last_state.clone(),
                     }));
                 }
                 None => {
@@ -480,27 +486,39 @@ impl Run {
         }
     }
 
-    /// Applies an event of the subscription's own task to its reducer; an event of another task
-    /// gets a reducer of its own, so its state never touches this subscription's.
+    fn is_terminal(&self) -> bool {
+        self.last_state.as_ref().is_some_and(TaskState::is_terminal)
+    }
+
+    /// Turns one event into evidence with a fresh reducer (so nothing accumulates over a
+    /// long-lived stream; artifact chunks are delivered as they arrive). An event of the
+    /// subscription's own task is identity-checked against it and moves its state; an event of
+    /// another task never does.
     fn apply(&mut self, event: StreamResponse) -> Result<ReceivedMessage, Failure> {
         let (task_id, context_id) = identity(&event);
-        let ours = match (self.reducer.task_id(), task_id) {
+        let ours = match (self.task_id.as_deref(), task_id) {
             (Some(known), Some(t)) => known == t,
             _ => true,
         };
-        if ours {
-            let received = self.reducer.apply(event)?.received;
-            if let Some(t) = self.reducer.task_id() {
-                let mut slot = lock(&self.shared().task_id);
-                if slot.is_none() {
-                    *slot = Some(t.to_owned());
-                }
-            }
-            Ok(received)
-        } else {
-            let ctx = context_id.unwrap_or_else(|| self.reducer.context_id().to_owned());
-            Ok(ResponseReducer::new(ctx).apply(event)?.received)
+        if !ours {
+            let ctx = context_id.unwrap_or_else(|| self.context_id.clone());
+            return Ok(ResponseReducer::new(ctx).apply(event)?.received);
         }
+        let mut reducer = match &self.task_id {
+            Some(t) => ResponseReducer::with_task_id(self.context_id.clone(), t.clone()),
+            None => ResponseReducer::new(self.context_id.clone()),
+        };
+        let received = reducer.apply(event)?.received;
+        if self.task_id.is_none()
+            && let Some(t) = reducer.task_id()
+        {
+            self.task_id = Some(t.to_owned());
+            *lock(&self.shared().task_id) = Some(t.to_owned());
+        }
+        if received.state.is_some() {
+            self.last_state = received.state.clone();
+        }
+        Ok(received)
     }
 
     fn note(&mut self, received: &ReceivedMessage) {
