@@ -1,13 +1,16 @@
 //! # a2aflow — the command line
 //!
-//! **What it is.** The `a2aflow` binary: `validate`, `graph` and `demo` (with `card`, `send` and
-//! `run` to follow as the engine client lands).
+//! **What it is.** The `a2aflow` binary: `validate`, `graph`, `card`, `run` and `demo`.
 //!
 //! **What it owns.** Argument parsing, progress output and exit codes; everything else comes from
 //! the `a2aflow` facade. Nothing depends on it.
 
+mod card_cmd;
+mod declarative;
 mod demo;
 mod graph;
+mod progress;
+mod run_cmd;
 mod validate_cmd;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -54,6 +57,17 @@ enum Command {
         #[arg(long, value_enum, default_value_t = graph::GraphFormat::Mermaid)]
         format: graph::GraphFormat,
     },
+    /// Fetch an agent card and show its bindings, extensions and security schemes.
+    Card {
+        /// Card URL or agent base URL.
+        url: String,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+        format: OutputFormat,
+    },
+    /// Run a workflow against A2A agents with the built-in declarative ControlPoint.
+    /// Exit 0 on success, 1 on failure, 2 on a usage or setup error.
+    Run(run_cmd::RunArgs),
     /// Run the demo workflow against embedded agents on loopback.
     Demo,
 }
@@ -74,6 +88,8 @@ fn main() -> ExitCode {
             format,
         } => validate_cmd::run(&files, strict, format),
         Command::Graph { file, format } => graph_cmd(&file, format),
+        Command::Card { url, format } => card_cmd::run(&url, format),
+        Command::Run(args) => run_cmd::run(args),
         Command::Demo => demo::run(),
     };
     ExitCode::from(code)

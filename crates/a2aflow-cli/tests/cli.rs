@@ -1,5 +1,7 @@
 //! Drives the `a2aflow` binary for each subcommand and exit code.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -91,4 +93,149 @@ fn graph_prints_mermaid_and_dot() {
 fn graph_of_a_broken_document_exits_1() {
     let (_d, f) = temp_file("broken.json", "{\"steps\": [");
     assert_eq!(a2aflow(&["graph", &f]).status.code(), Some(1));
+}
+
+// ---- subcommands that talk to agents: a testkit server in a background runtime ----
+
+struct Agents {
+    server: a2aflow_testkit::TestServer,
+    _rt: tokio::runtime::Runtime,
+}
+
+fn agents() -> Agents {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let server = rt
+        .block_on(
+            a2aflow_testkit::TestServer::builder()
+                .agent(a2aflow_testkit::AgentSpec::new("alpha"))
+                .agent(a2aflow_testkit::AgentSpec::new("beta").streaming(true))
+                .spawn(),
+        )
+        .unwrap();
+    Agents { server, _rt: rt }
+}
+
+const RUN_WORKFLOW: &str = r#"{"id": "cli-run", "steps": [
+  {"name": "ask", "subtasks": [{"agent": "a", "description": "task look"}, {"agent": "b", "description": "stream it"}],
+   "next": [{"step": "sum"}]},
+  {"name": "sum", "type": "SELF_LOOP", "subtasks": [{"agent": "", "description": "sum"}]}
+]}"#;
+
+#[test]
+fn card_prints_bindings_and_fails_on_unreachable_agents() {
+    let a = agents();
+    let out = a2aflow(&["card", &a.server.card_url("beta")]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("beta "), "{text}");
+    assert!(
+        text.contains("JSONRPC") && text.contains("streaming: true"),
+        "{text}"
+    );
+    let out = a2aflow(&["card", "http://127.0.0.1:9/", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("a2a.connection"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn run_succeeds_writes_events_and_prints_json() {
+    let a = agents();
+    let (dir, wf) = temp_file("wf.json", RUN_WORKFLOW);
+    let events = dir.path().join("events.jsonl");
+    let out = a2aflow(&[
+        "run",
+        &wf,
+        "--agent",
+        &format!("a={}", a.server.card_url("alpha")),
+        "--agent",
+        &format!("b={}", a.server.card_url("beta")),
+        "--events",
+        &events.display().to_string(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result: serde_json::Value = serde_json::from_slice(&out.stdout).expect("result JSON");
+    assert_eq!(result["success"], true);
+    assert_eq!(result["steps"][1]["stepName"], "sum");
+    let lines = std::fs::read_to_string(&events).unwrap();
+    let kinds: Vec<String> = lines
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["kind"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(kinds.first().map(String::as_str), Some("start"));
+    assert_eq!(kinds.last().map(String::as_str), Some("close"));
+    assert!(
+        kinds.iter().any(|k| k == "agent_artifact_update"),
+        "{kinds:?}"
+    );
+}
+
+#[test]
+fn run_failure_exits_1_with_the_stable_code() {
+    let a = agents();
+    let (_dir, wf) = temp_file(
+        "wf.json",
+        r#"{"steps": [{"name": "s", "subtasks": [{"agent": "a", "description": "fail on purpose"}]}]}"#,
+    );
+    let out = a2aflow(&[
+        "run",
+        &wf,
+        "--agent",
+        &format!("a={}", a.server.card_url("alpha")),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("failed") && text.contains("workflow.step_failed"),
+        "{text}"
+    );
+}
+
+#[test]
+fn run_usage_errors_exit_2() {
+    let (_dir, wf) = temp_file("wf.json", RUN_WORKFLOW);
+    assert_eq!(
+        a2aflow(&["run", &wf, "--agent", "no-equals-sign"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        a2aflow(&["run", &wf, "--routes", "/no/such/routes.json"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        a2aflow(&["run", "/no/such/workflow.json"]).status.code(),
+        Some(2)
+    );
+    assert_eq!(
+        a2aflow(&["run", &wf, "--timeout", "-3"]).status.code(),
+        Some(2)
+    );
 }

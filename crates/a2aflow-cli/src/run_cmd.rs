@@ -1,0 +1,223 @@
+//! `a2aflow run FILE --agent NAME=URL…`: run a workflow with the declarative ControlPoint.
+
+use crate::OutputFormat;
+use crate::declarative::{DeclarativeControlPoint, NegotiationPolicy, RoutePolicy};
+use crate::demo::negotiating_agents;
+use crate::progress::Progress;
+use a2aflow::config::BindingName;
+use a2aflow::kernel::RunInput;
+use a2aflow::model::a2a::AgentCard;
+use a2aflow::model::{LoadOptions, load_workflow_str, validate};
+use a2aflow::{EngineConfig, HostHooks, execute_workflow_stream, fetch_agent_cards};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Everything `run` takes from the command line.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// Workflow file (JSON).
+    pub file: PathBuf,
+    /// An agent the workflow names, as NAME=URL (card URL or agent base URL); repeatable.
+    #[arg(long = "agent", value_name = "NAME=URL")]
+    pub agents: Vec<String>,
+    /// A directory of agent card JSON files (each card's `name` is the agent's name).
+    #[arg(long, value_name = "DIR")]
+    pub agents_dir: Option<PathBuf>,
+    /// The run's runtime intent, passed to every callback.
+    #[arg(long)]
+    pub intent: Option<String>,
+    /// Route policy: allow-all, deny-all, or a JSON file of {"source->target": bool}.
+    #[arg(long, default_value = "allow-all")]
+    pub routes: String,
+    /// How Negotiation-T proposals are answered.
+    #[arg(long, value_enum, default_value_t = NegotiationPolicy::Accept)]
+    pub negotiation: NegotiationPolicy,
+    /// Only this binding (default: JSON-RPC, then HTTP+JSON, as the card offers).
+    #[arg(long, value_parser = ["jsonrpc", "rest"])]
+    pub binding: Option<String>,
+    /// The run's deadline in seconds.
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+    /// Credentials file (values from the environment, never the command line).
+    #[arg(long, value_name = "FILE")]
+    pub credentials: Option<PathBuf>,
+    /// Engine configuration file (.toml or .json); flags override it.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Write every event as one JSON line to this file.
+    #[arg(long, value_name = "EVENTS.jsonl")]
+    pub events: Option<PathBuf>,
+    /// Output format of the result.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub format: OutputFormat,
+}
+
+fn usage(message: impl std::fmt::Display) -> u8 {
+    eprintln!("a2aflow run: {message}");
+    2
+}
+
+fn cards_from_dir(dir: &Path) -> Result<Vec<AgentCard>, String> {
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    paths.sort();
+    paths
+        .iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+            serde_json::from_str(&text)
+                .map_err(|e| format!("{} is not an agent card: {e}", p.display()))
+        })
+        .collect()
+}
+
+/// Runs the subcommand; returns the exit code (0 success, 1 failure, 2 usage or setup error).
+pub fn run(args: RunArgs) -> u8 {
+    let text = match std::fs::read_to_string(&args.file) {
+        Ok(t) => t,
+        Err(e) => return usage(format!("cannot read {}: {e}", args.file.display())),
+    };
+    let workflow = match load_workflow_str(&text, LoadOptions::LENIENT) {
+        Ok(l) => l.workflow,
+        Err(e) => {
+            eprintln!("a2aflow run: {e}");
+            return 1;
+        }
+    };
+    if let Err(e) = validate(&workflow) {
+        eprintln!("a2aflow run: {e}");
+        return 1;
+    }
+    let mut config = match &args.config {
+        Some(path) => match EngineConfig::from_file(path) {
+            Ok(c) => c,
+            Err(f) => return usage(f),
+        },
+        None => EngineConfig::default(),
+    };
+    if let Some(b) = &args.binding {
+        config.bindings = vec![if b == "rest" {
+            BindingName::Rest
+        } else {
+            BindingName::JsonRpc
+        }];
+    }
+    if let Some(t) = args.timeout {
+        config.timeouts.run_secs = t;
+    }
+    if let Some(c) = &args.credentials {
+        config.credentials_file = Some(c.clone());
+    }
+    if let Err(f) = config.validate() {
+        return usage(f);
+    }
+    let routes = match RoutePolicy::parse(&args.routes) {
+        Ok(r) => r,
+        Err(e) => return usage(e),
+    };
+    let mut named = Vec::new();
+    for spec in &args.agents {
+        match spec.split_once('=') {
+            Some((name, url)) if !name.trim().is_empty() && !url.trim().is_empty() => {
+                named.push((name.trim().to_owned(), url.trim().to_owned()))
+            }
+            _ => return usage(format!("--agent takes NAME=URL, got `{spec}`")),
+        }
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return usage(format!("cannot start the async runtime: {e}")),
+    };
+    runtime.block_on(async move {
+        let mut cards = match &args.agents_dir {
+            Some(dir) => match cards_from_dir(dir) {
+                Ok(c) => c,
+                Err(e) => return usage(e),
+            },
+            None => Vec::new(),
+        };
+        let urls: Vec<String> = named.iter().map(|(_, u)| u.clone()).collect();
+        match fetch_agent_cards(&urls, &config).await {
+            Ok(fetched) => {
+                for ((name, _), mut card) in named.into_iter().zip(fetched) {
+                    card.name = name; // the workflow's name for the agent
+                    cards.push(card);
+                }
+            }
+            Err(f) => {
+                eprintln!("a2aflow run: {f}");
+                return 1;
+            }
+        }
+        let host =
+            DeclarativeControlPoint::new(routes, args.negotiation, negotiating_agents(&cards));
+        let input = RunInput {
+            runtime_intent: args.intent.clone(),
+        };
+        let mut stream = match execute_workflow_stream(
+            workflow,
+            &cards,
+            Arc::new(host),
+            &config,
+            input,
+            HostHooks::default(),
+        ) {
+            Ok(s) => s,
+            Err(f) => {
+                eprintln!("a2aflow run: {f}");
+                return 1;
+            }
+        };
+        let mut events_file = match &args.events {
+            Some(path) => match std::fs::File::create(path) {
+                Ok(f) => Some(std::io::BufWriter::new(f)),
+                Err(e) => return usage(format!("cannot create {}: {e}", path.display())),
+            },
+            None => None,
+        };
+        let progress = Progress::new();
+        while let Some(event) = stream.next().await {
+            if let Some(out) = events_file.as_mut() {
+                if let Ok(line) = serde_json::to_string(&event) {
+                    let _ = writeln!(out, "{line}");
+                }
+            }
+            if args.format == OutputFormat::Text {
+                if let Some(line) = progress.line(&event) {
+                    eprintln!("{line}");
+                }
+            }
+        }
+        if let Some(mut out) = events_file {
+            let _ = out.flush();
+        }
+        let result = stream.result().await;
+        match args.format {
+            OutputFormat::Json => match serde_json::to_string_pretty(&result) {
+                Ok(json) => println!("{json}"),
+                Err(e) => return usage(format!("cannot render the result: {e}")),
+            },
+            OutputFormat::Text => {
+                let verdict = if result.success {
+                    "succeeded"
+                } else {
+                    "failed"
+                };
+                println!("run {} {verdict}", result.execution_id);
+                if let Some(f) = &result.failure {
+                    println!("  {f}");
+                }
+            }
+        }
+        if result.success { 0 } else { 1 }
+    })
+}
