@@ -67,7 +67,7 @@ enum Command {
     },
     /// Run a workflow against A2A agents with the built-in declarative ControlPoint.
     /// Exit 0 on success, 1 on failure, 2 on a usage or setup error.
-    Run(run_cmd::RunArgs),
+    Run(Box<run_cmd::RunArgs>),
     /// Run the demo workflow against embedded agents on loopback.
     Demo,
 }
@@ -89,7 +89,7 @@ fn main() -> ExitCode {
         } => validate_cmd::run(&files, strict, format),
         Command::Graph { file, format } => graph_cmd(&file, format),
         Command::Card { url, format } => card_cmd::run(&url, format),
-        Command::Run(args) => run_cmd::run(args),
+        Command::Run(args) => run_cmd::run(*args),
         Command::Demo => demo::run(),
     };
     ExitCode::from(code)
