@@ -178,6 +178,7 @@ pub fn redact_json(value: &Value, policy: &RedactionPolicy) -> Value {
                 .collect::<Map<String, Value>>(),
         ),
         Value::Array(items) => Value::Array(items.iter().map(|v| redact_json(v, policy)).collect()),
+        Value::String(s) if !s.contains('"') => Value::String(redact_credentials_in_text(s)),
         Value::String(s) => Value::String(redact_credentials_in_text(&redact_json_like_text(
             s, policy,
         ))),
@@ -273,6 +274,9 @@ fn truncate(text: String, max_chars: usize) -> String {
 /// Replaces the word after `Bearer ` / `Basic ` (any case) with [`REDACTED`].
 pub fn redact_credentials_in_text(text: &str) -> String {
     let lower = text.to_ascii_lowercase();
+    if !lower.contains("bearer ") && !lower.contains("basic ") {
+        return text.to_owned();
+    }
     let mut out = String::with_capacity(text.len());
     let mut i = 0;
     let bytes = text.as_bytes();
@@ -317,12 +321,12 @@ pub fn redact_json_like_text(text: &str, policy: &RedactionPolicy) -> String {
             i += 1;
             continue;
         }
-        let (key, after) = scan_string(b, i);
+        let after = string_end(b, i);
         let mut j = after;
         while j < b.len() && b[j].is_ascii_whitespace() {
             j += 1;
         }
-        if j < b.len() && b[j] == b':' && policy.is_sensitive_field(&key) {
+        if j < b.len() && b[j] == b':' && policy.is_sensitive_field(&decode_string(b, i, after)) {
             j += 1;
             while j < b.len() && b[j].is_ascii_whitespace() {
                 j += 1;
@@ -342,26 +346,28 @@ pub fn redact_json_like_text(text: &str, policy: &RedactionPolicy) -> String {
     out
 }
 
-/// From an opening quote at `start`: the decoded string and the index after the closing quote
-/// (or the end of input when unterminated).
-fn scan_string(b: &[u8], start: usize) -> (String, usize) {
-    let mut raw = Vec::new();
+/// From an opening quote at `start`: the index after the closing quote (or the end of input when
+/// unterminated).
+fn string_end(b: &[u8], start: usize) -> usize {
     let mut i = start + 1;
     while i < b.len() {
         match b[i] {
-            b'"' => return (decode_escapes(&raw), i + 1),
-            b'\\' if i + 1 < b.len() => {
-                raw.push(b[i]);
-                raw.push(b[i + 1]);
-                i += 2;
-            }
-            c => {
-                raw.push(c);
-                i += 1;
-            }
+            b'"' => return i + 1,
+            b'\\' => i += 2,
+            _ => i += 1,
         }
     }
-    (decode_escapes(&raw), b.len())
+    b.len()
+}
+
+/// The decoded content of the string token `b[start..end]`.
+fn decode_string(b: &[u8], start: usize, end: usize) -> String {
+    let inner_end = if end > start + 1 && b.get(end - 1) == Some(&b'"') && end - 1 > start {
+        end - 1
+    } else {
+        end
+    };
+    decode_escapes(&b[(start + 1).min(inner_end)..inner_end])
 }
 
 fn decode_escapes(raw: &[u8]) -> String {
@@ -396,14 +402,14 @@ fn skip_value(b: &[u8], start: usize) -> usize {
         return start;
     }
     match b[start] {
-        b'"' => scan_string(b, start).1,
+        b'"' => string_end(b, start),
         b'{' | b'[' => {
             let mut depth = 0usize;
             let mut i = start;
             while i < b.len() {
                 match b[i] {
                     b'"' => {
-                        i = scan_string(b, i).1;
+                        i = string_end(b, i);
                         continue;
                     }
                     b'{' | b'[' => depth += 1,
