@@ -8,7 +8,7 @@ use crate::events::EventHub;
 use crate::graph::Plan;
 use crate::panic_guard::CatchUnwind;
 use crate::task::{
-    Guarded, Interrupt, TaskDone, base_view, fail_view, guard, panicked, run_task,
+    Guarded, Interrupt, TaskDone, fail_view, guard, panicked, run_task,
 };
 use a2aflow_model::{
     ErrorCode, EventKind, ExecutionResult, Failure, RouteDecision, RouteRequest, StepResult,
@@ -93,7 +93,9 @@ impl Executor {
             results: vec![None; n],
             jobs: JoinSet::new(),
             ready: plan.roots.iter().copied().collect(),
-            completed: Vec::new(),
+            // One allocation up front: growing a large Vec frees large blocks, which makes the
+            // allocator consolidate its free lists on every growth step.
+            completed: Vec::with_capacity(n),
             failure: None,
             stopped: false,
             sh,
@@ -241,7 +243,7 @@ impl Executor {
                 step_name: step.name.clone(),
                 step_type: step.step_type,
                 subtask_index: i,
-                local_task_id: format!("{}:{}:{i}", sh.execution_id, step.name),
+                local_task_id: format!("{}:{}:{i}", sh.execution_id, step.name), // as in subtask_view
                 agent: sub.agent.clone(),
                 skill: sub.skill.clone(),
                 description: sub.description.clone(),
@@ -269,14 +271,14 @@ impl Executor {
             running.tokens.push(token.clone());
             running.closed.push(closed.clone());
             let task_span = tracing::info_span!(parent: &span, "task", task_id = %request.local_task_id, agent = %sub.agent);
-            let fallback = base_view(&request);
             let job_sh = sh.clone();
+            let sh_panic = sh.clone();
             self.jobs.spawn(
                 async move {
                     match CatchUnwind::new(run_task(job_sh, s, i, request, token, closed)).await {
                         Ok(done) => Job::Task(done),
                         Err(m) => {
-                            let mut view = fallback;
+                            let mut view = subtask_view(&sh_panic, s, i);
                             fail_view(
                                 &mut view,
                                 TaskOutcomeStatus::Failed,
@@ -363,21 +365,7 @@ impl Executor {
                 if v.is_none() {
                     running.closed[j].store(true, Ordering::Release);
                     running.tokens[j].cancel();
-                    let wf_sub = &self.sh.workflow.steps[s].subtasks[j];
-                    let mut lv = TaskResultView {
-                        agent_name: wf_sub.agent.clone(),
-                        skill: wf_sub.skill.clone(),
-                        task_id: format!("{}:{}:{j}", self.sh.execution_id, self.sh.workflow.steps[s].name),
-                        task_description: wf_sub.description.clone(),
-                        status: TaskOutcomeStatus::Canceled,
-                        context_id: None,
-                        remote_task_id: None,
-                        outputs: Vec::new(),
-                        received_messages: Vec::new(),
-                        error: None,
-                        error_code: None,
-                        error_details: serde_json::Map::new(),
-                    };
+                    let mut lv = subtask_view(&self.sh, s, j);
                     fail_view(
                         &mut lv,
                         TaskOutcomeStatus::Canceled,
@@ -505,8 +493,7 @@ impl Executor {
             return;
         }
         if !self.plan.steps[s].has_conditional {
-            let decisions = vec![RouteDecision::allow("unconditional edge"); self.plan.steps[s].out.len()];
-            self.apply_routes(s, decisions).await;
+            self.apply_routes(s, None).await;
             return;
         }
         self.state[s] = StepState::Routing;
@@ -538,7 +525,7 @@ impl Executor {
         match result {
             Ok(decisions) => {
                 if !self.stopped {
-                    self.apply_routes(s, decisions).await;
+                    self.apply_routes(s, Some(decisions)).await;
                 }
             }
             Err((e, cause)) => {
@@ -560,23 +547,29 @@ impl Executor {
         }
     }
 
-    async fn apply_routes(&mut self, s: usize, decisions: Vec<RouteDecision>) {
+    /// Emits the decisions and resolves the edges. `None` means every edge is unconditional.
+    async fn apply_routes(&mut self, s: usize, decisions: Option<Vec<RouteDecision>>) {
         let sh = self.sh.clone();
         let step = &sh.workflow.steps[s];
+        let allowed = |e: usize| decisions.as_ref().is_none_or(|d| d[e].allowed);
         if sh.hub.enabled() {
-            for (edge, d) in step.next.iter().zip(&decisions) {
+            for (e, edge) in step.next.iter().enumerate() {
+                let reason = match &decisions {
+                    Some(d) => d[e].reason.as_deref(),
+                    None => Some("unconditional edge"),
+                };
                 sh.hub
                     .emit(EventKind::RouteDecision, Some(&step.name), None, None, || {
                         json!({"step": step.name, "next": edge.step, "condition": edge.condition,
-                               "conditional": !edge.is_unconditional(), "allowed": d.allowed,
-                               "reason": d.reason})
+                               "conditional": !edge.is_unconditional(), "allowed": allowed(e),
+                               "reason": reason})
                     })
                     .await;
             }
         }
-        for (e, d) in decisions.iter().enumerate() {
+        for e in 0..step.next.len() {
             if let Some(t) = self.plan.steps[s].out[e].target {
-                self.resolve(t, d.allowed);
+                self.resolve(t, allowed(e));
             }
         }
     }
@@ -603,6 +596,26 @@ impl Executor {
                 }
             }
         }
+    }
+}
+
+/// The view of subtask `i` of step `s` before it produced anything.
+fn subtask_view(sh: &RunShared, s: usize, i: usize) -> TaskResultView {
+    let step = &sh.workflow.steps[s];
+    let sub = &step.subtasks[i];
+    TaskResultView {
+        agent_name: sub.agent.clone(),
+        skill: sub.skill.clone(),
+        task_id: format!("{}:{}:{i}", sh.execution_id, step.name),
+        task_description: sub.description.clone(),
+        status: TaskOutcomeStatus::Completed,
+        context_id: None,
+        remote_task_id: None,
+        outputs: Vec::new(),
+        received_messages: Vec::new(),
+        error: None,
+        error_code: None,
+        error_details: serde_json::Map::new(),
     }
 }
 

@@ -199,7 +199,15 @@ impl RemoteClient for InMemoryClient {
     async fn dispatch(&self, request: DispatchRequest<'_>) -> Result<TaskOutcome, TaskFailure> {
         let agent = request.agent;
         let task_id = request.local_task_id;
-        *self.stats().dispatches.entry(agent.to_owned()).or_default() += 1;
+        {
+            let mut stats = self.stats();
+            match stats.dispatches.get_mut(agent) {
+                Some(n) => *n += 1,
+                None => {
+                    stats.dispatches.insert(agent.to_owned(), 1);
+                }
+            }
+        }
         self.note_sent(agent, task_id, &request.content);
         let context_id = format!("ctx-{task_id}");
         let remote_id = format!("task-{task_id}");

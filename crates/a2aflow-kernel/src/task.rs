@@ -134,8 +134,10 @@ pub(crate) async fn run_task(
     token: CancellationToken,
     closed: Arc<AtomicBool>,
 ) -> TaskDone {
-    let mut view = base_view(&request);
-    let interrupt = execute(&sh, &request, &token, &closed, &mut view).await;
+    // Boxed so every allocation of a task stays small (large futures make the allocator
+    // consolidate on every spawn; measured in benches/scheduling.rs).
+    let mut view = Box::new(base_view(&request));
+    let interrupt = Box::pin(execute(&sh, &request, &token, &closed, &mut view)).await;
     if let Some(i) = interrupt {
         fail_view(&mut view, TaskOutcomeStatus::Canceled, i.failure(sh.timeout.as_millis()));
         view.outputs.clear();
@@ -145,7 +147,7 @@ pub(crate) async fn run_task(
     TaskDone {
         step,
         index,
-        view,
+        view: *view,
         interrupt,
     }
 }
@@ -205,6 +207,19 @@ async fn execute(
             }
         }
     };
+    Box::pin(dispatch_remote(sh, request, token, closed, content, sleep, view)).await
+}
+
+/// Sends the host's content through the remote client and waits for the outcome.
+async fn dispatch_remote(
+    sh: &RunShared,
+    request: &TaskRequest,
+    token: &CancellationToken,
+    closed: &Arc<AtomicBool>,
+    content: a2aflow_model::MessageContent,
+    mut sleep: Pin<&mut Sleep>,
+    view: &mut TaskResultView,
+) -> Option<Interrupt> {
     let emitter = EventEmitter::new(
         sh.hub.clone(),
         Arc::from(request.step_name.as_str()),
