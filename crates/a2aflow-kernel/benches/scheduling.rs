@@ -54,7 +54,11 @@ fn chain(n: usize) -> Arc<Workflow> {
     workflow(
         (0..n)
             .map(|i| {
-                let next = if i + 1 < n { vec![format!("s{}", i + 1)] } else { vec![] };
+                let next = if i + 1 < n {
+                    vec![format!("s{}", i + 1)]
+                } else {
+                    vec![]
+                };
                 step(format!("s{i}"), next)
             })
             .collect(),
@@ -62,7 +66,10 @@ fn chain(n: usize) -> Arc<Workflow> {
 }
 
 fn wide(n: usize) -> Arc<Workflow> {
-    let mut steps = vec![step("root".into(), (0..n).map(|i| format!("p{i}")).collect())];
+    let mut steps = vec![step(
+        "root".into(),
+        (0..n).map(|i| format!("p{i}")).collect(),
+    )];
     steps.extend((0..n).map(|i| step(format!("p{i}"), vec!["join".into()])));
     steps.push(step("join".into(), vec![]));
     workflow(steps)

@@ -147,7 +147,10 @@ pub fn project_outputs(received: &[ReceivedMessage], success: bool) -> Vec<Outpu
     let mut artifacts: Vec<&Artifact> = Vec::new();
     for r in received {
         for a in &r.artifacts {
-            match artifacts.iter_mut().find(|x| x.artifact_id == a.artifact_id) {
+            match artifacts
+                .iter_mut()
+                .find(|x| x.artifact_id == a.artifact_id)
+            {
                 Some(slot) => *slot = a,
                 None => artifacts.push(a),
             }
@@ -160,10 +163,11 @@ pub fn project_outputs(received: &[ReceivedMessage], success: bool) -> Vec<Outpu
                 artifact_id: Some(a.artifact_id.clone()),
                 name: a.name.clone(),
                 parts: a.parts.clone(),
-                metadata: a
-                    .metadata
-                    .as_ref()
-                    .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect::<Map<_, _>>()),
+                metadata: a.metadata.as_ref().map(|m| {
+                    m.iter()
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect::<Map<_, _>>()
+                }),
             })
             .collect();
     }

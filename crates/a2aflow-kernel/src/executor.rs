@@ -7,9 +7,7 @@ use crate::control_point::ControlPoint;
 use crate::events::EventHub;
 use crate::graph::Plan;
 use crate::panic_guard::CatchUnwind;
-use crate::task::{
-    Guarded, Interrupt, TaskDone, fail_view, guard, panicked, run_task,
-};
+use crate::task::{Guarded, Interrupt, TaskDone, fail_view, guard, panicked, run_task};
 use a2aflow_model::{
     ErrorCode, EventKind, ExecutionResult, Failure, RouteDecision, RouteRequest, StepResult,
     StepStatus, StepType, TaskInput, TaskOutcomeStatus, TaskRequest, TaskResultView,
@@ -107,7 +105,12 @@ impl Executor {
         &self.sh.workflow.steps[s].name
     }
 
-    async fn emit(&self, kind: EventKind, step: Option<usize>, data: impl FnOnce() -> serde_json::Value) {
+    async fn emit(
+        &self,
+        kind: EventKind,
+        step: Option<usize>,
+        data: impl FnOnce() -> serde_json::Value,
+    ) {
         let name = step.map(|s| self.name(s));
         self.sh.hub.emit(kind, name, None, None, data).await;
     }
@@ -172,8 +175,12 @@ impl Executor {
 
     async fn finish(self) -> ExecutionResult {
         let success = self.failure.is_none();
-        self.emit(EventKind::WorkflowComplete, None, || json!({"success": success}))
-            .await;
+        self.emit(
+            EventKind::WorkflowComplete,
+            None,
+            || json!({"success": success}),
+        )
+        .await;
         let skipped_steps = self
             .state
             .iter()
@@ -207,9 +214,11 @@ impl Executor {
         let sh = self.sh.clone();
         let step = &sh.workflow.steps[s];
         let span = tracing::info_span!("step", step = %step.name);
-        self.emit(EventKind::StepStart, Some(s), || {
-            json!({"step": step.name, "stepType": step.step_type.as_str()})
-        })
+        self.emit(
+            EventKind::StepStart,
+            Some(s),
+            || json!({"step": step.name, "stepType": step.step_type.as_str()}),
+        )
         .await;
         let n = step.subtasks.len();
         if n == 0 {
@@ -220,7 +229,8 @@ impl Executor {
                 closed: Vec::new(),
                 interrupt: None,
             }));
-            self.finish_step(s, StepStatus::Completed, Vec::new(), None).await;
+            self.finish_step(s, StepStatus::Completed, Vec::new(), None)
+                .await;
             return;
         }
         let mut input = Some(self.workflow_input(s));
@@ -320,9 +330,13 @@ impl Executor {
             .await;
         self.sh
             .hub
-            .emit(EventKind::TaskResponse, Some(name), Some(&view.task_id), None, || {
-                json!({"step": name, "subtaskIndex": index, "result": view})
-            })
+            .emit(
+                EventKind::TaskResponse,
+                Some(name),
+                Some(&view.task_id),
+                None,
+                || json!({"step": name, "subtaskIndex": index, "result": view}),
+            )
             .await;
     }
 
@@ -383,7 +397,8 @@ impl Executor {
                 self.emit_task_end(s, *j, lv).await;
             }
             let views = self.take_views(s);
-            self.finish_step(s, StepStatus::Completed, views, None).await;
+            self.finish_step(s, StepStatus::Completed, views, None)
+                .await;
             return;
         }
         if running.remaining > 0 {
@@ -393,18 +408,22 @@ impl Executor {
         let views = self.take_views(s);
         if let Some(i) = interrupted {
             let f = i.failure(self.sh.timeout.as_millis());
-            self.finish_step(s, StepStatus::Canceled, views, Some(f)).await;
+            self.finish_step(s, StepStatus::Canceled, views, Some(f))
+                .await;
             return;
         }
         let step_type = self.sh.workflow.steps[s].step_type;
         let ok = match step_type {
-            StepType::AnySuccess => views.iter().any(|v| v.status == TaskOutcomeStatus::Completed),
-            StepType::AllSuccess | StepType::SelfLoop => {
-                views.iter().all(|v| v.status == TaskOutcomeStatus::Completed)
-            }
+            StepType::AnySuccess => views
+                .iter()
+                .any(|v| v.status == TaskOutcomeStatus::Completed),
+            StepType::AllSuccess | StepType::SelfLoop => views
+                .iter()
+                .all(|v| v.status == TaskOutcomeStatus::Completed),
         };
         if ok {
-            self.finish_step(s, StepStatus::Completed, views, None).await;
+            self.finish_step(s, StepStatus::Completed, views, None)
+                .await;
         } else {
             let causes: Vec<_> = views
                 .iter()
@@ -422,7 +441,8 @@ impl Executor {
             .with_detail("step", self.name(s))
             .with_detail("code", first_code)
             .with_detail("causes", causes);
-            self.finish_step(s, StepStatus::Failed, views, Some(f)).await;
+            self.finish_step(s, StepStatus::Failed, views, Some(f))
+                .await;
         }
     }
 
@@ -442,7 +462,8 @@ impl Executor {
             if matches!(self.state[s], StepState::Running(_)) {
                 let f = Interrupt::Timeout.failure(self.sh.timeout.as_millis());
                 let views = self.take_views(s);
-                self.finish_step(s, StepStatus::Canceled, views, Some(f)).await;
+                self.finish_step(s, StepStatus::Canceled, views, Some(f))
+                    .await;
             } else if matches!(self.state[s], StepState::Routing) {
                 self.state[s] = StepState::Done;
             }
@@ -459,9 +480,11 @@ impl Executor {
         self.state[s] = StepState::Done;
         let sh = self.sh.clone();
         let step = &sh.workflow.steps[s];
-        self.emit(EventKind::StepComplete, Some(s), || {
-            json!({"step": step.name, "status": status, "results": views, "failure": failure})
-        })
+        self.emit(
+            EventKind::StepComplete,
+            Some(s),
+            || json!({"step": step.name, "status": status, "results": views, "failure": failure}),
+        )
         .await;
         if status == StepStatus::Failed {
             if let Some(f) = &failure {
@@ -533,7 +556,10 @@ impl Executor {
                 let target = self.sh.workflow.steps[s].next[e].step.clone();
                 let f = Failure::new(
                     ErrorCode::WorkflowRouteFailed,
-                    format!("on_route failed for edge {source} -> {target}: {}", cause.message),
+                    format!(
+                        "on_route failed for edge {source} -> {target}: {}",
+                        cause.message
+                    ),
                 )
                 .with_detail("source", source.clone())
                 .with_detail("target", target)
@@ -619,10 +645,17 @@ fn subtask_view(sh: &RunShared, s: usize, i: usize) -> TaskResultView {
     }
 }
 
-type RouteOutcome = (Result<Vec<RouteDecision>, (usize, Failure)>, Option<Interrupt>);
+type RouteOutcome = (
+    Result<Vec<RouteDecision>, (usize, Failure)>,
+    Option<Interrupt>,
+);
 
 /// Evaluates every outgoing edge of `s` concurrently; all decisions are in before it returns.
-async fn evaluate_routes(sh: &Arc<RunShared>, s: usize, source: Arc<UpstreamResult>) -> RouteOutcome {
+async fn evaluate_routes(
+    sh: &Arc<RunShared>,
+    s: usize,
+    source: Arc<UpstreamResult>,
+) -> RouteOutcome {
     let step = &sh.workflow.steps[s];
     let mut set: JoinSet<(usize, Guarded<Result<RouteDecision, crate::CallbackError>>)> =
         JoinSet::new();
@@ -647,7 +680,10 @@ async fn evaluate_routes(sh: &Arc<RunShared>, s: usize, source: Arc<UpstreamResu
             async move {
                 let sleep = tokio::time::sleep_until(deadline);
                 tokio::pin!(sleep);
-                (e, guard(cp.on_route(request), &token, sleep, deadline).await)
+                (
+                    e,
+                    guard(cp.on_route(request), &token, sleep, deadline).await,
+                )
             }
             .in_current_span(),
         );
@@ -680,7 +716,10 @@ async fn evaluate_routes(sh: &Arc<RunShared>, s: usize, source: Arc<UpstreamResu
                 return (
                     Err((
                         e,
-                        Failure::new(ErrorCode::WorkflowExecutionFailed, "on_route gave no decision"),
+                        Failure::new(
+                            ErrorCode::WorkflowExecutionFailed,
+                            "on_route gave no decision",
+                        ),
                     )),
                     None,
                 );

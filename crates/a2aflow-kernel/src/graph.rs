@@ -96,7 +96,9 @@ pub(crate) fn plan(wf: &Workflow) -> Plan {
             context,
         });
     }
-    let roots = (0..steps.len()).filter(|&i| steps[i].in_degree == 0).collect();
+    let roots = (0..steps.len())
+        .filter(|&i| steps[i].in_degree == 0)
+        .collect();
     Plan { steps, roots }
 }
 

@@ -330,7 +330,10 @@ impl RemoteClient for InMemoryClient {
                     .iter()
                     .enumerate()
                     .map(|(i, o)| Artifact {
-                        artifact_id: o.artifact_id.clone().unwrap_or_else(|| format!("artifact-{i}")),
+                        artifact_id: o
+                            .artifact_id
+                            .clone()
+                            .unwrap_or_else(|| format!("artifact-{i}")),
                         name: o.name.clone(),
                         description: None,
                         parts: o.parts.clone(),

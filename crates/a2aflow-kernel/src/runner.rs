@@ -75,7 +75,10 @@ impl std::fmt::Debug for RunOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RunOptions")
             .field("timeout", &self.timeout)
-            .field("max_concurrent_remote_tasks", &self.max_concurrent_remote_tasks)
+            .field(
+                "max_concurrent_remote_tasks",
+                &self.max_concurrent_remote_tasks,
+            )
             .field("event_buffer", &self.event_buffer)
             .field("execution_id", &self.execution_id)
             .field("cleanup_grace", &self.cleanup_grace)
@@ -124,8 +127,14 @@ async fn run_with_sink(
     options: RunOptions,
     sink: SinkKind,
 ) -> ExecutionResult {
-    let execution_id: Arc<str> = Arc::from(options.execution_id.clone().unwrap_or_else(fresh_execution_id));
-    let span = tracing::info_span!("workflow", execution_id = %execution_id, workflow_id = %workflow.id);
+    let execution_id: Arc<str> = Arc::from(
+        options
+            .execution_id
+            .clone()
+            .unwrap_or_else(fresh_execution_id),
+    );
+    let span =
+        tracing::info_span!("workflow", execution_id = %execution_id, workflow_id = %workflow.id);
     async move {
         let deadline = Instant::now() + options.timeout;
         let run_token = options.cancel.child_token();
@@ -251,7 +260,10 @@ impl EventStream {
                 execution_id: String::new(),
                 workflow_id: String::new(),
                 success: false,
-                failure: Some(Failure::new(ErrorCode::WorkflowExecutionFailed, "result already taken")),
+                failure: Some(Failure::new(
+                    ErrorCode::WorkflowExecutionFailed,
+                    "result already taken",
+                )),
                 steps: Vec::new(),
                 skipped_steps: Vec::new(),
             },

@@ -139,7 +139,11 @@ pub(crate) async fn run_task(
     let mut view = Box::new(base_view(&request));
     let interrupt = Box::pin(execute(&sh, &request, &token, &closed, &mut view)).await;
     if let Some(i) = interrupt {
-        fail_view(&mut view, TaskOutcomeStatus::Canceled, i.failure(sh.timeout.as_millis()));
+        fail_view(
+            &mut view,
+            TaskOutcomeStatus::Canceled,
+            i.failure(sh.timeout.as_millis()),
+        );
         view.outputs.clear();
         view.received_messages.clear();
     }
@@ -162,18 +166,32 @@ async fn execute(
     let sleep = tokio::time::sleep_until(sh.deadline);
     tokio::pin!(sleep);
     if request.step_type == StepType::SelfLoop {
-        match guard(sh.cp.on_self_task(request.clone()), token, sleep, sh.deadline).await {
+        match guard(
+            sh.cp.on_self_task(request.clone()),
+            token,
+            sleep,
+            sh.deadline,
+        )
+        .await
+        {
             Guarded::Done(Ok(result)) => view.outputs = result.outputs,
             Guarded::Done(Err(e)) => fail_view(view, TaskOutcomeStatus::Failed, e.into_failure()),
-            Guarded::Panicked(m) => {
-                fail_view(view, TaskOutcomeStatus::Failed, panicked("on_self_task", &m))
-            }
+            Guarded::Panicked(m) => fail_view(
+                view,
+                TaskOutcomeStatus::Failed,
+                panicked("on_self_task", &m),
+            ),
             Guarded::Interrupted(i) => return Some(i),
         }
         return None;
     }
-    let content = match guard(sh.cp.on_task(request.clone()), token, sleep.as_mut(), sh.deadline)
-        .await
+    let content = match guard(
+        sh.cp.on_task(request.clone()),
+        token,
+        sleep.as_mut(),
+        sh.deadline,
+    )
+    .await
     {
         Guarded::Done(Ok(c)) => c,
         Guarded::Done(Err(e)) => {
@@ -189,7 +207,14 @@ async fn execute(
     let _permit = match &sh.semaphore {
         None => None,
         Some(sem) => {
-            match guard(sem.clone().acquire_owned(), token, sleep.as_mut(), sh.deadline).await {
+            match guard(
+                sem.clone().acquire_owned(),
+                token,
+                sleep.as_mut(),
+                sh.deadline,
+            )
+            .await
+            {
                 Guarded::Done(Ok(p)) => Some(p),
                 Guarded::Done(Err(_)) | Guarded::Panicked(_) => {
                     // The semaphore is owned by the run and never closed while tasks run.
@@ -207,7 +232,10 @@ async fn execute(
             }
         }
     };
-    Box::pin(dispatch_remote(sh, request, token, closed, content, sleep, view)).await
+    Box::pin(dispatch_remote(
+        sh, request, token, closed, content, sleep, view,
+    ))
+    .await
 }
 
 /// Sends the host's content through the remote client and waits for the outcome.

@@ -4,7 +4,7 @@
 
 mod common;
 use a2aflow_kernel::{AgentScript, InMemoryClient, RunOptions, ScriptedReply};
-use a2aflow_model::{NegotiationReply, StepStatus, TaskOutcomeStatus, MessageContent};
+use a2aflow_model::{MessageContent, NegotiationReply, StepStatus, TaskOutcomeStatus};
 use common::*;
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,29 +23,53 @@ fn cancel_after(ms: u64) -> CancellationToken {
 
 #[tokio::test(start_paused = true)]
 async fn s_cancel_01a_cancelled_preparation_never_sends() {
-    let host = Arc::new(Host { task_hang: vec!["A".into()], ..Default::default() });
+    let host = Arc::new(Host {
+        task_hang: vec!["A".into()],
+        ..Default::default()
+    });
     let client = Arc::new(InMemoryClient::new());
     let rec = Recorder::default();
-    let opts = RunOptions { cancel: cancel_after(50), ..rec.options() };
-    let r = go_with(wf(vec![step("s", &["A"], &["t"]), step("t", &["B"], &[])]), &host, &client, opts).await;
+    let opts = RunOptions {
+        cancel: cancel_after(50),
+        ..rec.options()
+    };
+    let r = go_with(
+        wf(vec![step("s", &["A"], &["t"]), step("t", &["B"], &[])]),
+        &host,
+        &client,
+        opts,
+    )
+    .await;
     assert_eq!(r.failure.as_ref().unwrap().code, "workflow.cancelled");
     assert_eq!(client.total_dispatches(), 0);
     assert_eq!(r.steps[0].status, StepStatus::Canceled);
-    assert_eq!(r.steps[0].task_results[0].status, TaskOutcomeStatus::Canceled);
+    assert_eq!(
+        r.steps[0].task_results[0].status,
+        TaskOutcomeStatus::Canceled
+    );
     assert_eq!(r.skipped_steps, vec!["t"]);
 }
 
 #[tokio::test(start_paused = true)]
 async fn s_cancel_01b_content_ready_after_the_deadline_is_never_sent() {
-    let host = Arc::new(Host { task_delay: [("A".to_string(), Duration::from_secs(2))].into(), ..Default::default() });
+    let host = Arc::new(Host {
+        task_delay: [("A".to_string(), Duration::from_secs(2))].into(),
+        ..Default::default()
+    });
     let client = Arc::new(InMemoryClient::new());
     let rec = Recorder::default();
-    let opts = RunOptions { timeout: Duration::from_secs(1), ..rec.options() };
+    let opts = RunOptions {
+        timeout: Duration::from_secs(1),
+        ..rec.options()
+    };
     let t0 = Instant::now();
     let r = go_with(wf(vec![step("s", &["A"], &[])]), &host, &client, opts).await;
     assert_eq!(t0.elapsed(), Duration::from_secs(1));
     assert_eq!(r.failure.as_ref().unwrap().code, "workflow.timeout");
-    assert_eq!(r.steps[0].task_results[0].error_code.as_deref(), Some("workflow.timeout"));
+    assert_eq!(
+        r.steps[0].task_results[0].error_code.as_deref(),
+        Some("workflow.timeout")
+    );
     assert_eq!(client.total_dispatches(), 0);
 }
 
@@ -54,12 +78,24 @@ async fn run_cancellation_reaches_remote_tasks_in_flight() {
     let host = Arc::new(Host::default());
     let client = Arc::new(InMemoryClient::new().with_default(Some(delayed(10_000))));
     let rec = Recorder::default();
-    let opts = RunOptions { cancel: cancel_after(100), ..rec.options() };
+    let opts = RunOptions {
+        cancel: cancel_after(100),
+        ..rec.options()
+    };
     let t0 = Instant::now();
-    let r = go_with(wf(vec![step("a", &["x", "y"], &[]), step("b", &["z"], &[])]), &host, &client, opts).await;
+    let r = go_with(
+        wf(vec![step("a", &["x", "y"], &[]), step("b", &["z"], &[])]),
+        &host,
+        &client,
+        opts,
+    )
+    .await;
     assert_eq!(t0.elapsed(), Duration::from_millis(100));
     assert_eq!(r.failure.as_ref().unwrap().code, "workflow.cancelled");
-    assert_eq!(client.cancellations("x") + client.cancellations("y") + client.cancellations("z"), 3);
+    assert_eq!(
+        client.cancellations("x") + client.cancellations("y") + client.cancellations("z"),
+        3
+    );
     assert!(r.steps.iter().all(|s| s.status == StepStatus::Canceled));
 }
 
@@ -68,9 +104,21 @@ async fn deadline_cancels_remote_work_and_drops_its_result() {
     let host = Arc::new(Host::default());
     let client = Arc::new(InMemoryClient::new().agent("slow", delayed(5_000)));
     let rec = Recorder::default();
-    let opts = RunOptions { timeout: Duration::from_secs(2), ..rec.options() };
+    let opts = RunOptions {
+        timeout: Duration::from_secs(2),
+        ..rec.options()
+    };
     let t0 = Instant::now();
-    let r = go_with(wf(vec![step("s", &["slow"], &["next"]), step("next", &["n"], &[])]), &host, &client, opts).await;
+    let r = go_with(
+        wf(vec![
+            step("s", &["slow"], &["next"]),
+            step("next", &["n"], &[]),
+        ]),
+        &host,
+        &client,
+        opts,
+    )
+    .await;
     assert_eq!(t0.elapsed(), Duration::from_secs(2));
     let f = r.failure.unwrap();
     assert_eq!(f.code, "workflow.timeout");
@@ -83,19 +131,34 @@ async fn deadline_cancels_remote_work_and_drops_its_result() {
 #[tokio::test(start_paused = true)]
 async fn s_cancel_08_negotiation_shares_the_run_deadline() {
     let host = Arc::new(Host {
-        negotiation: Some(NegotiationReply::Send { content: MessageContent::text("counter") }),
+        negotiation: Some(NegotiationReply::Send {
+            content: MessageContent::text("counter"),
+        }),
         negotiation_delay: Duration::from_secs(60),
         ..Default::default()
     });
-    let client = Arc::new(InMemoryClient::new().agent(
-        "neg",
-        AgentScript::reply(ScriptedReply::Negotiate { rounds: 1, then: Box::new(ScriptedReply::Echo) }).after(Duration::from_secs(3)),
-    ));
+    let client = Arc::new(
+        InMemoryClient::new().agent(
+            "neg",
+            AgentScript::reply(ScriptedReply::Negotiate {
+                rounds: 1,
+                then: Box::new(ScriptedReply::Echo),
+            })
+            .after(Duration::from_secs(3)),
+        ),
+    );
     let rec = Recorder::default();
-    let opts = RunOptions { timeout: Duration::from_secs(10), ..rec.options() };
+    let opts = RunOptions {
+        timeout: Duration::from_secs(10),
+        ..rec.options()
+    };
     let t0 = Instant::now();
     let r = go_with(wf(vec![step("s", &["neg"], &[])]), &host, &client, opts).await;
-    assert_eq!(t0.elapsed(), Duration::from_secs(10), "bounded by the remaining 7 s, not the callback's 60 s");
+    assert_eq!(
+        t0.elapsed(),
+        Duration::from_secs(10),
+        "bounded by the remaining 7 s, not the callback's 60 s"
+    );
     assert_eq!(r.failure.unwrap().code, "workflow.timeout");
     assert_eq!(host.negotiation_calls.lock().unwrap().len(), 1);
 }

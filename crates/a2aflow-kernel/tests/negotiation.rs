@@ -10,14 +10,19 @@ use std::sync::Arc;
 fn negotiating(rounds: u32) -> Arc<InMemoryClient> {
     Arc::new(InMemoryClient::new().agent(
         "N",
-        AgentScript::reply(ScriptedReply::Negotiate { rounds, then: Box::new(ScriptedReply::Echo) }),
+        AgentScript::reply(ScriptedReply::Negotiate {
+            rounds,
+            then: Box::new(ScriptedReply::Echo),
+        }),
     ))
 }
 
 #[tokio::test]
 async fn negotiation_rounds_reach_the_host_in_causal_order() {
     let host = Arc::new(Host {
-        negotiation: Some(NegotiationReply::Send { content: MessageContent::text("accept") }),
+        negotiation: Some(NegotiationReply::Send {
+            content: MessageContent::text("accept"),
+        }),
         ..Default::default()
     });
     let client = negotiating(2);
@@ -47,7 +52,11 @@ async fn negotiation_rounds_reach_the_host_in_causal_order() {
     ];
     let filtered: Vec<_> = k.into_iter().filter(|x| order.contains(x)).collect();
     assert_eq!(filtered, order.to_vec());
-    let req = rec.events().into_iter().find(|e| e.kind == EventKind::NegotiationRequest).unwrap();
+    let req = rec
+        .events()
+        .into_iter()
+        .find(|e| e.kind == EventKind::NegotiationRequest)
+        .unwrap();
     assert_eq!(req.data["exchange"], 1);
     assert_eq!(req.task_id.as_deref(), Some("exec:s:0"));
 }
@@ -55,7 +64,10 @@ async fn negotiation_rounds_reach_the_host_in_causal_order() {
 #[tokio::test]
 async fn stop_reply_fails_the_task_with_the_host_code() {
     let host = Arc::new(Host {
-        negotiation: Some(NegotiationReply::Stop { code: "biz.price_too_high".into(), reason: "over budget".into() }),
+        negotiation: Some(NegotiationReply::Stop {
+            code: "biz.price_too_high".into(),
+            reason: "over budget".into(),
+        }),
         ..Default::default()
     });
     let client = negotiating(3);
@@ -76,8 +88,15 @@ async fn missing_negotiation_callback_is_never_consent() {
     let rec = Recorder::default();
     let r = go(wf(vec![step("s", &["N"], &[])]), &host, &client, &rec).await;
     assert!(!r.success);
-    assert_eq!(r.steps[0].task_results[0].error_code.as_deref(), Some("workflow.callback_missing"));
-    let failed = rec.events().into_iter().find(|e| e.kind == EventKind::NegotiationFailed).unwrap();
+    assert_eq!(
+        r.steps[0].task_results[0].error_code.as_deref(),
+        Some("workflow.callback_missing")
+    );
+    let failed = rec
+        .events()
+        .into_iter()
+        .find(|e| e.kind == EventKind::NegotiationFailed)
+        .unwrap();
     assert_eq!(failed.data["errorCode"], "workflow.callback_missing");
     assert_eq!(client.sent().len(), 1);
 }

@@ -2,8 +2,12 @@
 //! event order, with random route decisions, failures and delays (paused tokio clock).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use a2aflow_kernel::{AgentScript, CallbackError, ControlPoint, InMemoryClient, RunInput, RunOptions, ScriptedReply};
-use a2aflow_model::{Edge, Event, EventKind, Failure, RouteDecision, RouteRequest, Step, Subtask, Workflow};
+use a2aflow_kernel::{
+    AgentScript, CallbackError, ControlPoint, InMemoryClient, RunInput, RunOptions, ScriptedReply,
+};
+use a2aflow_model::{
+    Edge, Event, EventKind, Failure, RouteDecision, RouteRequest, Step, Subtask, Workflow,
+};
 use async_trait::async_trait;
 use proptest::prelude::*;
 use std::collections::{HashMap, HashSet};
@@ -21,7 +25,10 @@ fn graph() -> impl Strategy<Value = Vec<Node>> {
     (1usize..=200).prop_flat_map(|n| {
         proptest::collection::vec(
             (
-                proptest::collection::vec((any::<usize>(), any::<bool>(), prop::bool::weighted(0.7)), 0..4),
+                proptest::collection::vec(
+                    (any::<usize>(), any::<bool>(), prop::bool::weighted(0.7)),
+                    0..4,
+                ),
                 prop::bool::weighted(0.03),
                 0u64..20,
             ),
@@ -41,7 +48,11 @@ fn graph() -> impl Strategy<Value = Vec<Node>> {
                             .filter(|(t, _, _)| seen.insert(*t))
                             .collect()
                     };
-                    Node { out, fail, delay_ms }
+                    Node {
+                        out,
+                        fail,
+                        delay_ms,
+                    }
                 })
                 .collect()
         })
@@ -54,12 +65,18 @@ struct RouteHost {
 
 #[async_trait]
 impl ControlPoint for RouteHost {
-    async fn on_task(&self, r: a2aflow_model::TaskRequest) -> Result<a2aflow_model::MessageContent, CallbackError> {
+    async fn on_task(
+        &self,
+        r: a2aflow_model::TaskRequest,
+    ) -> Result<a2aflow_model::MessageContent, CallbackError> {
         Ok(a2aflow_model::MessageContent::text(r.description))
     }
     async fn on_route(&self, r: RouteRequest) -> Result<RouteDecision, CallbackError> {
         let allowed = self.decisions[&(r.source_step.clone(), r.target_step.clone())];
-        Ok(RouteDecision { allowed, reason: None })
+        Ok(RouteDecision {
+            allowed,
+            reason: None,
+        })
     }
 }
 
@@ -76,14 +93,25 @@ fn build(nodes: &[Node]) -> (Workflow, RouteHost, InMemoryClient) {
         .map(|(i, n)| {
             let agent = format!("ag{i}");
             let reply = if n.fail {
-                ScriptedReply::Fail(Failure::new(a2aflow_model::ErrorCode::A2aTaskFailed, "boom"))
+                ScriptedReply::Fail(Failure::new(
+                    a2aflow_model::ErrorCode::A2aTaskFailed,
+                    "boom",
+                ))
             } else {
                 ScriptedReply::Echo
             };
-            client = std::mem::take(&mut client).agent(agent.clone(), AgentScript::reply(reply).after(Duration::from_millis(n.delay_ms)));
+            client = std::mem::take(&mut client).agent(
+                agent.clone(),
+                AgentScript::reply(reply).after(Duration::from_millis(n.delay_ms)),
+            );
             Step {
                 name: name(i),
-                subtasks: vec![Subtask { agent, skill: "k".into(), description: format!("task {i}"), workflow: None }],
+                subtasks: vec![Subtask {
+                    agent,
+                    skill: "k".into(),
+                    description: format!("task {i}"),
+                    workflow: None,
+                }],
                 next: n
                     .out
                     .iter()
@@ -91,14 +119,26 @@ fn build(nodes: &[Node]) -> (Workflow, RouteHost, InMemoryClient) {
                         if c {
                             decisions.insert((name(i), name(t)), a);
                         }
-                        Edge { step: name(t), condition: if c { "cond".into() } else { String::new() } }
+                        Edge {
+                            step: name(t),
+                            condition: if c { "cond".into() } else { String::new() },
+                        }
                     })
                     .collect(),
                 ..Default::default()
             }
         })
         .collect();
-    (Workflow { id: "p".into(), name: "p".into(), steps, ..Default::default() }, RouteHost { decisions }, client)
+    (
+        Workflow {
+            id: "p".into(),
+            name: "p".into(),
+            steps,
+            ..Default::default()
+        },
+        RouteHost { decisions },
+        client,
+    )
 }
 
 /// The steps that run when nothing fails: reachable from a root through activated edges.
@@ -111,10 +151,10 @@ fn oracle(nodes: &[Node]) -> HashSet<usize> {
         }
     }
     let mut runs: HashSet<usize> = (0..n).filter(|&i| !has_pred[i]).collect();
-    for i in 0..n {
+    for (i, node) in nodes.iter().enumerate() {
         // indices are topologically ordered (edges only go forward)
         if runs.contains(&i) {
-            for &(t, c, a) in &nodes[i].out {
+            for &(t, c, a) in &node.out {
                 if !c || a {
                     runs.insert(t);
                 }
@@ -124,21 +164,33 @@ fn oracle(nodes: &[Node]) -> HashSet<usize> {
     runs
 }
 
-fn check(nodes: &[Node], events: &[Event], result: &a2aflow_model::ExecutionResult) -> Result<(), TestCaseError> {
+fn check(
+    nodes: &[Node],
+    events: &[Event],
+    result: &a2aflow_model::ExecutionResult,
+) -> Result<(), TestCaseError> {
     let expected = oracle(nodes);
     let index: HashMap<String, usize> = (0..nodes.len()).map(|i| (name(i), i)).collect();
     // seq is dense and ordered
     for (k, e) in events.iter().enumerate() {
         prop_assert_eq!(e.seq, k as u64);
     }
-    let pos = |kind: EventKind, step: usize| events.iter().position(|e| e.kind == kind && e.step.as_deref() == Some(name(step).as_str()));
+    let pos = |kind: EventKind, step: usize| {
+        events
+            .iter()
+            .position(|e| e.kind == kind && e.step.as_deref() == Some(name(step).as_str()))
+    };
     let mut started = HashSet::new();
     for e in events.iter().filter(|e| e.kind == EventKind::StepStart) {
         let s = index[e.step.as_deref().unwrap()];
         prop_assert!(started.insert(s), "step {} started twice", s);
     }
     let ran: Vec<usize> = result.steps.iter().map(|s| index[&s.step_name]).collect();
-    prop_assert_eq!(ran.iter().copied().collect::<HashSet<_>>().len(), ran.len(), "a step ran twice");
+    prop_assert_eq!(
+        ran.iter().copied().collect::<HashSet<_>>().len(),
+        ran.len(),
+        "a step ran twice"
+    );
     prop_assert_eq!(ran.iter().copied().collect::<HashSet<_>>(), started.clone());
     let any_fail = ran.iter().any(|&s| nodes[s].fail);
     prop_assert_eq!(result.success, !any_fail);
@@ -160,36 +212,81 @@ fn check(nodes: &[Node], events: &[Event], result: &a2aflow_model::ExecutionResu
                 is_root = false;
                 match pos(EventKind::StepComplete, p) {
                     Some(done) => {
-                        prop_assert!(done < t_start, "{} started before predecessor {} completed", t, p);
+                        prop_assert!(
+                            done < t_start,
+                            "{} started before predecessor {} completed",
+                            t,
+                            p
+                        );
                         let decided = events.iter().position(|e| {
-                            e.kind == EventKind::RouteDecision && e.step.as_deref() == Some(name(p).as_str()) && e.data["next"] == name(t)
+                            e.kind == EventKind::RouteDecision
+                                && e.step.as_deref() == Some(name(p).as_str())
+                                && e.data["next"] == name(t)
                         });
-                        prop_assert!(decided.is_some_and(|d| d < t_start), "edge {}->{} undecided at start", p, t);
+                        prop_assert!(
+                            decided.is_some_and(|d| d < t_start),
+                            "edge {}->{} undecided at start",
+                            p,
+                            t
+                        );
                         activated |= !c || a;
                     }
-                    None => prop_assert!(!expected.contains(&p), "{} started while live predecessor {} had not run", t, p),
+                    None => prop_assert!(
+                        !expected.contains(&p),
+                        "{} started while live predecessor {} had not run",
+                        t,
+                        p
+                    ),
                 }
             }
         }
-        prop_assert!(is_root || activated, "{} started without an activated edge", t);
+        prop_assert!(
+            is_root || activated,
+            "{} started without an activated edge",
+            t
+        );
     }
     // causal order per task and run
     for e in events.iter().filter(|e| e.kind == EventKind::TaskResponse) {
         let tid = e.task_id.clone();
         let at = |k: EventKind| events.iter().position(|x| x.kind == k && x.task_id == tid);
-        let order = [at(EventKind::TaskRequest), at(EventKind::AgentRequest), at(EventKind::AgentResponse), at(EventKind::TaskStatusChanged), at(EventKind::TaskResponse)];
-        prop_assert!(order.iter().all(Option::is_some), "missing task events for {:?}", tid);
-        prop_assert!(order.windows(2).all(|w| w[0] < w[1]), "task events out of order for {:?}", tid);
+        let order = [
+            at(EventKind::TaskRequest),
+            at(EventKind::AgentRequest),
+            at(EventKind::AgentResponse),
+            at(EventKind::TaskStatusChanged),
+            at(EventKind::TaskResponse),
+        ];
+        prop_assert!(
+            order.iter().all(Option::is_some),
+            "missing task events for {:?}",
+            tid
+        );
+        prop_assert!(
+            order.windows(2).all(|w| w[0] < w[1]),
+            "task events out of order for {:?}",
+            tid
+        );
         let step = index[e.step.as_deref().unwrap()];
         prop_assert!(pos(EventKind::StepStart, step) < order[0]);
         prop_assert!(pos(EventKind::StepComplete, step).unwrap() > order[4].unwrap());
     }
     let kinds: Vec<EventKind> = events.iter().map(|e| e.kind).collect();
     prop_assert_eq!(kinds[0], EventKind::Start);
-    let wc = kinds.iter().position(|k| *k == EventKind::WorkflowComplete).unwrap();
+    let wc = kinds
+        .iter()
+        .position(|k| *k == EventKind::WorkflowComplete)
+        .unwrap();
     let tail: Vec<EventKind> = kinds[wc..].to_vec();
-    let last = if result.success { EventKind::Complete } else { EventKind::Error };
-    prop_assert_eq!(tail, vec![EventKind::WorkflowComplete, last, EventKind::Close]);
+    let last = if result.success {
+        EventKind::Complete
+    } else {
+        EventKind::Error
+    };
+    prop_assert_eq!(
+        tail,
+        vec![EventKind::WorkflowComplete, last, EventKind::Close]
+    );
     Ok(())
 }
 

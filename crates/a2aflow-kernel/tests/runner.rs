@@ -16,10 +16,24 @@ async fn s_run_01_full_lifecycle_event_sequence() {
     let host = Arc::new(Host::default());
     let client = Arc::new(InMemoryClient::new());
     let rec = Recorder::default();
-    let r = go(wf(vec![step("s1", &["A"], &["s2"]), step("s2", &["B"], &[])]), &host, &client, &rec).await;
+    let r = go(
+        wf(vec![step("s1", &["A"], &["s2"]), step("s2", &["B"], &[])]),
+        &host,
+        &client,
+        &rec,
+    )
+    .await;
     assert!(r.success);
     use EventKind::*;
-    let step_part = [StepStart, TaskRequest, AgentRequest, AgentResponse, TaskStatusChanged, TaskResponse, StepComplete];
+    let step_part = [
+        StepStart,
+        TaskRequest,
+        AgentRequest,
+        AgentResponse,
+        TaskStatusChanged,
+        TaskResponse,
+        StepComplete,
+    ];
     let mut expected = vec![Start];
     expected.extend(step_part);
     expected.push(RouteDecision);
@@ -40,7 +54,12 @@ async fn s_run_11_every_event_carries_the_execution_id_and_task_ids() {
     let rec = Recorder::default();
     go(wf(vec![step("s", &["A", "B"], &[])]), &host, &client, &rec).await;
     assert!(rec.events().iter().all(|e| e.execution_id == "exec"));
-    let ids: Vec<_> = rec.events().into_iter().filter(|e| e.kind == EventKind::TaskResponse).map(|e| e.task_id.unwrap()).collect();
+    let ids: Vec<_> = rec
+        .events()
+        .into_iter()
+        .filter(|e| e.kind == EventKind::TaskResponse)
+        .map(|e| e.task_id.unwrap())
+        .collect();
     assert_eq!(sorted(ids), vec!["exec:s:0", "exec:s:1"]);
     // data is JSON-serialisable
     for e in rec.events() {
@@ -48,13 +67,20 @@ async fn s_run_11_every_event_carries_the_execution_id_and_task_ids() {
     }
 }
 
-fn finish_counter(rec: &Recorder) -> (Arc<AtomicUsize>, Arc<Mutex<Vec<(bool, bool)>>>, a2aflow_kernel::OnFinish) {
+/// (success, close already emitted) per on_finish call.
+type FinishLog = Arc<Mutex<Vec<(bool, bool)>>>;
+
+fn finish_counter(rec: &Recorder) -> (Arc<AtomicUsize>, FinishLog, a2aflow_kernel::OnFinish) {
     let count = Arc::new(AtomicUsize::new(0));
     let seen = Arc::new(Mutex::new(Vec::new()));
     let (c, s, events) = (count.clone(), seen.clone(), rec.0.clone());
     let hook: a2aflow_kernel::OnFinish = Arc::new(move |r: &ExecutionResult| {
         c.fetch_add(1, Ordering::SeqCst);
-        let closed = events.lock().unwrap().iter().any(|e| e.kind == EventKind::Close);
+        let closed = events
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|e| e.kind == EventKind::Close);
         s.lock().unwrap().push((r.success, closed));
     });
     (count, seen, hook)
@@ -62,7 +88,10 @@ fn finish_counter(rec: &Recorder) -> (Arc<AtomicUsize>, Arc<Mutex<Vec<(bool, boo
 
 #[tokio::test(start_paused = true)]
 async fn on_finish_runs_exactly_once_before_close_in_every_ending() {
-    let host = Arc::new(Host { task_fail: [("bad".to_string(), business("biz.x", "x"))].into(), ..Default::default() });
+    let host = Arc::new(Host {
+        task_fail: [("bad".to_string(), business("biz.x", "x"))].into(),
+        ..Default::default()
+    });
     let client = Arc::new(InMemoryClient::new().agent("slow", delayed(10_000)));
     let cases: Vec<(a2aflow_model::Workflow, Option<u64>, bool)> = vec![
         (wf(vec![step("ok", &["A"], &[])]), None, true),
@@ -81,7 +110,17 @@ async fn on_finish_runs_exactly_once_before_close_in_every_ending() {
                 c.cancel();
             });
         }
-        let r = go_with(w, &host, &client, RunOptions { on_finish: Some(hook), cancel, ..rec.options() }).await;
+        let r = go_with(
+            w,
+            &host,
+            &client,
+            RunOptions {
+                on_finish: Some(hook),
+                cancel,
+                ..rec.options()
+            },
+        )
+        .await;
         assert_eq!(r.success, success);
         assert_eq!(count.load(Ordering::SeqCst), 1);
         assert_eq!(seen.lock().unwrap().clone(), vec![(success, false)]);
@@ -116,10 +155,25 @@ async fn s_run_13_panicking_on_finish_and_sink_do_not_break_the_run() {
 async fn stream_delivers_the_same_events_and_the_result() {
     let host = Arc::new(Host::default());
     let client = Arc::new(InMemoryClient::new());
-    let w = wf(vec![step("s1", &["A"], &["s2"]), step("s2", &["B", "C"], &[])]);
+    let w = wf(vec![
+        step("s1", &["A"], &["s2"]),
+        step("s2", &["B", "C"], &[]),
+    ]);
     let rec = Recorder::default();
     let direct = go(w.clone(), &host, &client, &rec).await;
-    let mut stream = run_stream(w, RunInput { runtime_intent: Some("intent".into()) }, host.clone(), client.clone(), RunOptions { event_buffer: 1, execution_id: Some("exec".into()), ..Default::default() });
+    let mut stream = run_stream(
+        w,
+        RunInput {
+            runtime_intent: Some("intent".into()),
+        },
+        host.clone(),
+        client.clone(),
+        RunOptions {
+            event_buffer: 1,
+            execution_id: Some("exec".into()),
+            ..Default::default()
+        },
+    );
     let mut kinds = Vec::new();
     while let Some(e) = stream.next().await {
         kinds.push(e.kind);
@@ -138,8 +192,22 @@ async fn stream_applies_back_pressure_to_the_run() {
     let client = Arc::new(InMemoryClient::new());
     let rec = Recorder::default();
     let (count, _, hook) = finish_counter(&rec);
-    let w = wf(vec![step("s1", &["A"], &["s2"]), step("s2", &["B"], &["s3"]), step("s3", &["C"], &[])]);
-    let mut stream = run_stream(w, RunInput::default(), host.clone(), client.clone(), RunOptions { event_buffer: 1, on_finish: Some(hook), ..Default::default() });
+    let w = wf(vec![
+        step("s1", &["A"], &["s2"]),
+        step("s2", &["B"], &["s3"]),
+        step("s3", &["C"], &[]),
+    ]);
+    let mut stream = run_stream(
+        w,
+        RunInput::default(),
+        host.clone(),
+        client.clone(),
+        RunOptions {
+            event_buffer: 1,
+            on_finish: Some(hook),
+            ..Default::default()
+        },
+    );
     for _ in 0..200 {
         tokio::task::yield_now().await;
     }
@@ -164,7 +232,16 @@ async fn dropping_the_stream_cancels_the_run() {
             let _ = tx.send(r.clone());
         }
     });
-    let mut stream = run_stream(wf(vec![step("s", &["A"], &[])]), RunInput::default(), host.clone(), client.clone(), RunOptions { on_finish: Some(hook), ..Default::default() });
+    let mut stream = run_stream(
+        wf(vec![step("s", &["A"], &[])]),
+        RunInput::default(),
+        host.clone(),
+        client.clone(),
+        RunOptions {
+            on_finish: Some(hook),
+            ..Default::default()
+        },
+    );
     while let Some(e) = stream.next().await {
         if e.kind == EventKind::TaskRequest {
             break;
@@ -213,21 +290,34 @@ async fn deterministic_event_sequence_with_paused_clock() {
 }
 
 fn alive() -> usize {
-    tokio::runtime::Handle::current().metrics().num_alive_tasks()
+    tokio::runtime::Handle::current()
+        .metrics()
+        .num_alive_tasks()
 }
 
 #[tokio::test(start_paused = true)]
 async fn no_spawned_task_outlives_a_run() {
     assert_eq!(alive(), 0);
     // normal
-    let host = Arc::new(Host { route_default: Some(Route::Allow), ..Default::default() });
+    let host = Arc::new(Host {
+        route_default: Some(Route::Allow),
+        ..Default::default()
+    });
     let rec = Recorder::default();
     let r = go(busy_workflow(), &host, &busy_client(), &rec).await;
     assert!(r.success);
     assert_eq!(alive(), 0, "after a normal run");
     // failed while siblings run, plus conditional routes
-    let client = Arc::new(InMemoryClient::new().agent("f", failing("a2a.internal", 5)).with_default(Some(delayed(20))));
-    let w = wf(vec![cond(step("s", &["x"], &[]), &[("t", "c")]), step("t", &["y"], &[]), step("u", &["f"], &[])]);
+    let client = Arc::new(
+        InMemoryClient::new()
+            .agent("f", failing("a2a.internal", 5))
+            .with_default(Some(delayed(20))),
+    );
+    let w = wf(vec![
+        cond(step("s", &["x"], &[]), &[("t", "c")]),
+        step("t", &["y"], &[]),
+        step("u", &["f"], &[]),
+    ]);
     let r = go(w, &host, &client, &rec).await;
     assert!(!r.success);
     assert_eq!(alive(), 0, "after a failed run");
@@ -239,13 +329,35 @@ async fn no_spawned_task_outlives_a_run() {
         tokio::time::sleep(Duration::from_millis(10)).await;
         c.cancel();
     });
-    let r = go_with(busy_workflow(), &host, &client, RunOptions { cancel, ..rec.options() }).await;
+    let r = go_with(
+        busy_workflow(),
+        &host,
+        &client,
+        RunOptions {
+            cancel,
+            ..rec.options()
+        },
+    )
+    .await;
     canceller.await.unwrap();
     assert_eq!(r.failure.unwrap().code, "workflow.cancelled");
     assert_eq!(alive(), 0, "after a cancelled run");
     // timed out, with a host callback that ignores cancellation entirely
-    let host = Arc::new(Host { task_hang: vec!["r".into()], route_default: Some(Route::Hang), ..Default::default() });
-    let r = go_with(busy_workflow(), &host, &busy_client(), RunOptions { timeout: Duration::from_secs(1), ..rec.options() }).await;
+    let host = Arc::new(Host {
+        task_hang: vec!["r".into()],
+        route_default: Some(Route::Hang),
+        ..Default::default()
+    });
+    let r = go_with(
+        busy_workflow(),
+        &host,
+        &busy_client(),
+        RunOptions {
+            timeout: Duration::from_secs(1),
+            ..rec.options()
+        },
+    )
+    .await;
     assert_eq!(r.failure.unwrap().code, "workflow.timeout");
     assert_eq!(alive(), 0, "after a timed-out run");
 }

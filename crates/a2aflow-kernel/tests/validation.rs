@@ -16,12 +16,23 @@ async fn rejected(w: Workflow) -> (String, String) {
     assert!(!r.success);
     assert!(r.steps.is_empty());
     assert_eq!(client.total_dispatches(), 0);
-    assert!(host.task_calls().is_empty() && host.self_calls().is_empty() && host.route_calls().is_empty());
+    assert!(
+        host.task_calls().is_empty()
+            && host.self_calls().is_empty()
+            && host.route_calls().is_empty()
+    );
     assert_eq!(rec.count(EventKind::Error), 1);
     assert_eq!(rec.count(EventKind::StepStart), 0);
     assert_eq!(rec.count(EventKind::WorkflowComplete), 0);
-    assert_eq!(rec.kinds(), vec![EventKind::Start, EventKind::Error, EventKind::Close]);
-    let err = rec.events().into_iter().find(|e| e.kind == EventKind::Error).unwrap();
+    assert_eq!(
+        rec.kinds(),
+        vec![EventKind::Start, EventKind::Error, EventKind::Close]
+    );
+    let err = rec
+        .events()
+        .into_iter()
+        .find(|e| e.kind == EventKind::Error)
+        .unwrap();
     assert_eq!(err.execution_id, "exec");
     let f = r.failure.unwrap();
     assert_eq!(err.data["errorCode"], f.code.as_str());
@@ -30,14 +41,26 @@ async fn rejected(w: Workflow) -> (String, String) {
 
 #[tokio::test]
 async fn s_val_02_context_source_not_upstream() {
-    let (code, msg) = rejected(wf(vec![step("left", &["a"], &[]), ctx(step("right", &["b"], &[]), ContextFrom::Steps(vec!["left".into()]))])).await;
+    let (code, msg) = rejected(wf(vec![
+        step("left", &["a"], &[]),
+        ctx(
+            step("right", &["b"], &[]),
+            ContextFrom::Steps(vec!["left".into()]),
+        ),
+    ]))
+    .await;
     assert_eq!(code, "workflow.context_not_upstream");
     assert!(msg.contains("left"), "{msg}");
 }
 
 #[tokio::test]
 async fn s_val_04_cycle_fails_before_execution() {
-    let (code, msg) = rejected(wf(vec![step("root", &["r"], &["first"]), step("first", &["a"], &["second"]), step("second", &["b"], &["first"])])).await;
+    let (code, msg) = rejected(wf(vec![
+        step("root", &["r"], &["first"]),
+        step("first", &["a"], &["second"]),
+        step("second", &["b"], &["first"]),
+    ]))
+    .await;
     assert_eq!(code, "workflow.cycle");
     assert!(msg.contains("cycle"), "{msg}");
 }
@@ -56,7 +79,11 @@ async fn s_val_10_blank_step_name() {
 
 #[tokio::test]
 async fn s_val_12_unknown_context_step() {
-    let (code, msg) = rejected(wf(vec![ctx(step("m", &["a"], &[]), ContextFrom::Steps(vec!["ghost".into()]))])).await;
+    let (code, msg) = rejected(wf(vec![ctx(
+        step("m", &["a"], &[]),
+        ContextFrom::Steps(vec!["ghost".into()]),
+    )]))
+    .await;
     assert_eq!(code, "workflow.unknown_context_step");
     assert!(msg.contains("ghost"), "{msg}");
 }
@@ -79,7 +106,16 @@ async fn s_val_16_terminal_targets_schedule_nothing() {
     let host = Arc::new(Host::default());
     let client = Arc::new(InMemoryClient::new());
     let rec = Recorder::default();
-    let r = go(wf(vec![step("s1", &["a1"], &["s2"]), step("s2", &["a2"], &["endNode"])]), &host, &client, &rec).await;
+    let r = go(
+        wf(vec![
+            step("s1", &["a1"], &["s2"]),
+            step("s2", &["a2"], &["endNode"]),
+        ]),
+        &host,
+        &client,
+        &rec,
+    )
+    .await;
     assert!(r.success);
     assert_eq!(ran(&r), vec!["s1", "s2"]);
     assert!(r.skipped_steps.is_empty());

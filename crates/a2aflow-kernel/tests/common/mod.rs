@@ -32,7 +32,10 @@ pub fn sub(agent: &str, description: &str) -> Subtask {
 pub fn step(name: &str, agents: &[&str], next: &[&str]) -> Step {
     Step {
         name: name.into(),
-        subtasks: agents.iter().map(|a| sub(a, &format!("{name} task"))).collect(),
+        subtasks: agents
+            .iter()
+            .map(|a| sub(a, &format!("{name} task")))
+            .collect(),
         next: next.iter().map(|t| edge(t, "")).collect(),
         ..Default::default()
     }
