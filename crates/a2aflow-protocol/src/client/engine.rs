@@ -96,6 +96,9 @@ fn transport_failure(e: &TransportError) -> Failure {
     }
 }
 
+/// How long a finished stream is read for its end before it is dropped.
+const STREAM_DRAIN: Duration = Duration::from_millis(100);
+
 /// Transient GetTask failures tolerated in a row before the interaction fails (GetTask is
 /// idempotent; the business command itself is never resent).
 const MAX_POLL_FAILURES: u32 = 3;
@@ -505,7 +508,7 @@ impl<'a> Interaction<'a> {
                 )
                 .await;
         }
-        self.stream = None;
+        self.release_stream().await;
         self.force_poll = false;
         self.poll_only = false;
         self.resubscribes = 0;
@@ -702,6 +705,21 @@ impl<'a> Interaction<'a> {
         }
     }
 
+    /// Drops the open stream, first reading what is left of it for a moment: an agent ends the
+    /// stream right after a final or interrupted state, and a stream read to its end gives its
+    /// connection back to the pool instead of closing it.
+    async fn release_stream(&mut self) {
+        if let Some(mut stream) = self.stream.take() {
+            let drain = async { while stream.next().await.is_some() {} };
+            let _ = bounded(
+                &self.cancel,
+                self.deadline,
+                tokio::time::timeout(STREAM_DRAIN, drain),
+            )
+            .await;
+        }
+    }
+
     /// ListTasks by context id: the first live task, else the latest one.
     async fn find_live_task(&mut self) -> Result<Task, Failure> {
         let request = ListTasksRequest {
@@ -744,7 +762,7 @@ impl<'a> Interaction<'a> {
 
     /// Ends the interaction: cleanup cancel when needed, the `agent_response` event, the result.
     async fn finish(mut self, result: Result<(), Failure>) -> Result<TaskOutcome, TaskFailure> {
-        self.stream = None;
+        self.release_stream().await;
         let remote_task_id = self.reducer.task_id().map(str::to_owned);
         let evidence = self.reducer.evidence();
         let result = match result {
