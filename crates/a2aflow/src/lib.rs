@@ -32,3 +32,9 @@ pub use config::EngineConfig;
 pub use execute::{
     HostHooks, build_engine_client, execute_workflow, execute_workflow_stream, fetch_agent_cards,
 };
+
+/// The host-integration guide's code blocks are compiled as doctests, so the guide cannot drift
+/// from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/guide/host-integration.md")]
+pub struct HostIntegrationGuide;
