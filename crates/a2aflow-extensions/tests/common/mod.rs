@@ -42,6 +42,14 @@ pub fn script(m: &IncomingMessage) -> Script {
             .complete_with("approved late")
             .into(),
         "hang" => TaskScript::new().working_with("pending").hang().into(),
+        // ready, a pause (the stream is up), n events, then the task stays open
+        "ticks" => events(
+            TaskScript::new()
+                .working_with("ready")
+                .delay(Duration::from_secs(1)),
+        )
+        .hang()
+        .into(),
         // n events, then the task stays open
         "events" => events(TaskScript::new()).hang().into(),
         // n events, then the task completes (the stream ends)
@@ -128,9 +136,12 @@ pub fn text_of(r: &ReceivedMessage) -> Option<String> {
     })
 }
 
+/// Every event a recorder saw.
+pub type Seen = Arc<Mutex<Vec<ReceivedMessage>>>;
+
 /// A listener that records every event.
 pub fn recorder() -> (
-    Arc<Mutex<Vec<ReceivedMessage>>>,
+    Seen,
     impl FnMut(&a2aflow_extensions::SubscriptionControl, ReceivedMessage) + Send + 'static,
 ) {
     let seen = Arc::new(Mutex::new(Vec::new()));
