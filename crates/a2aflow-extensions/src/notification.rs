@@ -529,7 +529,8 @@ impl Run {
             return;
         }
         let state = received.state.clone();
-        let is_message = received.message.is_some() && received.kind == a2aflow_model::ReceivedKind::Message;
+        let is_message =
+            received.message.is_some() && received.kind == a2aflow_model::ReceivedKind::Message;
         let ack = match state {
             Some(TaskState::Failed) => Err(TaskState::Failed),
             Some(TaskState::Canceled) => Err(TaskState::Canceled),
@@ -578,12 +579,177 @@ fn identity(event: &StreamResponse) -> (Option<&str>, Option<String>) {
     match event {
         StreamResponse::Task(t) => (Some(t.id.as_str()), Some(t.context_id.clone())),
         StreamResponse::StatusUpdate(s) => (Some(s.task_id.as_str()), Some(s.context_id.clone())),
-        StreamResponse::ArtifactUpdate(a) => {
-            (Some(a.task_id.as_str()), Some(a.context_id.clone()))
-        }
+        StreamResponse::ArtifactUpdate(a) => (Some(a.task_id.as_str()), Some(a.context_id.clone())),
         StreamResponse::Message(m) => (
             m.task_id.as_deref().filter(|t| !t.trim().is_empty()),
             m.context_id.clone(),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap (shop rule)
+
+    use super::*;
+    use a2aflow_model::a2a::{
+        AgentCard, ListTasksRequest, ListTasksResponse, SendMessageRequest, SendMessageResponse,
+        Task, TaskStatus, TaskStatusUpdateEvent,
+    };
+    use a2aflow_protocol::{Binding, Transport, TransportError};
+    use async_trait::async_trait;
+    use serde_json::{Map, json};
+
+    /// Streams the scripted events for the request's context, then stays open.
+    #[derive(Debug)]
+    struct Scripted {
+        events: Mutex<Vec<(String, String, TaskState)>>,
+    }
+
+    fn status(task: &str, ctx: &str, state: TaskState) -> StreamResponse {
+        StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+            task_id: task.into(),
+            context_id: ctx.into(),
+            status: TaskStatus {
+                state,
+                message: None,
+                timestamp: None,
+            },
+            metadata: None,
+        })
+    }
+
+    fn unsupported() -> TransportError {
+        TransportError::InvalidRequest("not scripted".into())
+    }
+
+    #[async_trait]
+    impl Transport for Scripted {
+        fn binding(&self) -> Binding {
+            Binding::JsonRpc
+        }
+        fn url(&self) -> &str {
+            "http://scripted"
+        }
+        async fn send_message(
+            &self,
+            _: &SendMessageRequest,
+            _: &CallOptions,
+        ) -> Result<SendMessageResponse, TransportError> {
+            Err(unsupported())
+        }
+        async fn send_streaming_message(
+            &self,
+            request: &SendMessageRequest,
+            _: &CallOptions,
+        ) -> Result<StreamResponseStream, TransportError> {
+            let ours = request.message.context_id.clone().unwrap();
+            let events: Vec<Result<StreamResponse, TransportError>> = lock(&self.events)
+                .iter()
+                .map(|(task, ctx, state)| {
+                    let ctx = if ctx == "ours" {
+                        ours.clone()
+                    } else {
+                        ctx.clone()
+                    };
+                    Ok(status(task, &ctx, state.clone()))
+                })
+                .collect();
+            Ok(Box::pin(
+                futures_util::stream::iter(events).chain(futures_util::stream::pending()),
+            ))
+        }
+        async fn get_task(
+            &self,
+            _: &GetTaskRequest,
+            _: &CallOptions,
+        ) -> Result<Task, TransportError> {
+            Err(unsupported())
+        }
+        async fn list_tasks(
+            &self,
+            _: &ListTasksRequest,
+            _: &CallOptions,
+        ) -> Result<ListTasksResponse, TransportError> {
+            Err(unsupported())
+        }
+        async fn cancel_task(
+            &self,
+            _: &CancelTaskRequest,
+            _: &CallOptions,
+        ) -> Result<Task, TransportError> {
+            Err(unsupported())
+        }
+        async fn subscribe_to_task(
+            &self,
+            _: &SubscribeToTaskRequest,
+            _: &CallOptions,
+        ) -> Result<StreamResponseStream, TransportError> {
+            Err(unsupported())
+        }
+        async fn get_extended_agent_card(
+            &self,
+            _: &CallOptions,
+        ) -> Result<AgentCard, TransportError> {
+            Err(unsupported())
+        }
+    }
+
+    #[tokio::test]
+    async fn s_ext_16_terminal_states_of_unrelated_tasks_never_end_it() {
+        let mut script = vec![("t1".to_owned(), "ours".to_owned(), TaskState::Working)];
+        for state in [
+            TaskState::Completed,
+            TaskState::Failed,
+            TaskState::Canceled,
+            TaskState::Rejected,
+        ] {
+            script.push(("other".to_owned(), "ctx-other".to_owned(), state));
+        }
+        script.push(("t1".to_owned(), "ours".to_owned(), TaskState::InputRequired));
+        script.push(("t1".to_owned(), "ours".to_owned(), TaskState::Working));
+        let n = script.len();
+        let transport = Arc::new(Scripted {
+            events: Mutex::new(script),
+        });
+        let sender = ExtensionSender::with_transport(
+            "a",
+            transport,
+            &[NOTIFICATION_T_EXTENSION_URI],
+            ExtensionConfig::default(),
+        );
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut metadata = Map::new();
+        metadata.insert(NOTIFICATION_T_EXTENSION_URI.to_owned(), json!("x"));
+        let content = MessageContent {
+            parts: MessageContent::text("sub").parts,
+            metadata: Some(metadata),
+            extensions: vec![NOTIFICATION_T_EXTENSION_URI.to_owned()],
+        };
+        let sub = sender
+            .open_notification(
+                "a",
+                content,
+                move |_: &SubscriptionControl, r: ReceivedMessage| {
+                    tx.send(r).unwrap();
+                },
+            )
+            .unwrap();
+        let mut got = Vec::new();
+        for _ in 0..n {
+            got.push(rx.recv().await.unwrap());
+        }
+        assert_eq!(
+            sub.acknowledgement().await.unwrap().state,
+            Some(TaskState::Working)
+        );
+        assert_eq!(got[1].task_id.as_deref(), Some("other"));
+        assert_eq!(got[1].state, Some(TaskState::Completed));
+        assert_eq!(sub.event_count(), n as u64);
+        assert_eq!(sub.task_id().as_deref(), Some("t1"));
+        assert!(sub.is_active());
+        sub.close();
+        assert_eq!(sub.completion().await.unwrap(), Ended::Closed);
+        assert_eq!(sender.live_subscriptions(), 0);
     }
 }

@@ -117,6 +117,27 @@ impl ExtensionSender {
         })
     }
 
+    /// A sender over one given transport (unit tests with scripted transports).
+    #[cfg(test)]
+    pub(crate) fn with_transport(
+        name: &str,
+        transport: Arc<dyn Transport>,
+        declared: &[&str],
+        config: ExtensionConfig,
+    ) -> Self {
+        let channel = AgentChannel {
+            name: name.to_owned(),
+            transport,
+            streaming: true,
+            declared: declared.iter().map(|u| ((*u).to_owned(), false)).collect(),
+        };
+        ExtensionSender {
+            agents: HashMap::from([(name.to_owned(), Arc::new(channel))]),
+            config,
+            live: Arc::new(LiveCounter::default()),
+        }
+    }
+
     /// The settings in use.
     pub fn config(&self) -> &ExtensionConfig {
         &self.config

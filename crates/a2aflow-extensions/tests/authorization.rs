@@ -7,8 +7,8 @@ mod common;
 use std::time::Duration;
 
 use a2aflow_extensions::{AuthorizationStatus, ExtensionConfig};
-use a2aflow_model::a2a::TaskState;
 use a2aflow_model::MessageContent;
+use a2aflow_model::a2a::TaskState;
 use a2aflow_testkit::{Fault, Route, TestServer};
 use common::*;
 use serde_json::json;
@@ -110,7 +110,12 @@ async fn slow_then_complete_waits_through_working() {
 async fn slow_then_complete_is_polled_after_a_dropped_stream() {
     let server = server().await;
     server
-        .set_fault_times("auth", Route::Stream, Fault::ResetMidStream { after_events: 1 }, 1)
+        .set_fault_times(
+            "auth",
+            Route::Stream,
+            Fault::ResetMidStream { after_events: 1 },
+            1,
+        )
         .unwrap();
     let config = ExtensionConfig::default().with_poll_interval(Duration::from_millis(20));
     let sender = sender(&server, &["auth"], config).await;
@@ -128,8 +133,7 @@ async fn slow_then_complete_is_polled_after_a_dropped_stream() {
 #[tokio::test]
 async fn deadline_is_a_timeout_error() {
     let server = server().await;
-    let config =
-        ExtensionConfig::default().with_authorization_timeout(Duration::from_millis(200));
+    let config = ExtensionConfig::default().with_authorization_timeout(Duration::from_millis(200));
     let sender = sender(&server, &["auth"], config).await;
     let err = sender
         .send_authorization("auth", auth_content("hang"))
@@ -154,7 +158,10 @@ async fn card_without_the_extension_or_plain_content_is_refused_before_sending()
         .await
         .unwrap_err();
     assert_eq!(err.code, "config.invalid");
-    assert_eq!(err.message, format!("Target capability and content must use {AUTH}"));
+    assert_eq!(
+        err.message,
+        format!("Target capability and content must use {AUTH}")
+    );
     let err = sender
         .send_authorization("nobody", auth_content("approve"))
         .await

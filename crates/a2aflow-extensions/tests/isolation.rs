@@ -14,7 +14,9 @@ use std::time::Duration;
 use a2aflow_extensions::{ChannelSettings, Ended, ExtensionConfig, ExtensionSender};
 use a2aflow_kernel::{CallbackError, ControlPoint, RunInput, RunOptions};
 use a2aflow_model::a2a::AgentCard;
-use a2aflow_model::{ExecutionResult, LoadOptions, MessageContent, TaskRequest, load_workflow_value};
+use a2aflow_model::{
+    ExecutionResult, LoadOptions, MessageContent, TaskRequest, load_workflow_value,
+};
 use a2aflow_protocol::client::{A2aEngineClient, ClientConfig};
 use a2aflow_protocol::{Binding, HttpClient, connect};
 use a2aflow_testkit::{AgentSpec, TestServer};
@@ -174,9 +176,12 @@ async fn a_workflow_is_unaffected_by_an_open_subscription_and_shares_no_connecti
     let alone = run_workflow(&wcard).await;
     assert!(alone.success, "{:?}", alone.failure);
 
-    let sender =
-        ExtensionSender::new([&ncard], &ChannelSettings::default(), ExtensionConfig::default())
-            .unwrap();
+    let sender = ExtensionSender::new(
+        [&ncard],
+        &ChannelSettings::default(),
+        ExtensionConfig::default(),
+    )
+    .unwrap();
     // An authorization first leaves an idle keep-alive connection in the sender's pool: a shared
     // pool would hand it to the workflow.
     let out = sender
@@ -204,7 +209,10 @@ async fn a_workflow_is_unaffected_by_an_open_subscription_and_shares_no_connecti
     for (peer, bytes) in log.iter() {
         let is_ext = contains(bytes, "Notification-T") || contains(bytes, "Authorization-T");
         let is_wf = contains(bytes, "wfmarker");
-        assert!(!(is_ext && is_wf), "connection {peer} carried both kinds of traffic");
+        assert!(
+            !(is_ext && is_wf),
+            "connection {peer} carried both kinds of traffic"
+        );
         ext += usize::from(is_ext);
         wf += usize::from(is_wf);
     }

@@ -109,7 +109,11 @@ async fn thousand_subscriptions_of_a_hundred_events_each_close_cleanly() {
     for s in &subs {
         assert_eq!(s.completion().await.unwrap(), Ended::Closed);
     }
-    assert_eq!(sender.live_subscriptions(), 0, "a subscription task was left behind");
+    assert_eq!(
+        sender.live_subscriptions(),
+        0,
+        "a subscription task was left behind"
+    );
     drop(subs);
     let after = rss_kib();
     let growth_mib = open.saturating_sub(before) / 1024;

@@ -158,7 +158,10 @@ async fn dropping_the_handle_closes_it_and_leaves_no_task() {
     let task_id = sub.task_id().unwrap();
     assert_eq!(sender.live_subscriptions(), 1);
     drop(sub);
-    until("the subscription task to exit", || sender.live_subscriptions() == 0).await;
+    until("the subscription task to exit", || {
+        sender.live_subscriptions() == 0
+    })
+    .await;
     until("the remote cancel", || {
         state_of(&server, "notif", &task_id) == "TASK_STATE_CANCELED"
     })
@@ -206,7 +209,11 @@ async fn stream_reset_is_resubscribed_and_the_gap_shows_in_liveness() {
 async fn resubscribe_budget_exhausted_fails_the_completion() {
     let server = server().await;
     server
-        .set_fault("notif", Route::Stream, Fault::ResetMidStream { after_events: 1 })
+        .set_fault(
+            "notif",
+            Route::Stream,
+            Fault::ResetMidStream { after_events: 1 },
+        )
         .unwrap();
     server
         .set_fault("notif", Route::Subscribe, Fault::RefuseConnection)
@@ -272,8 +279,7 @@ async fn s_ext_09_acknowledgement_deadline() {
     server
         .set_fault("notif", Route::Stream, Fault::NeverAnswer)
         .unwrap();
-    let config =
-        ExtensionConfig::default().with_acknowledgement_timeout(Duration::from_millis(50));
+    let config = ExtensionConfig::default().with_acknowledgement_timeout(Duration::from_millis(50));
     let sender = sender(&server, &["notif"], config).await;
     let (_seen, listener) = recorder();
     let sub = sender
@@ -281,7 +287,11 @@ async fn s_ext_09_acknowledgement_deadline() {
         .unwrap();
     let err = sub.acknowledgement().await.unwrap_err();
     assert_eq!(err.code, "a2a.timeout");
-    assert!(err.message.contains("acknowledgement timed out"), "{}", err.message);
+    assert!(
+        err.message.contains("acknowledgement timed out"),
+        "{}",
+        err.message
+    );
     assert_eq!(sub.completion().await.unwrap_err().code, "a2a.timeout");
     assert!(!sub.is_active());
     server.shutdown().await.unwrap();
@@ -290,8 +300,7 @@ async fn s_ext_09_acknowledgement_deadline() {
 #[tokio::test]
 async fn s_ext_10_the_acknowledgement_deadline_does_not_bound_the_stream_after_it() {
     let server = server().await;
-    let config =
-        ExtensionConfig::default().with_acknowledgement_timeout(Duration::from_millis(50));
+    let config = ExtensionConfig::default().with_acknowledgement_timeout(Duration::from_millis(50));
     let sender = sender(&server, &["notif"], config).await;
     let (_seen, listener) = recorder();
     let sub = sender

@@ -30,10 +30,7 @@ pub fn script(m: &IncomingMessage) -> Script {
         s
     };
     match words.first().copied().unwrap_or_default() {
-        "approve" => TaskScript::new()
-            .working()
-            .complete_with("approved")
-            .into(),
+        "approve" => TaskScript::new().working().complete_with("approved").into(),
         "reject" => TaskScript::new().reject("denied").into(),
         "fail" => TaskScript::new().working().fail("broken").into(),
         "slow" => TaskScript::new()
@@ -83,7 +80,11 @@ pub async fn card(server: &TestServer, name: &str) -> AgentCard {
         .unwrap()
 }
 
-pub async fn sender(server: &TestServer, names: &[&str], config: ExtensionConfig) -> ExtensionSender {
+pub async fn sender(
+    server: &TestServer,
+    names: &[&str],
+    config: ExtensionConfig,
+) -> ExtensionSender {
     let mut cards = Vec::new();
     for name in names {
         cards.push(card(server, name).await);
@@ -104,12 +105,20 @@ fn content(uri: &str, template: &str, text: &str) -> MessageContent {
 
 /// Authorization-T content (activates and carries the URI).
 pub fn auth_content(text: &str) -> MessageContent {
-    content(AUTH, "Authorization-T/authorization-policy-management/v1", text)
+    content(
+        AUTH,
+        "Authorization-T/authorization-policy-management/v1",
+        text,
+    )
 }
 
 /// Notification-T content (activates and carries the URI).
 pub fn notif_content(text: &str) -> MessageContent {
-    content(NOTIF, "Notification-T/network-layer/subscribe-incident/v1", text)
+    content(
+        NOTIF,
+        "Notification-T/network-layer/subscribe-incident/v1",
+        text,
+    )
 }
 
 pub fn count(server: &TestServer, agent: &str, route: Route) -> usize {
@@ -129,11 +138,9 @@ pub fn state_of(server: &TestServer, agent: &str, task_id: &str) -> String {
 
 /// The text of a received event's message, if any.
 pub fn text_of(r: &ReceivedMessage) -> Option<String> {
-    r.message.as_ref().and_then(|m| {
-        m.parts
-            .iter()
-            .find_map(|p| p.as_text().map(str::to_owned))
-    })
+    r.message
+        .as_ref()
+        .and_then(|m| m.parts.iter().find_map(|p| p.as_text().map(str::to_owned)))
 }
 
 /// Every event a recorder saw.
@@ -146,16 +153,22 @@ pub fn recorder() -> (
 ) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&seen);
-    (seen, move |_: &a2aflow_extensions::SubscriptionControl, r: ReceivedMessage| {
-        sink.lock().unwrap().push(r);
-    })
+    (
+        seen,
+        move |_: &a2aflow_extensions::SubscriptionControl, r: ReceivedMessage| {
+            sink.lock().unwrap().push(r);
+        },
+    )
 }
 
 /// Waits (bounded) until `cond` holds, yielding between checks.
 pub async fn until(what: &str, mut cond: impl FnMut() -> bool) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     while !cond() {
-        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }
