@@ -333,10 +333,17 @@ impl HttpClient {
         let body = tokio::time::timeout_at(head_deadline, work)
             .await
             .map_err(|_| TransportError::Timeout { phase, after })??;
-        let whole = (opts.timeout.is_some() || opts.deadline.is_some()).then(|| {
-            let (d, phase, after) = effective_deadline(opts, Duration::ZERO);
-            (d, phase, after)
-        });
+        // The whole-stream limit is whichever of the caller's timeout and deadline is set (the
+        // earlier when both are); with neither, only the idle timeout bounds the stream.
+        let whole = match (opts.timeout, opts.deadline) {
+            (None, None) => None,
+            (Some(timeout), _) => Some(effective_deadline(opts, timeout)),
+            (None, Some(deadline)) => Some((
+                deadline,
+                TimeoutPhase::Deadline,
+                deadline.saturating_duration_since(Instant::now()),
+            )),
+        };
         Ok((body, whole))
     }
 

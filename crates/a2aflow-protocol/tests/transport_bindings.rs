@@ -353,3 +353,26 @@ async fn the_extended_card_is_unsupported_when_not_declared() {
         assert_eq!(e.code_str(), "a2a.unsupported_operation", "{b}");
     }
 }
+
+/// Regression: a stream whose call options carry only a deadline (no timeout) is bounded by that
+/// deadline, not cut off at once.
+#[tokio::test]
+async fn a_deadline_only_stream_runs_to_its_end() {
+    let server = server().await;
+    for b in BINDINGS {
+        let (_c, t) = transport(&server, b).await;
+        let opts = CallOptions::default()
+            .with_deadline(tokio::time::Instant::now() + Duration::from_secs(30));
+        let events: Vec<Result<StreamResponse, TransportError>> = t
+            .send_streaming_message(&msg("stream z"), &opts)
+            .await
+            .unwrap()
+            .collect()
+            .await;
+        assert!(events.iter().all(Result::is_ok), "{b}: {events:?}");
+        assert!(
+            matches!(events.last(), Some(Ok(StreamResponse::StatusUpdate(u))) if u.status.state == TaskState::Completed),
+            "{b}: {events:?}"
+        );
+    }
+}
