@@ -112,9 +112,26 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// `cargo xtask bench`: every criterion benchmark of the workspace.
+/// `cargo xtask bench`: every criterion benchmark of the workspace, then the load tests that are
+/// too heavy for every `cargo test` (they print their figures).
 pub fn bench(root: &Path) -> Result<(), String> {
-    sh(root, "cargo", &["bench", "--workspace"], &[])
+    sh(root, "cargo", &["bench", "--workspace"], &[])?;
+    sh(
+        root,
+        "cargo",
+        &[
+            "test",
+            "--release",
+            "-p",
+            "a2aflow-extensions",
+            "--test",
+            "load",
+            "--",
+            "--ignored",
+            "--nocapture",
+        ],
+        &[],
+    )
 }
 
 pub mod interop {
