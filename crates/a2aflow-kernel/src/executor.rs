@@ -77,6 +77,8 @@ pub(crate) struct Executor {
     jobs: JoinSet<Job>,
     ready: VecDeque<usize>,
     completed: Vec<StepResult>,
+    /// The step index of each entry of `completed`.
+    completed_steps: Vec<usize>,
     failure: Option<Failure>,
     stopped: bool,
 }
@@ -94,6 +96,7 @@ impl Executor {
             // One allocation up front: growing a large Vec frees large blocks, which makes the
             // allocator consolidate its free lists on every growth step.
             completed: Vec::with_capacity(n),
+            completed_steps: Vec::with_capacity(n),
             failure: None,
             stopped: false,
             sh,
@@ -173,8 +176,20 @@ impl Executor {
         self.finish().await
     }
 
-    async fn finish(self) -> ExecutionResult {
+    async fn finish(mut self) -> ExecutionResult {
         let success = self.failure.is_none();
+        // Every job has ended, so each shared result is normally held only here: move it out.
+        for (done, &s) in self.completed.iter_mut().zip(&self.completed_steps) {
+            if done.status != StepStatus::Completed {
+                continue;
+            }
+            if let Some(shared) = self.results[s].take() {
+                done.task_results = match Arc::try_unwrap(shared) {
+                    Ok(r) => r.task_results,
+                    Err(shared) => shared.task_results.clone(),
+                };
+            }
+        }
         self.emit(
             EventKind::WorkflowComplete,
             None,
@@ -253,7 +268,7 @@ impl Executor {
                 step_name: step.name.clone(),
                 step_type: step.step_type,
                 subtask_index: i,
-                local_task_id: format!("{}:{}:{i}", sh.execution_id, step.name), // as in subtask_view
+                local_task_id: local_task_id(&sh.execution_id, &step.name, i),
                 agent: sub.agent.clone(),
                 skill: sub.skill.clone(),
                 description: sub.description.clone(),
@@ -496,20 +511,25 @@ impl Executor {
                 self.fail_run(f.clone());
             }
         }
-        let completed = status == StepStatus::Completed;
-        let result = completed.then(|| {
-            Arc::new(UpstreamResult {
+        // A completed step's views live once, in the shared `results` entry its successors read;
+        // `finish` moves them into the step's result (no copy once every reader is gone).
+        let (task_results, result) = if status == StepStatus::Completed {
+            let result = Arc::new(UpstreamResult {
                 step_name: step.name.clone(),
-                task_results: views.clone(),
-            })
-        });
+                task_results: views,
+            });
+            (Vec::new(), Some(result))
+        } else {
+            (views, None)
+        };
         self.completed.push(StepResult {
             step_name: step.name.clone(),
             step_type: step.step_type,
             status,
-            task_results: views,
+            task_results,
             failure,
         });
+        self.completed_steps.push(s);
         let Some(result) = result else { return };
         self.results[s] = Some(result.clone());
         if self.stopped {
@@ -603,26 +623,62 @@ impl Executor {
     /// Resolves one incoming edge of `t`; a step whose edges all resolved without activation
     /// never runs, and its own outgoing edges resolve as not activated (dead-path elimination).
     fn resolve(&mut self, t: usize, activated: bool) {
-        let mut work = vec![(t, activated)];
-        while let Some((t, a)) = work.pop() {
-            self.unresolved[t] = self.unresolved[t].saturating_sub(1);
-            self.activated[t] |= a;
-            if self.unresolved[t] == 0 {
-                if self.activated[t] {
-                    self.ready.push_back(t);
-                } else {
-                    self.state[t] = StepState::Skipped;
-                    work.extend(
-                        self.plan.steps[t]
-                            .out
-                            .iter()
-                            .filter_map(|e| e.target)
-                            .map(|x| (x, false)),
-                    );
-                }
+        if !self.resolve_edge(t, activated) {
+            return;
+        }
+        // Dead path: only now is a work list needed (a stack, as before: same ready order).
+        let mut work: Vec<usize> = self.plan.steps[t]
+            .out
+            .iter()
+            .filter_map(|e| e.target)
+            .collect();
+        while let Some(x) = work.pop() {
+            if self.resolve_edge(x, false) {
+                work.extend(self.plan.steps[x].out.iter().filter_map(|e| e.target));
             }
         }
     }
+
+    /// Resolves one incoming edge of `t`; true when `t` became dead (all resolved, none active).
+    fn resolve_edge(&mut self, t: usize, activated: bool) -> bool {
+        self.unresolved[t] = self.unresolved[t].saturating_sub(1);
+        self.activated[t] |= activated;
+        if self.unresolved[t] != 0 {
+            return false;
+        }
+        if self.activated[t] {
+            self.ready.push_back(t);
+            return false;
+        }
+        self.state[t] = StepState::Skipped;
+        true
+    }
+}
+
+/// The stable local id of subtask `i` of a step: `<execution id>:<step name>:<i>` (built without
+/// the formatting machinery: it is made once per task).
+fn local_task_id(execution_id: &str, step: &str, i: usize) -> String {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = i;
+    loop {
+        at -= 1;
+        // `rest % 10` is below 10, so the cast cannot truncate.
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    let mut id = String::with_capacity(execution_id.len() + step.len() + 2 + digits.len() - at);
+    id.push_str(execution_id);
+    id.push(':');
+    id.push_str(step);
+    id.push(':');
+    for &d in &digits[at..] {
+        id.push(char::from(d));
+    }
+    id
 }
 
 /// The view of subtask `i` of step `s` before it produced anything.
@@ -632,7 +688,7 @@ fn subtask_view(sh: &RunShared, s: usize, i: usize) -> TaskResultView {
     TaskResultView {
         agent_name: sub.agent.clone(),
         skill: sub.skill.clone(),
-        task_id: format!("{}:{}:{i}", sh.execution_id, step.name),
+        task_id: local_task_id(&sh.execution_id, &step.name, i),
         task_description: sub.description.clone(),
         status: TaskOutcomeStatus::Completed,
         context_id: None,

@@ -15,9 +15,6 @@ pub(crate) struct OutEdge {
 /// One step, resolved.
 #[derive(Debug)]
 pub(crate) struct StepPlan {
-    /// Direct predecessors, in step declaration order.
-    #[allow(dead_code)]
-    pub(crate) preds: Vec<usize>,
     /// Outgoing edges, in declaration order.
     pub(crate) out: Vec<OutEdge>,
     /// Number of incoming edges from steps.
@@ -91,7 +88,6 @@ pub(crate) fn plan(wf: &Workflow) -> Plan {
         steps.push(StepPlan {
             has_conditional: out.iter().any(|e| e.conditional),
             in_degree: u32::try_from(preds[i].len()).unwrap_or(u32::MAX),
-            preds: preds[i].clone(),
             out,
             context,
         });

@@ -137,7 +137,7 @@ pub(crate) async fn run_task(
     // Boxed so every allocation of a task stays small (large futures make the allocator
     // consolidate on every spawn; measured in benches/scheduling.rs).
     let mut view = Box::new(base_view(&request));
-    let interrupt = Box::pin(execute(&sh, &request, &token, &closed, &mut view)).await;
+    let interrupt = Box::pin(execute(&sh, request, &token, &closed, &mut view)).await;
     if let Some(i) = interrupt {
         fail_view(
             &mut view,
@@ -158,7 +158,7 @@ pub(crate) async fn run_task(
 
 async fn execute(
     sh: &RunShared,
-    request: &TaskRequest,
+    request: TaskRequest,
     token: &CancellationToken,
     closed: &Arc<AtomicBool>,
     view: &mut TaskResultView,
@@ -167,7 +167,8 @@ async fn execute(
     tokio::pin!(sleep);
     if request.step_type == StepType::SelfLoop {
         match guard(
-            sh.cp.on_self_task(request.clone()),
+            // Nothing is sent after a SELF_LOOP task: the host gets the request itself.
+            sh.cp.on_self_task(request),
             token,
             sleep,
             sh.deadline,
@@ -233,7 +234,7 @@ async fn execute(
         }
     };
     Box::pin(dispatch_remote(
-        sh, request, token, closed, content, sleep, view,
+        sh, &request, token, closed, content, sleep, view,
     ))
     .await
 }
