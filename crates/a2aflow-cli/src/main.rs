@@ -1,6 +1,6 @@
 //! # a2aflow — the command line
 //!
-//! **What it is.** The `a2aflow` binary: `validate`, `graph`, `card`, `run` and `demo`.
+//! **What it is.** The `a2aflow` binary: `validate`, `graph`, `card`, `send`, `run` and `demo`.
 //!
 //! **What it owns.** Argument parsing, progress output and exit codes; everything else comes from
 //! the `a2aflow` facade. Nothing depends on it.
@@ -11,6 +11,7 @@ mod demo;
 mod graph;
 mod progress;
 mod run_cmd;
+mod send_cmd;
 mod validate_cmd;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -65,6 +66,10 @@ enum Command {
         #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
         format: OutputFormat,
     },
+    /// Send one message to one agent; print the Message or the final Task (artifacts assembled).
+    /// Exit 0 when the task completed (or the answer is a Message), 1 on any other end state or
+    /// error (its stable code printed), 2 on a usage error.
+    Send(Box<send_cmd::SendArgs>),
     /// Run a workflow against A2A agents with the built-in declarative ControlPoint.
     /// Exit 0 on success, 1 on failure, 2 on a usage or setup error.
     Run(Box<run_cmd::RunArgs>),
@@ -89,6 +94,7 @@ fn main() -> ExitCode {
         } => validate_cmd::run(&files, strict, format),
         Command::Graph { file, format } => graph_cmd(&file, format),
         Command::Card { url, format } => card_cmd::run(&url, format),
+        Command::Send(args) => send_cmd::run(*args),
         Command::Run(args) => run_cmd::run(*args),
         Command::Demo => demo::run(),
     };

@@ -1,0 +1,324 @@
+//! `a2aflow send URL TEXT`: one message to one agent; prints the direct Message or the final Task
+//! with its artifacts assembled from the stream.
+
+use crate::OutputFormat;
+use a2aflow::config::BindingName;
+use a2aflow::model::a2a::{
+    Message, Part, PartContent, Role, SendMessageRequest, SendMessageResponse, StreamResponse,
+    Task, TaskState, TaskStatus,
+};
+use a2aflow::model::{ErrorCode, Failure};
+use a2aflow::protocol::auth::{AgentAuth, Credentials, Environment};
+use a2aflow::protocol::client::ResponseReducer;
+use a2aflow::protocol::{CallOptions, HttpClient, Transport, binding};
+use a2aflow::{EngineConfig, fetch_agent_cards};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Everything `send` takes from the command line.
+#[derive(Debug, clap::Args)]
+pub struct SendArgs {
+    /// Card URL or agent base URL.
+    pub url: String,
+    /// The message text (sent as a text part).
+    pub text: String,
+    /// Only this binding (default: JSON-RPC, then HTTP+JSON, as the card offers).
+    #[arg(long, value_parser = ["jsonrpc", "rest"])]
+    pub binding: Option<String>,
+    /// Use SendStreamingMessage and assemble the streamed artifacts.
+    #[arg(long)]
+    pub stream: bool,
+    /// A JSON value sent as a data part after the text.
+    #[arg(long, value_name = "JSON")]
+    pub data: Option<String>,
+    /// The context id to continue.
+    #[arg(long, value_name = "ID")]
+    pub context_id: Option<String>,
+    /// The task id to continue (a follow-up on an interrupted task).
+    #[arg(long, value_name = "ID")]
+    pub task_id: Option<String>,
+    /// Credentials file (values from the environment, never the command line).
+    #[arg(long, value_name = "FILE")]
+    pub credentials: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub format: OutputFormat,
+}
+
+/// How a send ended.
+#[derive(Debug)]
+enum Outcome {
+    /// A direct (taskless) answer.
+    Message(Message),
+    /// The last view of the task.
+    Task(Task),
+}
+
+fn usage(message: impl std::fmt::Display) -> u8 {
+    eprintln!("a2aflow send: {message}");
+    2
+}
+
+/// A message id unique enough for one process: wall-clock nanoseconds and the process id.
+fn message_id() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    format!("a2aflow-send-{}-{nanos}", std::process::id())
+}
+
+fn request(args: &SendArgs, data: Option<serde_json::Value>) -> SendMessageRequest {
+    let mut parts = vec![Part::text(args.text.clone())];
+    if let Some(d) = data {
+        parts.push(Part::data(d));
+    }
+    SendMessageRequest {
+        message: Message {
+            message_id: message_id(),
+            context_id: args.context_id.clone(),
+            task_id: args.task_id.clone(),
+            role: Role::User,
+            parts,
+            metadata: None,
+            extensions: None,
+            reference_task_ids: None,
+        },
+        configuration: None,
+        metadata: None,
+        tenant: None,
+    }
+}
+
+/// The transport for the agent at `url`, with the configured binding preference, TLS, limits and
+/// credentials (checked against the card's security requirements, as the facade's engine client
+/// does).
+async fn transport(url: &str, config: &EngineConfig) -> Result<Arc<dyn Transport>, Failure> {
+    let card = fetch_agent_cards(&[url.to_owned()], config)
+        .await?
+        .into_iter()
+        .next()
+        .ok_or_else(|| Failure::new(ErrorCode::A2aInvalidResponse, "no agent card"))?;
+    let preference = config.binding_preference();
+    let (_, interface) = binding::select_interface(&card, &preference)?;
+    let tls = config.tls_config();
+    let mut auth = AgentAuth::builder(Arc::new(card.clone()), interface.url.clone())
+        .client_identity(tls.presents_client_identity());
+    let credentials = match &config.credentials_file {
+        Some(path) => {
+            let mut env = Environment::from_process();
+            if let Some(env_file) = &config.env_file {
+                env = env.with_env_file(env_file)?;
+            }
+            Some(Credentials::from_file(path, &env)?)
+        }
+        None => None,
+    };
+    if let Some(c) = &credentials {
+        auth = auth.credentials(c);
+    }
+    let http = HttpClient::builder()
+        .limits(config.limits()?)
+        .tls(tls.client_config()?)
+        .request_headers(Arc::new(auth.build()?))
+        .build()?;
+    Ok(binding::connect(&card, &http, &preference)?)
+}
+
+/// Folds answers into a reducer created from the first object's context id.
+struct Fold {
+    reducer: Option<ResponseReducer>,
+}
+
+impl Fold {
+    fn apply(&mut self, event: StreamResponse) -> Result<(), Failure> {
+        let context = match &event {
+            StreamResponse::Task(t) => t.context_id.clone(),
+            StreamResponse::Message(m) => m.context_id.clone().unwrap_or_default(),
+            StreamResponse::StatusUpdate(s) => s.context_id.clone(),
+            StreamResponse::ArtifactUpdate(a) => a.context_id.clone(),
+        };
+        let reducer = self
+            .reducer
+            .get_or_insert_with(|| ResponseReducer::new(context));
+        reducer.apply(event).map(|_| ())
+    }
+
+    fn outcome(self) -> Result<Outcome, Failure> {
+        let Some(reducer) = self.reducer else {
+            return Err(Failure::new(
+                ErrorCode::A2aInvalidResponse,
+                "the agent answered nothing",
+            ));
+        };
+        let view = reducer.view();
+        if let Some(m) = &view.direct_message {
+            return Ok(Outcome::Message(m.clone()));
+        }
+        let (Some(id), Some(state)) = (view.task_id.clone(), view.state.clone()) else {
+            return Err(Failure::new(
+                ErrorCode::A2aInvalidResponse,
+                "the agent answered no task state",
+            ));
+        };
+        Ok(Outcome::Task(Task {
+            id,
+            context_id: reducer.context_id().to_owned(),
+            status: TaskStatus {
+                state,
+                message: view.status_message.clone(),
+                timestamp: None,
+            },
+            artifacts: Some(view.artifacts.clone()),
+            history: None,
+            metadata: view.task_metadata.clone().map(|m| m.into_iter().collect()),
+        }))
+    }
+}
+
+async fn exchange(
+    args: &SendArgs,
+    config: &EngineConfig,
+    req: SendMessageRequest,
+) -> Result<Outcome, Failure> {
+    use futures_util::StreamExt as _;
+    let transport = transport(&args.url, config).await?;
+    let opts = CallOptions::default();
+    let mut fold = Fold { reducer: None };
+    if args.stream {
+        let mut stream = transport.send_streaming_message(&req, &opts).await?;
+        while let Some(event) = stream.next().await {
+            fold.apply(event?)?;
+        }
+    } else {
+        match transport.send_message(&req, &opts).await? {
+            SendMessageResponse::Task(t) => fold.apply(StreamResponse::Task(t))?,
+            SendMessageResponse::Message(m) => fold.apply(StreamResponse::Message(m))?,
+        }
+    }
+    fold.outcome()
+}
+
+/// The stable code of a task's end state; `None` for COMPLETED.
+fn state_code(state: &TaskState) -> Option<ErrorCode> {
+    match state {
+        TaskState::Completed => None,
+        TaskState::Failed => Some(ErrorCode::A2aTaskFailed),
+        TaskState::Rejected => Some(ErrorCode::A2aTaskRejected),
+        TaskState::Canceled => Some(ErrorCode::A2aTaskCanceled),
+        TaskState::AuthRequired => Some(ErrorCode::A2aAuthRequired),
+        TaskState::InputRequired => Some(ErrorCode::NegotiationNotNegotiable),
+        _ => Some(ErrorCode::A2aInvalidResponse),
+    }
+}
+
+fn state_name(state: &TaskState) -> String {
+    serde_json::to_value(state)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_else(|| format!("{state:?}"))
+}
+
+fn parts_text(parts: &[Part], indent: &str) -> String {
+    let mut out = String::new();
+    for p in parts {
+        let line = match &p.content {
+            PartContent::Text(t) => t.clone(),
+            PartContent::Data(d) => d.to_string(),
+            PartContent::Url(u) => format!("<{u}>"),
+            PartContent::Raw(b) => format!("<{} bytes>", b.len()),
+        };
+        out.push_str(&format!("{indent}{line}\n"));
+    }
+    out
+}
+
+fn render_text(outcome: &Outcome) -> String {
+    match outcome {
+        Outcome::Message(m) => format!("message {}\n{}", m.message_id, parts_text(&m.parts, "  ")),
+        Outcome::Task(t) => {
+            let mut out = format!("task {} {}\n", t.id, state_name(&t.status.state));
+            if let Some(m) = &t.status.message {
+                out.push_str("  status:\n");
+                out.push_str(&parts_text(&m.parts, "    "));
+            }
+            for a in t.artifacts.iter().flatten() {
+                out.push_str(&format!(
+                    "  artifact {}:\n",
+                    a.name.as_deref().unwrap_or(&a.artifact_id)
+                ));
+                out.push_str(&parts_text(&a.parts, "    "));
+            }
+            out
+        }
+    }
+}
+
+/// Runs the subcommand; returns the exit code (0 completed or a direct Message, 1 any other end
+/// state or error, 2 usage).
+pub fn run(args: SendArgs) -> u8 {
+    let data = match &args.data {
+        Some(text) => match serde_json::from_str::<serde_json::Value>(text) {
+            Ok(v) => Some(v),
+            Err(e) => return usage(format!("--data is not JSON: {e}")),
+        },
+        None => None,
+    };
+    let mut config = EngineConfig::default();
+    if let Some(b) = &args.binding {
+        config.bindings = vec![if b == "rest" {
+            BindingName::Rest
+        } else {
+            BindingName::JsonRpc
+        }];
+    }
+    config.credentials_file = args.credentials.clone();
+    if let Err(f) = config.validate() {
+        return usage(f);
+    }
+    let req = request(&args, data);
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return usage(format!("cannot start the async runtime: {e}")),
+    };
+    let outcome = match runtime.block_on(exchange(&args, &config, req)) {
+        Ok(o) => o,
+        Err(f) => {
+            eprintln!("a2aflow send: {f}");
+            return 1;
+        }
+    };
+    let rendered = match args.format {
+        OutputFormat::Json => {
+            let value = match &outcome {
+                Outcome::Message(m) => serde_json::to_string_pretty(m),
+                Outcome::Task(t) => serde_json::to_string_pretty(t),
+            };
+            match value {
+                Ok(v) => format!("{v}\n"),
+                Err(e) => {
+                    eprintln!("a2aflow send: cannot render the answer: {e}");
+                    return 1;
+                }
+            }
+        }
+        OutputFormat::Text => render_text(&outcome),
+    };
+    print!("{rendered}");
+    match &outcome {
+        Outcome::Message(_) => 0,
+        Outcome::Task(t) => match state_code(&t.status.state) {
+            None => 0,
+            Some(code) => {
+                eprintln!(
+                    "a2aflow send: [{code}] the task ended in {}",
+                    state_name(&t.status.state)
+                );
+                1
+            }
+        },
+    }
+}

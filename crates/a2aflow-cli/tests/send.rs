@@ -1,0 +1,205 @@
+//! Drives `a2aflow send` against testkit agents: every exit code and the output shapes.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
+
+use std::process::{Command, Output};
+
+fn a2aflow(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_a2aflow"))
+        .args(args)
+        .output()
+        .expect("run a2aflow")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+struct Agents {
+    server: a2aflow_testkit::TestServer,
+    _rt: tokio::runtime::Runtime,
+}
+
+fn agents() -> Agents {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let server = rt
+        .block_on(
+            a2aflow_testkit::TestServer::builder()
+                .agent(a2aflow_testkit::AgentSpec::new("alpha"))
+                .agent(a2aflow_testkit::AgentSpec::new("beta").streaming(true))
+                .spawn(),
+        )
+        .unwrap();
+    Agents { server, _rt: rt }
+}
+
+#[test]
+fn a_direct_message_exits_0_and_prints_its_text() {
+    let a = agents();
+    let out = a2aflow(&["send", &a.server.card_url("alpha"), "echo hello there"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.starts_with("message "), "{text}");
+    assert!(text.contains("echo hello there"), "{text}");
+}
+
+#[test]
+fn a_direct_message_as_json_is_an_a2a_message() {
+    let a = agents();
+    let out = a2aflow(&[
+        "send",
+        &a.server.card_url("alpha"),
+        "echo hi",
+        "--format",
+        "json",
+        "--binding",
+        "rest",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let m: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(m["role"], "ROLE_AGENT", "{m:#}");
+    assert_eq!(m["parts"][0]["text"], "echo hi", "{m:#}");
+    assert!(m["messageId"].as_str().is_some_and(|s| !s.is_empty()));
+}
+
+#[test]
+fn a_completed_task_exits_0_with_its_artifact() {
+    let a = agents();
+    let out = a2aflow(&[
+        "send",
+        &a.server.card_url("alpha"),
+        "task look",
+        "--data",
+        "{\"k\": 1}",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let t: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(t["status"]["state"], "TASK_STATE_COMPLETED", "{t:#}");
+    assert!(t["id"].as_str().is_some_and(|s| !s.is_empty()));
+    assert!(t["contextId"].as_str().is_some_and(|s| !s.is_empty()));
+    assert_eq!(t["artifacts"][0]["name"], "result", "{t:#}");
+    assert_eq!(
+        t["artifacts"][0]["parts"][0]["data"]["echo"], "task look",
+        "{t:#}"
+    );
+}
+
+#[test]
+fn a_completed_task_in_text_names_state_and_artifact() {
+    let a = agents();
+    let out = a2aflow(&["send", &a.server.card_url("alpha"), "task look"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.starts_with("task "), "{text}");
+    assert!(text.contains("TASK_STATE_COMPLETED"), "{text}");
+    assert!(text.contains("artifact result:"), "{text}");
+}
+
+#[test]
+fn a_failed_task_exits_1_with_a2a_task_failed() {
+    let a = agents();
+    let out = a2aflow(&["send", &a.server.card_url("alpha"), "fail on purpose"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("TASK_STATE_FAILED"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(stderr(&out).contains("a2a.task_failed"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_rejected_task_exits_1_with_a2a_task_rejected() {
+    let a = agents();
+    let out = a2aflow(&["send", &a.server.card_url("alpha"), "reject please"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("a2a.task_rejected"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_stream_assembles_the_chunks_into_one_artifact() {
+    let a = agents();
+    let out = a2aflow(&[
+        "send",
+        &a.server.card_url("beta"),
+        "stream it",
+        "--stream",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let t: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(t["status"]["state"], "TASK_STATE_COMPLETED", "{t:#}");
+    let artifacts = t["artifacts"].as_array().unwrap();
+    assert_eq!(artifacts.len(), 1, "{t:#}");
+    assert_eq!(artifacts[0]["name"], "stream-result");
+    let texts: Vec<&str> = artifacts[0]["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["chunk-1 ", "chunk-2 ", "chunk-3"]);
+    assert_eq!(
+        t["status"]["message"]["parts"][0]["text"],
+        "stream done: stream it"
+    );
+}
+
+#[test]
+fn bad_data_json_exits_2_before_sending() {
+    let a = agents();
+    let before = a.server.requests().len();
+    let out = a2aflow(&[
+        "send",
+        &a.server.card_url("alpha"),
+        "echo x",
+        "--data",
+        "{not json",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--data is not JSON"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(a.server.requests().len(), before);
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    assert_eq!(
+        a2aflow(&["send", "http://127.0.0.1:9/"]).status.code(),
+        Some(2)
+    );
+    assert_eq!(
+        a2aflow(&["send", "http://127.0.0.1:9/", "x", "--binding", "grpc"])
+            .status
+            .code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn an_unreachable_agent_exits_1_with_a2a_connection() {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    drop(l);
+    let out = a2aflow(&["send", &format!("http://127.0.0.1:{port}/"), "echo x"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("a2a.connection"), "{}", stderr(&out));
+}
