@@ -1,0 +1,237 @@
+//! The table: which fault, where, over which binding, and what the engine must report.
+
+use std::time::Duration;
+
+use a2aflow::testkit::{Fault, Route};
+
+/// Oversized bodies and events are this large; the configured limits are far below.
+pub const OVERSIZE: usize = 1 << 20;
+
+/// Pause between bytes of a byte-drip answer (any answer then outlasts the request timeout).
+pub const DRIP: Duration = Duration::from_millis(50);
+
+/// Where the fault hits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// Fetching the public agent card (binding-independent).
+    Card,
+    /// A non-streaming SendMessage (`returnImmediately`, then polled).
+    Send,
+    /// GetTask polling of a non-streaming agent.
+    Poll,
+    /// SendStreamingMessage of a streaming agent.
+    Stream,
+    /// SubscribeToTask on a running task (protocol layer).
+    Subscribe,
+    /// CancelTask on a running task (protocol layer).
+    Cancel,
+    /// The Negotiation-T reply, sent on the task after the first proposal.
+    NegotiationReply,
+}
+
+/// A binding, or none for the card fetch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wire {
+    /// No binding involved.
+    Any,
+    /// JSON-RPC.
+    JsonRpc,
+    /// HTTP+JSON.
+    Rest,
+}
+
+/// The misbehaviour of a cell.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Trouble {
+    /// A testkit fault on the place's route.
+    Inject(Fault),
+    /// The `auth` behaviour: the task stops in AUTH_REQUIRED.
+    AuthRequiredTask,
+    /// The `negotiate` behaviour answered with REJECT until the engine's budget runs out.
+    EndlessProposals,
+    /// The agent serves TLS with a certificate for another host.
+    WrongCertificate,
+}
+
+/// What the cell must end with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expect {
+    /// The faulty branch fails with this stable code.
+    Code(&'static str),
+    /// The engine absorbs the fault and the faulty branch completes.
+    Recovers,
+}
+
+/// One cell of the matrix.
+#[derive(Clone, Debug)]
+pub struct Cell {
+    /// Where.
+    pub place: Place,
+    /// Over which binding.
+    pub wire: Wire,
+    /// What goes wrong.
+    pub trouble: Trouble,
+    /// What must come out.
+    pub expect: Expect,
+}
+
+impl Cell {
+    /// A readable, unique name.
+    pub fn label(&self) -> String {
+        let trouble = match &self.trouble {
+            Trouble::Inject(f) => format!("{f:?}"),
+            other => format!("{other:?}"),
+        };
+        format!("{:?}/{:?}/{trouble}", self.place, self.wire)
+    }
+
+    /// The route the injected fault goes on.
+    pub fn route(&self) -> Route {
+        match self.place {
+            Place::Card => Route::Card,
+            Place::Send | Place::NegotiationReply => Route::Send,
+            Place::Poll => Route::Get,
+            Place::Stream => Route::Stream,
+            Place::Subscribe => Route::Subscribe,
+            Place::Cancel => Route::Cancel,
+        }
+    }
+}
+
+fn wrong_auth() -> Fault {
+    Fault::RequireAuth(a2aflow::testkit::Credential::Bearer(
+        "not-what-the-engine-sends".into(),
+    ))
+}
+
+/// Faults that hit a unary (JSON body) route, with the code each must produce.
+fn unary_faults() -> Vec<(Fault, Expect)> {
+    vec![
+        (Fault::RefuseConnection, Expect::Code("a2a.connection")),
+        (Fault::ResetMidBody, Expect::Code("a2a.connection")),
+        (
+            Fault::ServerError { status: 502 },
+            Expect::Code("a2a.http_status"),
+        ),
+        (Fault::MalformedJson, Expect::Code("a2a.invalid_response")),
+        (Fault::WrongTypes, Expect::Code("a2a.invalid_response")),
+        (
+            Fault::OversizedBody { bytes: OVERSIZE },
+            Expect::Code("a2a.response_too_large"),
+        ),
+        (
+            Fault::ByteDrip { interval: DRIP },
+            Expect::Code("a2a.timeout"),
+        ),
+        (Fault::NeverAnswer, Expect::Code("a2a.timeout")),
+        (wrong_auth(), Expect::Code("auth.rejected")),
+    ]
+}
+
+/// Faults that hit a streaming route before any event carried a task id.
+fn stream_faults() -> Vec<(Fault, Expect)> {
+    vec![
+        (Fault::RefuseConnection, Expect::Code("a2a.connection")),
+        (
+            Fault::ResetMidStream { after_events: 0 },
+            Expect::Code("a2a.connection"),
+        ),
+        (
+            Fault::ServerError { status: 503 },
+            Expect::Code("a2a.http_status"),
+        ),
+        (Fault::MalformedJson, Expect::Code("a2a.invalid_response")),
+        (Fault::WrongTypes, Expect::Code("a2a.invalid_response")),
+        (
+            Fault::TruncatedSse { after_events: 0 },
+            Expect::Code("a2a.invalid_response"),
+        ),
+        (
+            Fault::OversizedSseEvent { bytes: OVERSIZE },
+            Expect::Code("a2a.response_too_large"),
+        ),
+        (
+            Fault::SseErrorEvent { after_events: 0 },
+            Expect::Code("a2a.internal"),
+        ),
+        (Fault::NeverAnswer, Expect::Code("a2a.timeout")),
+        (wrong_auth(), Expect::Code("auth.rejected")),
+    ]
+}
+
+/// The whole matrix.
+pub fn matrix() -> Vec<Cell> {
+    let mut cells = Vec::new();
+    let mut add = |place, wire, trouble, expect| {
+        cells.push(Cell {
+            place,
+            wire,
+            trouble,
+            expect,
+        })
+    };
+    for (fault, expect) in unary_faults() {
+        add(Place::Card, Wire::Any, Trouble::Inject(fault), expect);
+    }
+    add(
+        Place::Card,
+        Wire::Any,
+        Trouble::WrongCertificate,
+        Expect::Code("a2a.tls"),
+    );
+    for wire in [Wire::JsonRpc, Wire::Rest] {
+        for place in [
+            Place::Send,
+            Place::Poll,
+            Place::Cancel,
+            Place::NegotiationReply,
+        ] {
+            for (fault, expect) in unary_faults() {
+                add(place, wire, Trouble::Inject(fault), expect);
+            }
+        }
+        for place in [Place::Stream, Place::Subscribe] {
+            for (fault, expect) in stream_faults() {
+                add(place, wire, Trouble::Inject(fault), expect);
+            }
+        }
+        // Any byte restarts the idle-stream timer (keep-alive comments must), so a byte-drip
+        // stream is ended by the deadline: the run's in the engine, the call's in the protocol.
+        let drip = || Trouble::Inject(Fault::ByteDrip { interval: DRIP });
+        add(
+            Place::Stream,
+            wire,
+            drip(),
+            Expect::Code("workflow.timeout"),
+        );
+        add(Place::Subscribe, wire, drip(), Expect::Code("a2a.timeout"));
+        // A stream dropped after the task is known is resubscribed: the branch completes.
+        add(
+            Place::Stream,
+            wire,
+            Trouble::Inject(Fault::ResetMidStream { after_events: 1 }),
+            Expect::Recovers,
+        );
+        for place in [Place::Send, Place::Stream] {
+            add(
+                place,
+                wire,
+                Trouble::AuthRequiredTask,
+                Expect::Code("a2a.auth_required"),
+            );
+            add(
+                place,
+                wire,
+                Trouble::WrongCertificate,
+                Expect::Code("a2a.tls"),
+            );
+        }
+        add(
+            Place::NegotiationReply,
+            wire,
+            Trouble::EndlessProposals,
+            Expect::Code("negotiation.budget_exhausted"),
+        );
+    }
+    cells
+}

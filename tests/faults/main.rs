@@ -1,0 +1,59 @@
+//! The fault matrix: every fault the testkit injects × each place it can hit × both bindings.
+//!
+//! Each cell runs on a current-thread runtime of its own against two loopback servers (a faulty
+//! agent and a healthy one) and asserts: the stable error code (or the recovery, where the engine
+//! is meant to absorb the fault), that the cell ends within its deadline plus a small bound, that
+//! no TCP connection is left open on either server, that no tokio task is left alive on the
+//! cell's runtime, and that the healthy branch of the same workflow still completes.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
+
+mod cells;
+mod probe;
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+/// Cells run at once (each is mostly waiting on timeouts, so more than the core count).
+const WORKERS: usize = 8;
+
+fn main() {
+    let cells = cells::matrix();
+    let total = cells.len();
+    let queue = Arc::new(Mutex::new(
+        cells.into_iter().enumerate().collect::<VecDeque<_>>(),
+    ));
+    let results = Arc::new(Mutex::new(Vec::new()));
+    let started = std::time::Instant::now();
+    let workers: Vec<_> = (0..WORKERS)
+        .map(|_| {
+            let queue = Arc::clone(&queue);
+            let results = Arc::clone(&results);
+            std::thread::spawn(move || {
+                loop {
+                    let next = queue.lock().unwrap().pop_front();
+                    let Some((index, cell)) = next else { break };
+                    let outcome = probe::run_cell(index, &cell);
+                    results.lock().unwrap().push((cell.label(), outcome));
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().expect("a worker thread panicked");
+    }
+    let mut results = std::mem::take(&mut *results.lock().unwrap());
+    results.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut passed = 0;
+    for (label, outcome) in &results {
+        match outcome {
+            Ok(()) => passed += 1,
+            Err(why) => eprintln!("FAIL {label}: {why}"),
+        }
+    }
+    println!(
+        "fault matrix: {total} cells, {passed} passed ({:.1} s)",
+        started.elapsed().as_secs_f64()
+    );
+    assert_eq!(passed, total, "fault matrix cells failed (see FAIL lines)");
+}

@@ -1,0 +1,581 @@
+//! Running one cell: servers, configuration, the run or the protocol call, and the checks.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use a2aflow::a2at::{
+    self, MetadataContent, NEGOTIATION_T_EXTENSION_URI, NegotiationContext, Performative,
+};
+use a2aflow::config::{BindingName, Timeouts};
+use a2aflow::kernel::{CallbackError, ControlPoint, RunInput, RunOptions, run};
+use a2aflow::model::a2a::{
+    self, AgentCard, CancelTaskRequest, Message, Part, Role, SendMessageConfiguration,
+    SendMessageRequest, SendMessageResponse, SubscribeToTaskRequest,
+};
+use a2aflow::model::{
+    ExecutionResult, Failure, LoadOptions, MessageContent, NegotiationReply, NegotiationRequest,
+    StepStatus, TaskOutcomeStatus, TaskRequest, TaskResult, load_workflow_str,
+};
+use a2aflow::protocol::auth::{AgentAuth, AuthProvider, AuthRequest};
+use a2aflow::protocol::client::A2aEngineClient;
+use a2aflow::protocol::{Binding as WireBinding, CallOptions, HttpClient, Transport};
+use a2aflow::testkit::{AgentSpec, Binding, Fault, NEGOTIATION_T_URI, TestServer, TlsOptions};
+use a2aflow::{EngineConfig, HostHooks, execute_workflow, fetch_agent_cards};
+use futures_util::StreamExt;
+use serde_json::Map;
+
+use crate::cells::{Cell, Expect, Place, Trouble, Wire};
+
+/// The run deadline every cell is configured with.
+const RUN: Duration = Duration::from_secs(5);
+/// How far past its deadline a cell may end.
+const BOUND: Duration = Duration::from_secs(3);
+/// How long connections and tasks get to wind down after a cell.
+const SETTLE: Duration = Duration::from_secs(3);
+/// Response size limits configured (the oversize faults send far more).
+const LIMIT: usize = 64 * 1024;
+/// The deadline of a probed SubscribeToTask stream.
+const SUBSCRIBE_DEADLINE: Duration = Duration::from_secs(3);
+
+/// Runs one cell on a runtime of its own; panics become failures.
+pub fn run_cell(index: usize, cell: &Cell) -> Result<(), String> {
+    let body = std::panic::AssertUnwindSafe(|| {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("runtime: {e}"))?;
+        let verdict = rt.block_on(async {
+            match tokio::time::timeout(RUN * 4, cell_body(index, cell)).await {
+                Ok(v) => v,
+                Err(_) => Err("the cell hung past four times its deadline".to_owned()),
+            }
+        });
+        drop(rt);
+        verdict
+    });
+    std::panic::catch_unwind(body).unwrap_or_else(|p| {
+        let msg = p
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+            .unwrap_or_default();
+        Err(format!("panicked: {msg}"))
+    })
+}
+
+fn wire_of(cell: &Cell) -> Option<Binding> {
+    match cell.wire {
+        Wire::Any => None,
+        Wire::JsonRpc => Some(Binding::JsonRpc),
+        Wire::Rest => Some(Binding::HttpJson),
+    }
+}
+
+fn faulty_spec(cell: &Cell) -> AgentSpec {
+    let streaming = matches!(cell.place, Place::Stream | Place::Subscribe | Place::Cancel);
+    let mut spec = AgentSpec::new("faulty").streaming(streaming);
+    if let Some(b) = wire_of(cell) {
+        spec = spec.bindings(&[b]);
+    }
+    if cell.place == Place::NegotiationReply {
+        spec = spec.extension(NEGOTIATION_T_URI, false);
+    }
+    spec
+}
+
+fn config(cell: &Cell, ca_bundle: Option<std::path::PathBuf>) -> EngineConfig {
+    let mut config = EngineConfig::default();
+    match cell.wire {
+        Wire::Any => {}
+        Wire::JsonRpc => config.bindings = vec![BindingName::JsonRpc],
+        Wire::Rest => config.bindings = vec![BindingName::Rest],
+    }
+    config.timeouts = Timeouts {
+        connect_secs: 1.0,
+        request_secs: 1.0,
+        idle_stream_secs: 1.0,
+        run_secs: RUN.as_secs_f64(),
+    };
+    config.limits.max_response_body_bytes = LIMIT;
+    config.limits.max_sse_event_bytes = LIMIT;
+    config.poll_interval_ms = 100;
+    config.negotiation.max_exchanges = 2;
+    config.tls.ca_bundle = ca_bundle;
+    config
+}
+
+/// Sends a wrong bearer token on every request.
+struct WrongToken;
+
+#[async_trait::async_trait]
+impl AuthProvider for WrongToken {
+    async fn headers(&self, _request: AuthRequest<'_>) -> Result<http::HeaderMap, Failure> {
+        let mut h = http::HeaderMap::new();
+        h.insert(
+            http::header::AUTHORIZATION,
+            http::HeaderValue::from_static("Bearer wrong-token"),
+        );
+        Ok(h)
+    }
+}
+
+/// The host: sends the description as text (activating Negotiation-T for the negotiating
+/// agent), rejects every proposal, and arms the reply fault when the first proposal arrives.
+struct Host {
+    negotiating: bool,
+    server: Option<Arc<TestServer>>,
+    reply_fault: Option<Fault>,
+    armed: AtomicBool,
+}
+
+#[async_trait::async_trait]
+impl ControlPoint for Host {
+    async fn on_task(&self, request: TaskRequest) -> Result<MessageContent, CallbackError> {
+        let mut content = MessageContent::text(request.description.clone());
+        if self.negotiating && request.agent == "faulty" {
+            content
+                .extensions
+                .push(NEGOTIATION_T_EXTENSION_URI.to_owned());
+            let mut metadata = Map::new();
+            MetadataContent::new(NEGOTIATION_T_EXTENSION_URI).write_into(&mut metadata);
+            content.metadata = Some(metadata);
+        }
+        Ok(content)
+    }
+
+    async fn on_self_task(&self, _request: TaskRequest) -> Result<TaskResult, CallbackError> {
+        Err(CallbackError::Other("no SELF_LOOP steps here".into()))
+    }
+
+    async fn on_negotiation(
+        &self,
+        request: NegotiationRequest,
+    ) -> Result<NegotiationReply, CallbackError> {
+        if let (Some(fault), Some(server)) = (&self.reply_fault, &self.server)
+            && !self.armed.swap(true, Ordering::SeqCst)
+        {
+            server
+                .set_fault("faulty", a2aflow::testkit::Route::Send, fault.clone())
+                .map_err(|e| CallbackError::Other(e.to_string()))?;
+        }
+        let received = NegotiationContext::from_json(&request.negotiation_context)
+            .map_err(|e| CallbackError::Other(format!("unreadable proposal: {e}")))?;
+        let reply = a2at::reply_context(&received, Performative::Reject)
+            .map_err(|e| CallbackError::Other(format!("cannot answer: {e}")))?;
+        let mut metadata = Map::new();
+        let mut a2at_content = MetadataContent::new(NEGOTIATION_T_EXTENSION_URI);
+        a2at_content.prompt_text = Some("REJECT".to_owned());
+        a2at_content.negotiation_context = Some(reply);
+        a2at_content.write_into(&mut metadata);
+        Ok(NegotiationReply::Send {
+            content: MessageContent {
+                parts: vec![Part::text("REJECT")],
+                metadata: Some(metadata),
+                extensions: vec![NEGOTIATION_T_EXTENSION_URI.to_owned()],
+            },
+        })
+    }
+}
+
+fn workflow(with_faulty: Option<&str>) -> a2aflow::model::Workflow {
+    let healthy =
+        r#"{"name": "healthy", "subtasks": [{"agent": "healthy", "description": "task fine"}]}"#;
+    let steps = match with_faulty {
+        Some(text) => format!(
+            r#"{{"name": "faulty", "subtasks": [{{"agent": "faulty", "description": "{text}"}}]}}, {healthy}"#
+        ),
+        None => healthy.to_owned(),
+    };
+    let doc = format!(r#"{{"id": "faults", "steps": [{steps}]}}"#);
+    load_workflow_str(&doc, LoadOptions::STRICT)
+        .expect("the matrix workflow is valid")
+        .workflow
+}
+
+fn step_status(result: &ExecutionResult, name: &str) -> Option<StepStatus> {
+    result
+        .steps
+        .iter()
+        .find(|s| s.step_name == name)
+        .map(|s| s.status)
+}
+
+/// The healthy branch must have completed.
+fn healthy_completed(result: &ExecutionResult) -> Result<(), String> {
+    match step_status(result, "healthy") {
+        Some(StepStatus::Completed) => Ok(()),
+        other => Err(format!("healthy branch ended {other:?}, not Completed")),
+    }
+}
+
+fn check_code(expect: Expect, got: Option<&str>, what: &str) -> Result<(), String> {
+    match expect {
+        Expect::Code(code) if got == Some(code) => Ok(()),
+        Expect::Recovers if got.is_none() => Ok(()),
+        _ => Err(format!("expected {expect:?}, {what} gave {got:?}")),
+    }
+}
+
+async fn wait_until(mut done: impl FnMut() -> bool) -> bool {
+    let until = Instant::now() + SETTLE;
+    while Instant::now() < until {
+        if done() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    done()
+}
+
+async fn cell_body(index: usize, cell: &Cell) -> Result<(), String> {
+    let tls = cell.trouble == Trouble::WrongCertificate;
+    let faulty = Arc::new(
+        TestServer::builder()
+            .agent(faulty_spec(cell))
+            .bind_tls(tls.then(|| TlsOptions::new().wrong_host(true)))
+            .spawn()
+            .await
+            .map_err(|e| format!("faulty server: {e}"))?,
+    );
+    let healthy = TestServer::single(AgentSpec::new("healthy").streaming(false))
+        .await
+        .map_err(|e| format!("healthy server: {e}"))?;
+    let ca_dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let ca_bundle = match faulty.ca_pem() {
+        Some(pem) => {
+            let path = ca_dir.path().join(format!("ca-{index}.pem"));
+            std::fs::write(&path, pem).map_err(|e| e.to_string())?;
+            Some(path)
+        }
+        None => None,
+    };
+    let config = config(cell, ca_bundle);
+
+    let started = Instant::now();
+    let verdict = exercise(cell, &faulty, &healthy, &config).await;
+    let elapsed = started.elapsed();
+
+    let mut problems: Vec<String> = verdict.err().into_iter().collect();
+    if elapsed > RUN + BOUND {
+        problems.push(format!(
+            "took {elapsed:?}, past the {RUN:?} deadline plus {BOUND:?}"
+        ));
+    }
+    if !wait_until(|| faulty.open_connections() == 0 && healthy.open_connections() == 0).await {
+        problems.push(format!(
+            "connections left open: faulty {}, healthy {}",
+            faulty.open_connections(),
+            healthy.open_connections()
+        ));
+    }
+    faulty.shutdown().await.map_err(|e| e.to_string())?;
+    healthy.shutdown().await.map_err(|e| e.to_string())?;
+    drop(faulty);
+    drop(healthy);
+    let metrics = tokio::runtime::Handle::current().metrics();
+    if !wait_until(|| metrics.num_alive_tasks() == 0).await {
+        problems.push(format!(
+            "{} tokio tasks still alive after the cell",
+            metrics.num_alive_tasks()
+        ));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("; "))
+    }
+}
+
+async fn exercise(
+    cell: &Cell,
+    faulty: &Arc<TestServer>,
+    healthy: &TestServer,
+    config: &EngineConfig,
+) -> Result<(), String> {
+    let healthy_cards = fetch_agent_cards(&[healthy.card_url("healthy")], config)
+        .await
+        .map_err(|f| format!("healthy card fetch failed: {f}"))?;
+    let tls = cell.trouble == Trouble::WrongCertificate;
+    match cell.place {
+        Place::Card => {
+            if let Trouble::Inject(fault) = &cell.trouble {
+                faulty
+                    .set_fault("faulty", cell.route(), fault.clone())
+                    .map_err(|e| e.to_string())?;
+            }
+            let urls = [faulty.card_url("faulty")];
+            let (fetched, run) = tokio::join!(
+                fetch_agent_cards(&urls, config),
+                run_healthy(&healthy_cards, config),
+            );
+            check_code(
+                cell.expect,
+                fetched.err().as_ref().map(|f| f.code.as_str()),
+                "the card fetch",
+            )?;
+            run
+        }
+        Place::Subscribe | Place::Cancel => {
+            let card = fetch_agent_cards(&[faulty.card_url("faulty")], config)
+                .await
+                .map_err(|f| format!("faulty card fetch failed: {f}"))?
+                .remove(0);
+            let (probed, run) = tokio::join!(
+                probe_protocol(cell, faulty, &card, config),
+                run_healthy(&healthy_cards, config),
+            );
+            check_code(cell.expect, probed?.as_deref(), "the protocol call")?;
+            run
+        }
+        Place::Send | Place::Poll | Place::Stream | Place::NegotiationReply => {
+            let faulty_card = if tls {
+                let mut insecure = config.clone();
+                insecure.tls.insecure_skip_verify = true;
+                fetch_agent_cards(&[faulty.card_url("faulty")], &insecure).await
+            } else {
+                fetch_agent_cards(&[faulty.card_url("faulty")], config).await
+            }
+            .map_err(|f| format!("faulty card fetch failed: {f}"))?
+            .remove(0);
+            let mut reply_fault = None;
+            if let Trouble::Inject(fault) = &cell.trouble {
+                if cell.place == Place::NegotiationReply {
+                    reply_fault = Some(fault.clone());
+                } else {
+                    faulty
+                        .set_fault("faulty", cell.route(), fault.clone())
+                        .map_err(|e| e.to_string())?;
+                }
+            }
+            let text = match (&cell.trouble, cell.place) {
+                (Trouble::AuthRequiredTask, _) => "auth please",
+                (_, Place::NegotiationReply) => "negotiate terms",
+                (_, Place::Stream) => "stream three chunks",
+                (_, Place::Poll) => "slow 0.3 polled",
+                _ => "task sent",
+            };
+            let host = Host {
+                negotiating: cell.place == Place::NegotiationReply,
+                server: Some(Arc::clone(faulty)),
+                reply_fault,
+                armed: AtomicBool::new(false),
+            };
+            let cards = vec![faulty_card, healthy_cards[0].clone()];
+            let hooks = HostHooks {
+                auth_provider: Some(Arc::new(WrongToken)),
+                ..HostHooks::default()
+            };
+            let result = if cell.place == Place::Poll {
+                run_polling(workflow(Some(text)), &cards, Arc::new(host), config).await?
+            } else {
+                execute_workflow(
+                    workflow(Some(text)),
+                    &cards,
+                    Arc::new(host),
+                    config,
+                    RunInput::default(),
+                    hooks,
+                )
+                .await
+                .map_err(|f| format!("construction failed: {f}"))?
+            };
+            healthy_completed(&result)?;
+            let step = result
+                .steps
+                .iter()
+                .find(|s| s.step_name == "faulty")
+                .ok_or("no faulty step in the result")?;
+            let task = step.task_results.first().ok_or("faulty step has no task")?;
+            match cell.expect {
+                Expect::Recovers if task.status == TaskOutcomeStatus::Completed => Ok(()),
+                _ => check_code(cell.expect, task.error_code.as_deref(), "the faulty branch")
+                    .map_err(|e| format!("{e} (status {:?}: {:?})", task.status, task.error)),
+            }
+        }
+    }
+}
+
+/// The facade always blocks on non-streaming sends, so GetTask polling is reached through the
+/// lower-level path: the engine client with `returnImmediately` on, run by the kernel.
+async fn run_polling(
+    workflow: a2aflow::model::Workflow,
+    cards: &[AgentCard],
+    host: Arc<Host>,
+    config: &EngineConfig,
+) -> Result<ExecutionResult, String> {
+    let preference = config.binding_preference();
+    let client_config = config
+        .client_config()
+        .map_err(|f| f.to_string())?
+        .with_return_immediately(true);
+    let mut client = A2aEngineClient::new(client_config).map_err(|f| f.to_string())?;
+    for card in cards {
+        let (_, interface) =
+            a2aflow::protocol::select_interface(card, &preference).map_err(|e| e.to_string())?;
+        let auth = AgentAuth::builder(Arc::new(card.clone()), interface.url.clone())
+            .provider(Arc::new(WrongToken))
+            .build()
+            .map_err(|e| e.to_string())?;
+        let http = HttpClient::builder()
+            .limits(config.limits().map_err(|e| e.to_string())?)
+            .request_headers(Arc::new(auth))
+            .build()
+            .map_err(|e| e.to_string())?;
+        let transport =
+            a2aflow::protocol::connect(card, &http, &preference).map_err(|e| e.to_string())?;
+        client
+            .add_agent(card, transport)
+            .map_err(|f| f.to_string())?;
+    }
+    let options = RunOptions {
+        timeout: config.run_timeout().map_err(|f| f.to_string())?,
+        ..RunOptions::default()
+    };
+    Ok(run(
+        workflow,
+        RunInput::default(),
+        host,
+        Arc::new(client),
+        options,
+    )
+    .await)
+}
+
+async fn run_healthy(cards: &[AgentCard], config: &EngineConfig) -> Result<(), String> {
+    let host = Host {
+        negotiating: false,
+        server: None,
+        reply_fault: None,
+        armed: AtomicBool::new(false),
+    };
+    let result = execute_workflow(
+        workflow(None),
+        cards,
+        Arc::new(host),
+        config,
+        RunInput::default(),
+        HostHooks::default(),
+    )
+    .await
+    .map_err(|f| format!("healthy run construction failed: {f}"))?;
+    healthy_completed(&result)
+}
+
+/// Starts a `hang` task over the protocol layer, injects the fault, and makes the call the cell
+/// is about. Returns the stable code of the first error, or `None` if there was none.
+async fn probe_protocol(
+    cell: &Cell,
+    faulty: &TestServer,
+    card: &AgentCard,
+    config: &EngineConfig,
+) -> Result<Option<String>, String> {
+    let preference: Vec<WireBinding> = config.binding_preference();
+    let (_, interface) =
+        a2aflow::protocol::select_interface(card, &preference).map_err(|e| e.to_string())?;
+    let auth = AgentAuth::builder(Arc::new(card.clone()), interface.url.clone())
+        .provider(Arc::new(WrongToken))
+        .build()
+        .map_err(|e| e.to_string())?;
+    let http = HttpClient::builder()
+        .limits(config.limits().map_err(|e| e.to_string())?)
+        .request_headers(Arc::new(auth))
+        .build()
+        .map_err(|e| e.to_string())?;
+    let transport =
+        a2aflow::protocol::connect(card, &http, &preference).map_err(|e| e.to_string())?;
+    let request = SendMessageRequest {
+        message: Message {
+            message_id: a2a::new_message_id(),
+            context_id: None,
+            task_id: None,
+            role: Role::User,
+            parts: vec![Part::text("hang here")],
+            metadata: None,
+            extensions: None,
+            reference_task_ids: None,
+        },
+        configuration: Some(SendMessageConfiguration {
+            accepted_output_modes: None,
+            task_push_notification_config: None,
+            history_length: None,
+            return_immediately: Some(true),
+        }),
+        metadata: None,
+        tenant: None,
+    };
+    let options = CallOptions::default();
+    let task_id = match transport
+        .send_message(&request, &options)
+        .await
+        .map_err(|e| format!("starting the hang task failed: {e}"))?
+    {
+        SendMessageResponse::Task(t) => t.id,
+        SendMessageResponse::Message(_) => return Err("hang answered with a message".into()),
+    };
+    if let Trouble::Inject(fault) = &cell.trouble {
+        faulty
+            .set_fault("faulty", cell.route(), fault.clone())
+            .map_err(|e| e.to_string())?;
+    }
+    let code = match cell.place {
+        Place::Cancel => transport
+            .cancel_task(
+                &CancelTaskRequest {
+                    id: task_id.clone(),
+                    metadata: None,
+                    tenant: None,
+                },
+                &options,
+            )
+            .await
+            .err()
+            .map(|e| e.to_failure().code),
+        _ => subscribe_error(transport.as_ref(), &task_id, &options).await,
+    };
+    // The hang task is stopped cleanly so the server has nothing running.
+    faulty.clear_faults("faulty").map_err(|e| e.to_string())?;
+    let _ = transport
+        .cancel_task(
+            &CancelTaskRequest {
+                id: task_id,
+                metadata: None,
+                tenant: None,
+            },
+            &options,
+        )
+        .await;
+    Ok(code)
+}
+
+/// Subscribes and reads the stream until its first error (bounded by the run deadline).
+async fn subscribe_error(
+    transport: &dyn Transport,
+    task_id: &str,
+    options: &CallOptions,
+) -> Option<String> {
+    let request = SubscribeToTaskRequest {
+        id: task_id.to_owned(),
+        tenant: None,
+    };
+    // As the engine does, the stream is bounded by a deadline: idle time alone does not end a
+    // stream whose bytes keep trickling in.
+    let options = options
+        .clone()
+        .with_deadline(tokio::time::Instant::now() + SUBSCRIBE_DEADLINE);
+    let mut stream = match transport.subscribe_to_task(&request, &options).await {
+        Ok(s) => s,
+        Err(e) => return Some(e.to_failure().code),
+    };
+    let read = async {
+        while let Some(item) = stream.next().await {
+            if let Err(e) = item {
+                return Some(e.to_failure().code);
+            }
+        }
+        Some("(stream ended cleanly)".to_owned())
+    };
+    tokio::time::timeout(RUN, read)
+        .await
+        .unwrap_or(Some("(no error before the run deadline)".to_owned()))
+}
