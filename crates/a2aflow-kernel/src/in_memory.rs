@@ -209,8 +209,8 @@ impl RemoteClient for InMemoryClient {
             }
         }
         self.note_sent(agent, task_id, &request.content);
-        let context_id = format!("ctx-{task_id}");
-        let remote_id = format!("task-{task_id}");
+        let context_id = ["ctx-", task_id].concat();
+        let remote_id = ["task-", task_id].concat();
         let with_ids = |failure: Failure, received: Vec<ReceivedMessage>| TaskFailure {
             failure,
             context_id: Some(context_id.clone()),
@@ -307,8 +307,8 @@ impl RemoteClient for InMemoryClient {
                     parts: request.content.parts.clone(),
                     ..Default::default()
                 }];
-                let mut m = message(format!("{remote_id}-reply"), String::new());
-                m.parts = request.content.parts.clone();
+                let mut m = message([remote_id.as_str(), "-reply"].concat(), String::new());
+                m.parts = request.content.parts;
                 received.push(ReceivedMessage {
                     kind: ReceivedKind::Message,
                     task_id: None,
