@@ -5,6 +5,7 @@
 // Test code: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod engine;
 mod peer;
 
 use std::sync::Arc;

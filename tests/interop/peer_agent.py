@@ -11,6 +11,8 @@ behaviour:
     work ...    a Task: SUBMITTED, WORKING, artifact "out" (the text), COMPLETED
     wait N      a Task that stays WORKING for N seconds, then COMPLETED; cancellable
     stream ...  a Task: WORKING, three appended chunks of artifact "chunks", COMPLETED
+    fail ...    a Task: WORKING, then FAILED with a status message
+    input ...   a Task: WORKING, then INPUT_REQUIRED (no Negotiation-T context)
 
 The Rust side (tests/interop/main.rs) starts it, waits for the card, drives both bindings and
 kills it when done.
@@ -59,7 +61,7 @@ class InteropExecutor(AgentExecutor):
         verb, _, rest = text.partition(' ')
         verb = verb.lower()
 
-        if verb == 'reply' or verb not in ('work', 'wait', 'stream'):
+        if verb == 'reply' or verb not in ('work', 'wait', 'stream', 'fail', 'input'):
             await event_queue.enqueue_event(
                 Message(
                     message_id=str(uuid.uuid4()),
@@ -82,6 +84,14 @@ class InteropExecutor(AgentExecutor):
         updater = TaskUpdater(event_queue, context.task_id, context.context_id)
         await updater.start_work()
 
+        if verb == 'fail':
+            await updater.failed(updater.new_agent_message([Part(text=f'could not do it: {rest}')]))
+            return
+        if verb == 'input':
+            await updater.requires_input(
+                updater.new_agent_message([Part(text='which city do you mean?')])
+            )
+            return
         if verb == 'work':
             await updater.add_artifact([Part(text=text)], name='out', last_chunk=True)
         elif verb == 'wait':
@@ -124,7 +134,7 @@ def agent_card(port: int) -> AgentCard:
             AgentSkill(
                 id='interop',
                 name='interop behaviours',
-                description='reply | work | wait N | stream',
+                description='reply | work | wait N | stream | fail | input',
                 tags=['interop'],
             )
         ],

@@ -1,0 +1,260 @@
+//! The whole engine (facade → kernel → engine client → transport) against the official Python SDK
+//! peer, on both bindings: a three-step workflow with the right outputs, a failing subtask, an
+//! ordinary INPUT_REQUIRED gate, and ANY_SUCCESS cancelling its slow sibling remotely.
+
+use crate::peer::Peer;
+use a2aflow::kernel::{CallbackError, ControlPoint, RunInput};
+use a2aflow::model::a2a::{ListTasksRequest, Part, PartContent, Task, TaskState};
+use a2aflow::model::{
+    ExecutionResult, LoadOptions, MessageContent, Output, TaskOutcomeStatus, TaskRequest,
+    TaskResult, load_workflow_str,
+};
+use a2aflow::protocol::{CallOptions, HttpClient, connect};
+use a2aflow::{EngineConfig, HostHooks, execute_workflow};
+use serde_json::json;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Sends each subtask's description as text; the SELF_LOOP step lists what it saw upstream.
+struct Host;
+
+#[async_trait::async_trait]
+impl ControlPoint for Host {
+    async fn on_task(&self, task: TaskRequest) -> Result<MessageContent, CallbackError> {
+        Ok(MessageContent::text(task.description))
+    }
+    async fn on_self_task(&self, task: TaskRequest) -> Result<TaskResult, CallbackError> {
+        let texts: Vec<String> = task
+            .workflow_input
+            .upstream_results
+            .iter()
+            .flat_map(|u| u.task_results.iter())
+            .flat_map(|t| t.outputs.iter().flat_map(|o| o.parts.iter()))
+            .filter_map(|p| match &p.content {
+                PartContent::Text(t) => Some(t.clone()),
+                _ => None,
+            })
+            .collect();
+        Ok(TaskResult {
+            outputs: vec![Output::data(json!({ "seen": texts }))],
+        })
+    }
+}
+
+async fn run(peer: &Peer, binding: &str, workflow: &str) -> ExecutionResult {
+    let workflow = load_workflow_str(workflow, LoadOptions::STRICT)
+        .unwrap()
+        .workflow;
+    let config = EngineConfig::from_toml_str(&format!(
+        "bindings = [\"{binding}\"]\npoll_interval_ms = 100\n[timeouts]\nrun_secs = 40"
+    ))
+    .unwrap();
+    let mut card = peer.card.clone();
+    card.name = "peer".into();
+    execute_workflow(
+        workflow,
+        &[card],
+        Arc::new(Host),
+        &config,
+        RunInput::default(),
+        HostHooks::default(),
+    )
+    .await
+    .unwrap()
+}
+
+fn texts(result: &ExecutionResult, step: &str) -> Vec<String> {
+    let step = result.steps.iter().find(|s| s.step_name == step).unwrap();
+    step.task_results
+        .iter()
+        .flat_map(|t| t.outputs.iter().flat_map(|o| o.parts.iter()))
+        .filter_map(|p| match &p.content {
+            PartContent::Text(t) => Some(t.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+const THREE_STEPS: &str = r#"{"id": "interop", "steps": [
+  {"name": "work", "subtasks": [{"agent": "peer", "description": "work on the north city"}], "next": [{"step": "aggregate"}]},
+  {"name": "stream", "subtasks": [{"agent": "peer", "description": "stream the south city"}], "next": [{"step": "aggregate"}]},
+  {"name": "aggregate", "type": "SELF_LOOP", "subtasks": [{"agent": "", "description": "aggregate"}]}
+]}"#;
+
+async fn three_steps(binding: &str) {
+    let peer = Peer::start().await;
+    let result = run(&peer, binding, THREE_STEPS).await;
+    assert!(result.success, "{binding}: {:#?}", result.failure);
+    assert_eq!(
+        texts(&result, "work"),
+        vec!["work on the north city"],
+        "{binding}"
+    );
+    // Three appended chunks assembled into ONE artifact whose parts are the chunks, in order.
+    let stream = result
+        .steps
+        .iter()
+        .find(|s| s.step_name == "stream")
+        .unwrap();
+    let outputs = &stream.task_results[0].outputs;
+    assert_eq!(outputs.len(), 1, "{binding}: {outputs:#?}");
+    assert_eq!(outputs[0].name.as_deref(), Some("chunks"), "{binding}");
+    assert_eq!(
+        texts(&result, "stream"),
+        vec!["part-0 ", "part-1 ", "part-2 "],
+        "{binding}"
+    );
+    let aggregate = result
+        .steps
+        .iter()
+        .find(|s| s.step_name == "aggregate")
+        .unwrap();
+    let seen = &aggregate.task_results[0].outputs[0].parts[0];
+    let Part {
+        content: PartContent::Data(seen),
+        ..
+    } = seen
+    else {
+        panic!("{seen:?}")
+    };
+    let mut seen: Vec<String> = serde_json::from_value(seen["seen"].clone()).unwrap();
+    seen.sort();
+    assert_eq!(
+        seen,
+        vec!["part-0 ", "part-1 ", "part-2 ", "work on the north city"],
+        "{binding}"
+    );
+}
+
+async fn failures_and_gates(binding: &str) {
+    let peer = Peer::start().await;
+    let result = run(
+        &peer,
+        binding,
+        r#"{"steps": [{"name": "s", "subtasks": [{"agent": "peer", "description": "fail please"}]}]}"#,
+    )
+    .await;
+    assert!(!result.success);
+    let t = &result.steps[0].task_results[0];
+    assert_eq!(
+        t.error_code.as_deref(),
+        Some("a2a.task_failed"),
+        "{binding}: {t:#?}"
+    );
+    assert!(
+        t.error.as_deref().unwrap_or("").contains("could not do it"),
+        "{binding}: {t:#?}"
+    );
+
+    let result = run(
+        &peer,
+        binding,
+        r#"{"steps": [{"name": "s", "subtasks": [{"agent": "peer", "description": "input needed"}]}]}"#,
+    )
+    .await;
+    let t = &result.steps[0].task_results[0];
+    assert_eq!(
+        t.error_code.as_deref(),
+        Some("negotiation.not_negotiable"),
+        "{binding}: {t:#?}"
+    );
+    assert!(
+        !t.received_messages.is_empty(),
+        "the gate keeps its evidence"
+    );
+}
+
+async fn any_success_cancels_the_slow_sibling(binding: &str) {
+    let peer = Peer::start().await;
+    let result = run(
+        &peer,
+        binding,
+        r#"{"steps": [{"name": "race", "type": "ANY_SUCCESS",
+            "subtasks": [{"agent": "peer", "description": "wait 30"}, {"agent": "peer", "description": "work fast"}]}]}"#,
+    )
+    .await;
+    assert!(result.success, "{binding}: {:#?}", result.failure);
+    let slow = result.steps[0]
+        .task_results
+        .iter()
+        .find(|t| t.task_description == "wait 30")
+        .unwrap();
+    assert_eq!(slow.status, TaskOutcomeStatus::Canceled, "{binding}");
+    // The best-effort CancelTask reached the peer: its task for "wait 30" shows CANCELED
+    // (bounded wait). The peer's own task list is the evidence.
+    let client = HttpClient::new().unwrap();
+    let t = connect(&peer.card, &client, &[a2aflow::protocol::Binding::JsonRpc]).unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let list = ListTasksRequest {
+            context_id: None,
+            status: None,
+            page_size: Some(50),
+            page_token: None,
+            history_length: Some(10),
+            status_timestamp_after: None,
+            include_artifacts: None,
+            tenant: None,
+        };
+        let tasks = t
+            .list_tasks(
+                &list,
+                &CallOptions::default().with_timeout(Duration::from_secs(5)),
+            )
+            .await
+            .unwrap()
+            .tasks;
+        let waiting: Vec<&Task> = tasks
+            .iter()
+            .filter(|task| {
+                serde_json::to_string(&task.history)
+                    .unwrap()
+                    .contains("wait 30")
+            })
+            .collect();
+        assert_eq!(
+            waiting.len(),
+            1,
+            "{binding}: one remote task for the slow subtask"
+        );
+        if waiting[0].status.state == TaskState::Canceled {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{binding}: the slow task is still {:?}",
+            waiting[0].status.state
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engine_three_step_workflow_jsonrpc() {
+    three_steps("jsonrpc").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engine_three_step_workflow_rest() {
+    three_steps("rest").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engine_failure_and_input_gate_jsonrpc() {
+    failures_and_gates("jsonrpc").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engine_failure_and_input_gate_rest() {
+    failures_and_gates("rest").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engine_any_success_cancels_remotely_jsonrpc() {
+    any_success_cancels_the_slow_sibling("jsonrpc").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engine_any_success_cancels_remotely_rest() {
+    any_success_cancels_the_slow_sibling("rest").await;
+}
