@@ -1,4 +1,9 @@
 //! `a2aflow run FILE --agent NAME=URL…`: run a workflow with the declarative ControlPoint.
+//!
+//! The workflow may come from an orchestration centre instead (`--orchestrator URL
+//! --workflow-id ID`) and the agent cards from a registry (`--registry URL`); their access tokens
+//! are read from the environment (`A2AFLOW_ORCHESTRATOR_TOKEN`, `A2AFLOW_REGISTRY_TOKEN`) and sent
+//! only in the `Authorization` header.
 
 use crate::OutputFormat;
 use crate::declarative::{DeclarativeControlPoint, NegotiationPolicy, RoutePolicy};
@@ -7,7 +12,9 @@ use crate::progress::Progress;
 use a2aflow::config::BindingName;
 use a2aflow::kernel::RunInput;
 use a2aflow::model::a2a::AgentCard;
-use a2aflow::model::{LoadOptions, load_workflow_str, validate};
+use a2aflow::model::{Failure, LoadOptions, Workflow, load_workflow_str, validate};
+use a2aflow::protocol::HttpClient;
+use a2aflow::protocol::registry::{OrchestratorClient, RegistryClient, service_client};
 use a2aflow::{EngineConfig, HostHooks, execute_workflow_stream, fetch_agent_cards};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -16,8 +23,23 @@ use std::sync::Arc;
 /// Everything `run` takes from the command line.
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
-    /// Workflow file (JSON).
-    pub file: PathBuf,
+    /// Workflow file (JSON); or load it with --orchestrator and --workflow-id.
+    #[arg(required_unless_present = "workflow_id")]
+    pub file: Option<PathBuf>,
+    /// An orchestration centre to load the workflow from (token: env A2AFLOW_ORCHESTRATOR_TOKEN).
+    #[arg(long, value_name = "URL", requires = "workflow_id")]
+    pub orchestrator: Option<String>,
+    /// The id of the workflow to load from the orchestration centre.
+    #[arg(
+        long,
+        value_name = "ID",
+        requires = "orchestrator",
+        conflicts_with = "file"
+    )]
+    pub workflow_id: Option<String>,
+    /// An agent registry to fetch the agent cards from (token: env A2AFLOW_REGISTRY_TOKEN).
+    #[arg(long, value_name = "URL")]
+    pub registry: Option<String>,
     /// An agent the workflow names, as NAME=URL (card URL or agent base URL); repeatable.
     #[arg(long = "agent", value_name = "NAME=URL")]
     pub agents: Vec<String>,
@@ -77,22 +99,67 @@ fn cards_from_dir(dir: &Path) -> Result<Vec<AgentCard>, String> {
         .collect()
 }
 
+/// The access token in environment variable `var`, when set and not blank.
+fn token_from_env(var: &str) -> Option<String> {
+    std::env::var(var).ok().filter(|t| !t.trim().is_empty())
+}
+
+/// An HTTP client for a registry or orchestration centre: the configuration's TLS and limits,
+/// plus the bearer token from `token_var` when set.
+fn service_http(
+    config: &EngineConfig,
+    base_url: &str,
+    token_var: &str,
+) -> Result<HttpClient, Failure> {
+    let builder = HttpClient::builder()
+        .limits(config.limits()?)
+        .tls(config.tls_config().client_config()?);
+    service_client(builder, base_url, token_from_env(token_var).as_deref())
+}
+
+/// Loads workflow `id` from the orchestration centre at `url`.
+async fn workflow_from_orchestrator(
+    url: &str,
+    id: &str,
+    config: &EngineConfig,
+) -> Result<Workflow, Failure> {
+    let http = service_http(config, url, "A2AFLOW_ORCHESTRATOR_TOKEN")?;
+    let center = OrchestratorClient::new(url, http)?;
+    Ok(center
+        .load_workflow(id, LoadOptions::LENIENT)
+        .await?
+        .workflow)
+}
+
+/// Every card the registry at `url` lists.
+async fn cards_from_registry(url: &str, config: &EngineConfig) -> Result<Vec<AgentCard>, Failure> {
+    let http = service_http(config, url, "A2AFLOW_REGISTRY_TOKEN")?;
+    RegistryClient::new(url, http)?.fetch_agent_cards().await
+}
+
 /// Runs the subcommand; returns the exit code (0 success, 1 failure, 2 usage or setup error).
 pub fn run(args: RunArgs) -> u8 {
-    let text = match std::fs::read_to_string(&args.file) {
-        Ok(t) => t,
-        Err(e) => return usage(format!("cannot read {}: {e}", args.file.display())),
+    let from_file = match &args.file {
+        Some(file) => {
+            let text = match std::fs::read_to_string(file) {
+                Ok(t) => t,
+                Err(e) => return usage(format!("cannot read {}: {e}", file.display())),
+            };
+            match load_workflow_str(&text, LoadOptions::LENIENT) {
+                Ok(l) => Some(l.workflow),
+                Err(e) => {
+                    eprintln!("a2aflow run: {e}");
+                    return 1;
+                }
+            }
+        }
+        None => None,
     };
-    let workflow = match load_workflow_str(&text, LoadOptions::LENIENT) {
-        Ok(l) => l.workflow,
-        Err(e) => {
+    if let Some(w) = &from_file {
+        if let Err(e) = validate(w) {
             eprintln!("a2aflow run: {e}");
             return 1;
         }
-    };
-    if let Err(e) = validate(&workflow) {
-        eprintln!("a2aflow run: {e}");
-        return 1;
     }
     let mut config = match &args.config {
         Some(path) => match EngineConfig::from_file(path) {
@@ -138,6 +205,25 @@ pub fn run(args: RunArgs) -> u8 {
         Err(e) => return usage(format!("cannot start the async runtime: {e}")),
     };
     runtime.block_on(async move {
+        let workflow = match (from_file, &args.orchestrator, &args.workflow_id) {
+            (Some(w), _, _) => w,
+            (None, Some(url), Some(id)) => {
+                match workflow_from_orchestrator(url, id, &config).await {
+                    Ok(w) => match validate(&w) {
+                        Ok(()) => w,
+                        Err(e) => {
+                            eprintln!("a2aflow run: {e}");
+                            return 1;
+                        }
+                    },
+                    Err(f) => {
+                        eprintln!("a2aflow run: {f}");
+                        return 1;
+                    }
+                }
+            }
+            _ => return usage("give a workflow FILE or --orchestrator URL --workflow-id ID"),
+        };
         let mut cards = match &args.agents_dir {
             Some(dir) => match cards_from_dir(dir) {
                 Ok(c) => c,
@@ -145,6 +231,15 @@ pub fn run(args: RunArgs) -> u8 {
             },
             None => Vec::new(),
         };
+        if let Some(url) = &args.registry {
+            match cards_from_registry(url, &config).await {
+                Ok(listed) => cards.extend(listed),
+                Err(f) => {
+                    eprintln!("a2aflow run: {f}");
+                    return 1;
+                }
+            }
+        }
         let urls: Vec<String> = named.iter().map(|(_, u)| u.clone()).collect();
         match fetch_agent_cards(&urls, &config).await {
             Ok(fetched) => {
