@@ -27,6 +27,8 @@ pub enum Place {
     Cancel,
     /// The Negotiation-T reply, sent on the task after the first proposal.
     NegotiationReply,
+    /// The engine's own best-effort CancelTask of a task still running at the run deadline.
+    EngineCancel,
 }
 
 /// A binding, or none for the card fetch.
@@ -73,6 +75,9 @@ pub struct Cell {
     pub trouble: Trouble,
     /// What must come out.
     pub expect: Expect,
+    /// A known engine finding this cell reproduces (reported, and failing only with
+    /// `FAULTS_STRICT=1` until the engine changes).
+    pub finding: Option<&'static str>,
 }
 
 impl Cell {
@@ -93,7 +98,7 @@ impl Cell {
             Place::Poll => Route::Get,
             Place::Stream => Route::Stream,
             Place::Subscribe => Route::Subscribe,
-            Place::Cancel => Route::Cancel,
+            Place::Cancel | Place::EngineCancel => Route::Cancel,
         }
     }
 }
@@ -168,6 +173,7 @@ pub fn matrix() -> Vec<Cell> {
             wire,
             trouble,
             expect,
+            finding: None,
         })
     };
     for (fault, expect) in unary_faults() {
@@ -205,6 +211,16 @@ pub fn matrix() -> Vec<Cell> {
             Expect::Code("workflow.timeout"),
         );
         add(Place::Subscribe, wire, drip(), Expect::Code("a2a.timeout"));
+        // The run's deadline passes while the task hangs: the engine's best-effort CancelTask
+        // meets the fault, which must neither surface nor stretch the run.
+        for (fault, _) in unary_faults() {
+            add(
+                Place::EngineCancel,
+                wire,
+                Trouble::Inject(fault),
+                Expect::Code("workflow.timeout"),
+            );
+        }
         // A stream dropped after the task is known is resubscribed: the branch completes.
         add(
             Place::Stream,
@@ -232,6 +248,18 @@ pub fn matrix() -> Vec<Cell> {
             Trouble::EndlessProposals,
             Expect::Code("negotiation.budget_exhausted"),
         );
+    }
+    for cell in &mut cells {
+        let slow_cancel = matches!(
+            cell.trouble,
+            Trouble::Inject(Fault::NeverAnswer | Fault::ByteDrip { .. })
+        );
+        if cell.place == Place::EngineCancel && slow_cancel {
+            cell.finding = Some(
+                "the run waits up to ClientConfig::cancel_timeout (3 s, not settable through \
+                 EngineConfig) for its best-effort CancelTask after the run deadline",
+            );
+        }
     }
     cells
 }

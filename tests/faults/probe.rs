@@ -73,7 +73,10 @@ fn wire_of(cell: &Cell) -> Option<Binding> {
 }
 
 fn faulty_spec(cell: &Cell) -> AgentSpec {
-    let streaming = matches!(cell.place, Place::Stream | Place::Subscribe | Place::Cancel);
+    let streaming = matches!(
+        cell.place,
+        Place::Stream | Place::Subscribe | Place::Cancel | Place::EngineCancel
+    );
     let mut spec = AgentSpec::new("faulty").streaming(streaming);
     if let Some(b) = wire_of(cell) {
         spec = spec.bindings(&[b]);
@@ -328,7 +331,11 @@ async fn exercise(
             check_code(cell.expect, probed?.as_deref(), "the protocol call")?;
             run
         }
-        Place::Send | Place::Poll | Place::Stream | Place::NegotiationReply => {
+        Place::Send
+        | Place::Poll
+        | Place::Stream
+        | Place::NegotiationReply
+        | Place::EngineCancel => {
             let faulty_card = if tls {
                 let mut insecure = config.clone();
                 insecure.tls.insecure_skip_verify = true;
@@ -353,6 +360,7 @@ async fn exercise(
                 (_, Place::NegotiationReply) => "negotiate terms",
                 (_, Place::Stream) => "stream three chunks",
                 (_, Place::Poll) => "slow 0.3 polled",
+                (_, Place::EngineCancel) => "hang past the deadline",
                 _ => "task sent",
             };
             let host = Host {
@@ -387,6 +395,14 @@ async fn exercise(
                 .find(|s| s.step_name == "faulty")
                 .ok_or("no faulty step in the result")?;
             let task = step.task_results.first().ok_or("faulty step has no task")?;
+            if cell.place == Place::EngineCancel
+                && !faulty
+                    .requests()
+                    .iter()
+                    .any(|r| r.route == Some(a2aflow::testkit::Route::Cancel))
+            {
+                return Err("the engine sent no CancelTask at the deadline".into());
+            }
             match cell.expect {
                 Expect::Recovers if task.status == TaskOutcomeStatus::Completed => Ok(()),
                 _ => check_code(cell.expect, task.error_code.as_deref(), "the faulty branch")
