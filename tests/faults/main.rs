@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex};
 const WORKERS: usize = 8;
 
 fn main() {
+    probe::self_check().expect("the leak detectors must be able to fail");
     let cells = cells::matrix();
     let total = cells.len();
     let queue = Arc::new(Mutex::new(

@@ -64,6 +64,42 @@ pub fn run_cell(index: usize, cell: &Cell) -> Result<(), String> {
     })
 }
 
+/// Shows that the detectors the cells rely on can fail: a task left pending is counted as
+/// alive, and a connection left open is counted by the server.
+pub fn self_check() -> Result<(), String> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("runtime: {e}"))?;
+    rt.block_on(async {
+        let server = TestServer::single(AgentSpec::new("probe"))
+            .await
+            .map_err(|e| e.to_string())?;
+        let socket = tokio::net::TcpStream::connect(server.addr())
+            .await
+            .map_err(|e| e.to_string())?;
+        if !wait_until(|| server.open_connections() == 1).await {
+            return Err("an open connection was not counted".to_owned());
+        }
+        drop(socket);
+        if !wait_until(|| server.open_connections() == 0).await {
+            return Err("a closed connection was still counted".to_owned());
+        }
+        server.shutdown().await.map_err(|e| e.to_string())?;
+        drop(server);
+        let metrics = tokio::runtime::Handle::current().metrics();
+        if !wait_until(|| metrics.num_alive_tasks() == 0).await {
+            return Err("tasks alive after the server shut down".to_owned());
+        }
+        let leaked = tokio::spawn(std::future::pending::<()>());
+        if metrics.num_alive_tasks() != 1 {
+            return Err("a pending task was not counted as alive".to_owned());
+        }
+        leaked.abort();
+        Ok(())
+    })
+}
+
 fn wire_of(cell: &Cell) -> Option<Binding> {
     match cell.wire {
         Wire::Any => None,
