@@ -6,9 +6,9 @@
 //!
 //! Checks: no panic; after an error the parser stays failed with the same error; no event's data
 //! exceeds 3x the limit (the limit counts wire bytes, lossy UTF-8 decoding can triple them); the
-//! events of the split run are a prefix of the events of the one-chunk run; and unless the split
-//! run failed with `EventTooLarge` (see docs/reliability.md, "chunking-dependent limit"), both
-//! runs end identically (same events, same final result).
+//! events of the split run are a prefix of the events of the one-chunk run; and both runs end
+//! identically (same events, same final result) — the size limit no longer depends on where
+//! chunks split (docs/reliability.md, "chunking-dependent limit", fixed).
 #![no_main]
 
 use a2aflow_protocol::limits::Limits;
@@ -89,14 +89,12 @@ fuzz_target!(|data: &[u8]| {
         whole.events.starts_with(&split.events),
         "split run produced events the one-chunk run did not"
     );
-    if !matches!(split.end, Err(SseError::EventTooLarge { .. })) {
-        assert_eq!(
-            whole.end, split.end,
-            "split and one-chunk runs ended differently"
-        );
-        assert_eq!(
-            whole.events, split.events,
-            "split and one-chunk runs disagree"
-        );
-    }
+    assert_eq!(
+        whole.end, split.end,
+        "split and one-chunk runs ended differently"
+    );
+    assert_eq!(
+        whole.events, split.events,
+        "split and one-chunk runs disagree"
+    );
 });

@@ -45,8 +45,9 @@ pub struct Step {
     /// How the subtasks' outcomes combine.
     #[serde(default)]
     pub step_type: StepType,
-    /// Which upstream steps' results the step's tasks see.
-    #[serde(default)]
+    /// Which upstream steps' results the step's tasks see (serialised in the document form:
+    /// absent, `"*"`, or a list of names).
+    #[serde(default, skip_serializing_if = "ContextFrom::is_predecessors")]
     pub context_from: ContextFrom,
     /// Design-time hint from the PSOP format; accepted and ignored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -114,8 +115,11 @@ impl StepType {
 }
 
 /// Which upstream results a step's tasks receive in `workflow_input`.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", tag = "kind", content = "steps")]
+///
+/// Its JSON form is the workflow document's: `"*"` for [`ContextFrom::AllAncestors`], a list of
+/// names for [`ContextFrom::Steps`], and absent (the field skipped) for
+/// [`ContextFrom::Predecessors`] — so a serialised [`Workflow`] is a loadable document.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum ContextFrom {
     /// Absent in the document: the direct predecessors that ran.
     #[default]
@@ -131,7 +135,39 @@ pub enum ContextFrom {
 /// The `contextFrom` entry that means "every completed ancestor".
 pub const CONTEXT_WILDCARD: &str = "*";
 
+impl Serialize for ContextFrom {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            // Only reached when serialised on its own; inside a Step the field is skipped.
+            ContextFrom::Predecessors => serializer.serialize_none(),
+            ContextFrom::AllAncestors => serializer.serialize_str(CONTEXT_WILDCARD),
+            ContextFrom::Steps(names) => names.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ContextFrom {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Form {
+            One(String),
+            Many(Vec<String>),
+        }
+        Ok(match Option::<Form>::deserialize(deserializer)? {
+            None => ContextFrom::Predecessors,
+            Some(Form::One(name)) => ContextFrom::from_names(vec![name]),
+            Some(Form::Many(names)) => ContextFrom::from_names(names),
+        })
+    }
+}
+
 impl ContextFrom {
+    /// True for the default (direct predecessors), which documents express by omission.
+    pub fn is_predecessors(&self) -> bool {
+        matches!(self, ContextFrom::Predecessors)
+    }
+
     /// From a list as written in a document: exactly `["*"]` is [`ContextFrom::AllAncestors`];
     /// every other list (including `[]` and `"*"` mixed with names) is [`ContextFrom::Steps`].
     pub fn from_names(names: Vec<String>) -> Self {

@@ -3,14 +3,10 @@
 
 use a2aflow_model::{LoadOptions, load_workflow_str};
 
-/// `workflow_loader` target, "serialise/load round trip": `Workflow`'s serde `Serialize`
-/// writes `contextFrom` as the tagged enum `{"kind":"predecessors"}` (the
-/// `#[serde(tag = "kind", content = "steps")]` on `ContextFrom` in
-/// crates/a2aflow-model/src/definition.rs), which `load_workflow_str` rejects ("`contextFrom`
-/// must be a string or a list of strings"). So a loaded workflow, serialised, is not a
-/// loadable document.
+/// `workflow_loader` target, "serialise/load round trip": `Workflow`'s serde `Serialize` used to
+/// write `contextFrom` as the tagged enum `{"kind":"predecessors"}`, which `load_workflow_str`
+/// rejects. `ContextFrom` now serialises in the document form (absent, `"*"`, or names).
 #[test]
-#[ignore = "open finding: Workflow's JSON form is not a loadable document (docs/reliability.md)"]
 fn a_serialised_workflow_loads_back_to_itself() {
     let input: &[u8] =
         b"{\n  \"steps\": [\n    {\n      \"name\": \"a\",\n      \"step_type\": \"AnySuccess\",\n      \"subtasks\": []\n    }\n  ]\n}\n";
@@ -34,4 +30,24 @@ fn the_round_trip_input_loads_with_the_default_context() {
         loaded.workflow.steps[0].context_from,
         a2aflow_model::ContextFrom::Predecessors
     );
+}
+
+/// Every form of `contextFrom` survives serialise → load (strict).
+#[test]
+fn every_context_form_round_trips_through_the_document_form() {
+    let text = r#"{"steps": [
+      {"name": "a", "subtasks": [{"agent": "x"}], "next": [{"step": "b"}, {"step": "c"}, {"step": "d"}]},
+      {"name": "b", "subtasks": [{"agent": "x"}], "contextFrom": "*"},
+      {"name": "c", "subtasks": [{"agent": "x"}], "contextFrom": ["a"]},
+      {"name": "d", "subtasks": [{"agent": "x"}], "contextFrom": []}
+    ]}"#;
+    let loaded = load_workflow_str(text, LoadOptions::STRICT).unwrap();
+    let again = serde_json::to_string(&loaded.workflow).unwrap();
+    let reloaded = load_workflow_str(&again, LoadOptions::STRICT).unwrap();
+    assert_eq!(reloaded.workflow, loaded.workflow);
+    let value: serde_json::Value = serde_json::from_str(&again).unwrap();
+    assert!(value["steps"][0].get("contextFrom").is_none());
+    assert_eq!(value["steps"][1]["contextFrom"], "*");
+    assert_eq!(value["steps"][2]["contextFrom"], serde_json::json!(["a"]));
+    assert_eq!(value["steps"][3]["contextFrom"], serde_json::json!([]));
 }

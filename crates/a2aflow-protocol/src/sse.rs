@@ -144,7 +144,16 @@ impl SseParser {
         }
         self.buf.drain(..start);
         self.scan_from = i - start;
-        if self.event_bytes + self.buf.len() > self.max_event {
+        // Bound the partial line the way `line` will count it once complete, so the verdict never
+        // depends on where chunks split: a trailing CR (half of a CRLF) is not part of the line, a
+        // comment is limited on its own, any other line adds its length and a separator.
+        let pending = self.buf.len() - usize::from(self.buf.last() == Some(&b'\r'));
+        let too_large = match self.buf.first() {
+            None => false,
+            Some(b':') => pending > self.max_event,
+            Some(_) => pending > 0 && self.event_bytes + pending + 1 > self.max_event,
+        };
+        if too_large {
             let e = SseError::EventTooLarge {
                 limit: self.max_event,
             };
@@ -183,7 +192,14 @@ impl SseParser {
             return Ok(());
         }
         if line[0] == b':' {
-            return Ok(());
+            // Comments are ignored, but never buffered without bound.
+            return if line.len() > self.max_event {
+                Err(SseError::EventTooLarge {
+                    limit: self.max_event,
+                })
+            } else {
+                Ok(())
+            };
         }
         self.event_bytes += line.len() + 1;
         if self.event_bytes > self.max_event {

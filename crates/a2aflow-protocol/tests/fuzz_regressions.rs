@@ -27,7 +27,6 @@ fn parse(limit: usize, chunks: &[&[u8]]) -> (Vec<SseEvent>, Result<(), SseError>
 /// `SseParser::line` never counts once the line is complete. So the same bytes pass in one chunk
 /// and fail with `EventTooLarge` when a chunk boundary falls inside the comment.
 #[test]
-#[ignore = "open bug: SSE size limit depends on chunk boundaries (docs/reliability.md)"]
 fn a_comment_split_across_chunks_does_not_change_the_verdict() {
     let stream: &[u8] = b"data: 0123456789\n: keep-alive\n\n";
     let whole = parse(20, &[stream]);
@@ -48,7 +47,6 @@ fn a_comment_split_across_chunks_does_not_change_the_verdict() {
 /// The same check with a CRLF blank line split between its CR and LF, on an event of exactly
 /// the limit: the pending CR is counted as one byte over.
 #[test]
-#[ignore = "open bug: SSE size limit depends on chunk boundaries (docs/reliability.md)"]
 fn an_event_of_exactly_the_limit_passes_whatever_the_split() {
     let stream: &[u8] = b"data: 0123456789\r\n\r\n";
     let limit = "data: 0123456789".len() + 1;
