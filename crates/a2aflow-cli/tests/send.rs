@@ -92,6 +92,17 @@ fn a_completed_task_exits_0_with_its_artifact() {
         t["artifacts"][0]["parts"][0]["data"]["echo"], "task look",
         "{t:#}"
     );
+    // The --data value went out as a data part after the text.
+    let sent = a
+        .server
+        .requests()
+        .into_iter()
+        .filter_map(|r| r.body)
+        .find(|b| b.to_string().contains("task look"))
+        .expect("the send request");
+    let parts = &sent["params"]["message"]["parts"];
+    assert_eq!(parts[0]["text"], "task look", "{sent:#}");
+    assert_eq!(parts[1]["data"], serde_json::json!({"k": 1}), "{sent:#}");
 }
 
 #[test]
@@ -202,4 +213,39 @@ fn an_unreachable_agent_exits_1_with_a2a_connection() {
     let out = a2aflow(&["send", &format!("http://127.0.0.1:{port}/"), "echo x"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("a2a.connection"), "{}", stderr(&out));
+}
+
+#[test]
+fn an_input_required_task_exits_1_and_a_follow_up_on_it_completes() {
+    let a = agents();
+    let url = a.server.card_url("alpha");
+    let out = a2aflow(&["send", &url, "input please", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("negotiation.not_negotiable"),
+        "{}",
+        stderr(&out)
+    );
+    let t: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(t["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{t:#}");
+    let (task_id, context_id) = (
+        t["id"].as_str().unwrap().to_owned(),
+        t["contextId"].as_str().unwrap().to_owned(),
+    );
+    let out = a2aflow(&[
+        "send",
+        &url,
+        "more detail",
+        "--task-id",
+        &task_id,
+        "--context-id",
+        &context_id,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let t: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(t["id"], task_id.as_str());
+    assert_eq!(t["status"]["state"], "TASK_STATE_COMPLETED", "{t:#}");
+    assert_eq!(t["artifacts"][0]["parts"][0]["data"]["echo"], "more detail");
 }
