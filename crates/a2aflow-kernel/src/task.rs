@@ -92,13 +92,13 @@ pub(crate) fn panicked(what: &str, message: &str) -> Failure {
     )
 }
 
-/// The base view of a subtask before it ran.
-pub(crate) fn base_view(request: &TaskRequest) -> TaskResultView {
+/// The view of a subtask before it ran, without its identity (see [`name_view`]).
+fn unnamed_view() -> TaskResultView {
     TaskResultView {
-        agent_name: request.agent.clone(),
-        skill: request.skill.clone(),
-        task_id: request.local_task_id.clone(),
-        task_description: request.description.clone(),
+        agent_name: String::new(),
+        skill: String::new(),
+        task_id: String::new(),
+        task_description: String::new(),
         status: TaskOutcomeStatus::Completed,
         context_id: None,
         remote_task_id: None,
@@ -108,6 +108,15 @@ pub(crate) fn base_view(request: &TaskRequest) -> TaskResultView {
         error_code: None,
         error_details: serde_json::Map::new(),
     }
+}
+
+/// Gives `view` the identity of the subtask `request` describes. The request is consumed: its
+/// strings move into the view (the request is no longer needed once the task ended).
+fn name_view(view: &mut TaskResultView, request: TaskRequest) {
+    view.agent_name = request.agent;
+    view.skill = request.skill;
+    view.task_id = request.local_task_id;
+    view.task_description = request.description;
 }
 
 pub(crate) fn fail_view(view: &mut TaskResultView, status: TaskOutcomeStatus, f: Failure) {
@@ -136,7 +145,7 @@ pub(crate) async fn run_task(
 ) -> TaskDone {
     // Boxed so every allocation of a task stays small (large futures make the allocator
     // consolidate on every spawn; measured in benches/scheduling.rs).
-    let mut view = Box::new(base_view(&request));
+    let mut view = Box::new(unnamed_view());
     let interrupt = Box::pin(execute(&sh, request, &token, &closed, &mut view)).await;
     if let Some(i) = interrupt {
         fail_view(
@@ -163,29 +172,41 @@ async fn execute(
     closed: &Arc<AtomicBool>,
     view: &mut TaskResultView,
 ) -> Option<Interrupt> {
+    if request.step_type != StepType::SelfLoop {
+        let interrupt = execute_remote(sh, &request, token, closed, view).await;
+        name_view(view, request);
+        return interrupt;
+    }
     let sleep = tokio::time::sleep_until(sh.deadline);
     tokio::pin!(sleep);
-    if request.step_type == StepType::SelfLoop {
-        match guard(
-            // Nothing is sent after a SELF_LOOP task: the host gets the request itself.
-            sh.cp.on_self_task(request),
-            token,
-            sleep,
-            sh.deadline,
-        )
-        .await
-        {
-            Guarded::Done(Ok(result)) => view.outputs = result.outputs,
-            Guarded::Done(Err(e)) => fail_view(view, TaskOutcomeStatus::Failed, e.into_failure()),
-            Guarded::Panicked(m) => fail_view(
-                view,
-                TaskOutcomeStatus::Failed,
-                panicked("on_self_task", &m),
-            ),
-            Guarded::Interrupted(i) => return Some(i),
-        }
-        return None;
+    // The host gets the request itself, so the view's identity is copied first.
+    view.agent_name = request.agent.clone();
+    view.skill = request.skill.clone();
+    view.task_id = request.local_task_id.clone();
+    view.task_description = request.description.clone();
+    match guard(sh.cp.on_self_task(request), token, sleep, sh.deadline).await {
+        Guarded::Done(Ok(result)) => view.outputs = result.outputs,
+        Guarded::Done(Err(e)) => fail_view(view, TaskOutcomeStatus::Failed, e.into_failure()),
+        Guarded::Panicked(m) => fail_view(
+            view,
+            TaskOutcomeStatus::Failed,
+            panicked("on_self_task", &m),
+        ),
+        Guarded::Interrupted(i) => return Some(i),
     }
+    None
+}
+
+/// The remote path of one subtask: `on_task`, the limiter, the dispatch.
+async fn execute_remote(
+    sh: &RunShared,
+    request: &TaskRequest,
+    token: &CancellationToken,
+    closed: &Arc<AtomicBool>,
+    view: &mut TaskResultView,
+) -> Option<Interrupt> {
+    let sleep = tokio::time::sleep_until(sh.deadline);
+    tokio::pin!(sleep);
     let content = match guard(
         sh.cp.on_task(request.clone()),
         token,
@@ -234,7 +255,7 @@ async fn execute(
         }
     };
     Box::pin(dispatch_remote(
-        sh, &request, token, closed, content, sleep, view,
+        sh, request, token, closed, content, sleep, view,
     ))
     .await
 }
