@@ -53,6 +53,8 @@ pub enum Trouble {
     EndlessProposals,
     /// The agent serves TLS with a certificate for another host.
     WrongCertificate,
+    /// The engine's stream drops once the task is known, and its SubscribeToTask meets this fault.
+    ResubscribeFault(Fault),
 }
 
 /// What the cell must end with.
@@ -85,6 +87,7 @@ impl Cell {
     pub fn label(&self) -> String {
         let trouble = match &self.trouble {
             Trouble::Inject(f) => format!("{f:?}"),
+            Trouble::ResubscribeFault(f) => format!("dropped stream, then {f:?}"),
             other => format!("{other:?}"),
         };
         format!("{:?}/{:?}/{trouble}", self.place, self.wire)
@@ -219,6 +222,22 @@ pub fn matrix() -> Vec<Cell> {
                 wire,
                 Trouble::Inject(fault),
                 Expect::Code("workflow.timeout"),
+            );
+        }
+        // The engine resubscribes to a dropped stream; a failing SubscribeToTask falls back to
+        // GetTask polling, so the branch still completes.
+        for fault in [
+            Fault::RefuseConnection,
+            Fault::ServerError { status: 503 },
+            Fault::MalformedJson,
+            Fault::NeverAnswer,
+            Fault::ResetMidStream { after_events: 0 },
+        ] {
+            add(
+                Place::Subscribe,
+                wire,
+                Trouble::ResubscribeFault(fault),
+                Expect::Recovers,
             );
         }
         // A stream dropped after the task is known is resubscribed: the branch completes.

@@ -355,7 +355,9 @@ async fn exercise(
             )?;
             run
         }
-        Place::Subscribe | Place::Cancel => {
+        Place::Subscribe | Place::Cancel
+            if !matches!(cell.trouble, Trouble::ResubscribeFault(_)) =>
+        {
             let card = fetch_agent_cards(&[faulty.card_url("faulty")], config)
                 .await
                 .map_err(|f| format!("faulty card fetch failed: {f}"))?
@@ -370,6 +372,8 @@ async fn exercise(
         Place::Send
         | Place::Poll
         | Place::Stream
+        | Place::Subscribe
+        | Place::Cancel
         | Place::NegotiationReply
         | Place::EngineCancel => {
             let faulty_card = if tls {
@@ -382,6 +386,19 @@ async fn exercise(
             .map_err(|f| format!("faulty card fetch failed: {f}"))?
             .remove(0);
             let mut reply_fault = None;
+            if let Trouble::ResubscribeFault(fault) = &cell.trouble {
+                faulty
+                    .set_fault_times(
+                        "faulty",
+                        a2aflow::testkit::Route::Stream,
+                        Fault::ResetMidStream { after_events: 1 },
+                        1,
+                    )
+                    .map_err(|e| e.to_string())?;
+                faulty
+                    .set_fault("faulty", cell.route(), fault.clone())
+                    .map_err(|e| e.to_string())?;
+            }
             if let Trouble::Inject(fault) = &cell.trouble {
                 if cell.place == Place::NegotiationReply {
                     reply_fault = Some(fault.clone());
@@ -394,7 +411,7 @@ async fn exercise(
             let text = match (&cell.trouble, cell.place) {
                 (Trouble::AuthRequiredTask, _) => "auth please",
                 (_, Place::NegotiationReply) => "negotiate terms",
-                (_, Place::Stream) => "stream three chunks",
+                (_, Place::Stream | Place::Subscribe) => "stream three chunks",
                 (_, Place::Poll) => "slow 0.3 polled",
                 (_, Place::EngineCancel) => "hang past the deadline",
                 _ => "task sent",
@@ -438,6 +455,17 @@ async fn exercise(
                     .any(|r| r.route == Some(a2aflow::testkit::Route::Cancel))
             {
                 return Err("the engine sent no CancelTask at the deadline".into());
+            }
+            if matches!(cell.trouble, Trouble::ResubscribeFault(_)) {
+                let requests = faulty.requests();
+                for route in [
+                    a2aflow::testkit::Route::Subscribe,
+                    a2aflow::testkit::Route::Get,
+                ] {
+                    if !requests.iter().any(|r| r.route == Some(route)) {
+                        return Err(format!("the engine never reached {route:?}"));
+                    }
+                }
             }
             match cell.expect {
                 Expect::Recovers if task.status == TaskOutcomeStatus::Completed => Ok(()),
