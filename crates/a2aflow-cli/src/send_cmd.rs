@@ -8,10 +8,9 @@ use a2aflow::model::a2a::{
     Task, TaskState, TaskStatus,
 };
 use a2aflow::model::{ErrorCode, Failure};
-use a2aflow::protocol::auth::{AgentAuth, Credentials, Environment};
 use a2aflow::protocol::client::ResponseReducer;
-use a2aflow::protocol::{CallOptions, HttpClient, Transport, binding};
-use a2aflow::{EngineConfig, fetch_agent_cards};
+use a2aflow::protocol::{CallOptions, Transport};
+use a2aflow::{EngineConfig, TransportFactory, fetch_agent_cards};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -99,30 +98,7 @@ async fn transport(url: &str, config: &EngineConfig) -> Result<Arc<dyn Transport
         .into_iter()
         .next()
         .ok_or_else(|| Failure::new(ErrorCode::A2aInvalidResponse, "no agent card"))?;
-    let preference = config.binding_preference();
-    let (_, interface) = binding::select_interface(&card, &preference)?;
-    let tls = config.tls_config();
-    let mut auth = AgentAuth::builder(Arc::new(card.clone()), interface.url.clone())
-        .client_identity(tls.presents_client_identity());
-    let credentials = match &config.credentials_file {
-        Some(path) => {
-            let mut env = Environment::from_process();
-            if let Some(env_file) = &config.env_file {
-                env = env.with_env_file(env_file)?;
-            }
-            Some(Credentials::from_file(path, &env)?)
-        }
-        None => None,
-    };
-    if let Some(c) = &credentials {
-        auth = auth.credentials(c);
-    }
-    let http = HttpClient::builder()
-        .limits(config.limits()?)
-        .tls(tls.client_config()?)
-        .request_headers(Arc::new(auth.build()?))
-        .build()?;
-    Ok(binding::connect(&card, &http, &preference)?)
+    TransportFactory::new(config, None)?.connect(&card)
 }
 
 /// Folds answers into a reducer created from the first object's context id.

@@ -7,7 +7,7 @@ use a2aflow_model::a2a::AgentCard;
 use a2aflow_model::{ExecutionResult, Failure, Workflow};
 use a2aflow_protocol::auth::{AgentAuth, AuthProvider, Credentials, Environment};
 use a2aflow_protocol::client::A2aEngineClient;
-use a2aflow_protocol::{CallOptions, HttpClient, binding};
+use a2aflow_protocol::{Binding, CallOptions, HttpClient, Limits, Transport, binding};
 use std::sync::Arc;
 
 /// Host-supplied pieces beyond the configuration.
@@ -30,42 +30,73 @@ pub fn build_engine_client(
     config: &EngineConfig,
     auth_provider: Option<Arc<dyn AuthProvider>>,
 ) -> Result<A2aEngineClient, Failure> {
-    config.validate()?;
-    let preference = config.binding_preference();
-    let limits = config.limits()?;
-    let tls = config.tls_config();
-    let tls_client_config = tls.client_config()?;
-    let credentials = match &config.credentials_file {
-        Some(path) => {
-            let mut env = Environment::from_process();
-            if let Some(env_file) = &config.env_file {
-                env = env.with_env_file(env_file)?;
-            }
-            Some(Credentials::from_file(path, &env)?)
-        }
-        None => None,
-    };
+    let transports = TransportFactory::new(config, auth_provider)?;
     let mut client = A2aEngineClient::new(config.client_config()?)?;
     for card in cards {
-        let (_, interface) = binding::select_interface(card, &preference)?;
-        let card_arc = Arc::new(card.clone());
-        let mut auth = AgentAuth::builder(card_arc, interface.url.clone())
-            .client_identity(tls.presents_client_identity());
-        if let Some(creds) = &credentials {
+        client.add_agent(card, transports.connect(card)?)?;
+    }
+    Ok(client)
+}
+
+/// Builds one authenticated transport per agent card from an [`EngineConfig`]: the binding from
+/// the configured preference, the agent's credentials (checked against the card's security
+/// requirements), TLS, limits, and an HTTP client with a pool of its own. The credentials file is
+/// read once, when the factory is made.
+pub struct TransportFactory {
+    preference: Vec<Binding>,
+    limits: Limits,
+    tls: Arc<rustls::ClientConfig>,
+    client_identity: bool,
+    credentials: Option<Credentials>,
+    auth_provider: Option<Arc<dyn AuthProvider>>,
+}
+
+impl TransportFactory {
+    /// Validates `config` and loads its credentials (`config.*` failures).
+    pub fn new(
+        config: &EngineConfig,
+        auth_provider: Option<Arc<dyn AuthProvider>>,
+    ) -> Result<Self, Failure> {
+        config.validate()?;
+        let tls = config.tls_config();
+        let credentials = match &config.credentials_file {
+            Some(path) => {
+                let mut env = Environment::from_process();
+                if let Some(env_file) = &config.env_file {
+                    env = env.with_env_file(env_file)?;
+                }
+                Some(Credentials::from_file(path, &env)?)
+            }
+            None => None,
+        };
+        Ok(TransportFactory {
+            preference: config.binding_preference(),
+            limits: config.limits()?,
+            tls: tls.client_config()?,
+            client_identity: tls.presents_client_identity(),
+            credentials,
+            auth_provider,
+        })
+    }
+
+    /// The transport for `card` (`a2a.unsupported_binding`, `auth.*` before anything is sent).
+    pub fn connect(&self, card: &AgentCard) -> Result<Arc<dyn Transport>, Failure> {
+        let (_, interface) = binding::select_interface(card, &self.preference)?;
+        let mut auth = AgentAuth::builder(Arc::new(card.clone()), interface.url.clone())
+            .client_identity(self.client_identity);
+        if let Some(creds) = &self.credentials {
             auth = auth.credentials(creds);
         }
-        if let Some(provider) = &auth_provider {
+        if let Some(provider) = &self.auth_provider {
             auth = auth.provider(provider.clone());
         }
         let http = HttpClient::builder()
-            .limits(limits.clone())
-            .tls(tls_client_config.clone())
+            .limits(self.limits.clone())
+            .tls(self.tls.clone())
             .request_headers(Arc::new(auth.build()?))
             .build()?;
-        let transport = binding::connect(card, &http, &preference)?;
-        client.add_agent(card, transport)?;
+        Ok(binding::connect(card, &http, &self.preference)?)
     }
-    Ok(client)
 }
 
 /// Fetches the public agent card of each URL (the card URL itself or the agent's base URL) with

@@ -30,7 +30,8 @@ mod execute;
 pub use config::EngineConfig;
 #[cfg(feature = "protocol")]
 pub use execute::{
-    HostHooks, build_engine_client, execute_workflow, execute_workflow_stream, fetch_agent_cards,
+    HostHooks, TransportFactory, build_engine_client, execute_workflow, execute_workflow_stream,
+    fetch_agent_cards,
 };
 
 /// The host-integration guide's code blocks are compiled as doctests, so the guide cannot drift
