@@ -204,15 +204,10 @@ pub fn matrix() -> Vec<Cell> {
                 add(place, wire, Trouble::Inject(fault), expect);
             }
         }
-        // Any byte restarts the idle-stream timer (keep-alive comments must), so a byte-drip
-        // stream is ended by the deadline: the run's in the engine, the call's in the protocol.
+        // A byte-drip stream never completes an event, so the idle-stream timeout should end it;
+        // the protocol call is bounded by its own deadline, as the engine bounds its calls.
         let drip = || Trouble::Inject(Fault::ByteDrip { interval: DRIP });
-        add(
-            Place::Stream,
-            wire,
-            drip(),
-            Expect::Code("workflow.timeout"),
-        );
+        add(Place::Stream, wire, drip(), Expect::Code("a2a.timeout"));
         add(Place::Subscribe, wire, drip(), Expect::Code("a2a.timeout"));
         // The run's deadline passes while the task hangs: the engine's best-effort CancelTask
         // meets the fault, which must neither surface nor stretch the run.
@@ -268,11 +263,19 @@ pub fn matrix() -> Vec<Cell> {
             Expect::Code("negotiation.budget_exhausted"),
         );
     }
+    let drip_stream = Trouble::Inject(Fault::ByteDrip { interval: DRIP });
     for cell in &mut cells {
         let slow_cancel = matches!(
             cell.trouble,
             Trouble::Inject(Fault::NeverAnswer | Fault::ByteDrip { .. })
         );
+        if cell.place == Place::Stream && cell.trouble == drip_stream {
+            cell.finding = Some(
+                "any byte restarts the idle-stream timer, so a stream dripping one byte per 50 ms \
+                 holds the task until the run deadline (workflow.timeout) instead of failing \
+                 a2a.timeout after idle_stream_secs",
+            );
+        }
         if cell.place == Place::EngineCancel && slow_cancel {
             cell.finding = Some(
                 "the run waits up to ClientConfig::cancel_timeout (3 s, not settable through \
