@@ -140,6 +140,9 @@ fn config(cell: &Cell, ca_bundle: Option<std::path::PathBuf>) -> EngineConfig {
     config.limits.max_sse_event_bytes = LIMIT;
     config.poll_interval_ms = 100;
     config.negotiation.max_exchanges = 2;
+    // The best-effort CancelTask after the deadline is bounded by this; the cells' time bound
+    // (deadline + 3 s) leaves room for it.
+    config.cancel_timeout_secs = 1.0;
     config.tls.ca_bundle = ca_bundle;
     config
 }

@@ -124,6 +124,9 @@ pub struct EngineConfig {
     pub negotiation: NegotiationSection,
     /// First GetTask poll interval, milliseconds (≥ 100).
     pub poll_interval_ms: u64,
+    /// Bound of one best-effort CancelTask (after a deadline, a Stop or a cancelled run), seconds.
+    /// A run that ends by its deadline may take this much longer to return.
+    pub cancel_timeout_secs: f64,
     /// At most this many remote tasks in flight per run (absent = unbounded).
     pub max_concurrent_remote_tasks: Option<usize>,
 }
@@ -139,6 +142,7 @@ impl Default for EngineConfig {
             env_file: None,
             negotiation: NegotiationSection::default(),
             poll_interval_ms: ClientConfig::default().poll_interval.as_millis() as u64,
+            cancel_timeout_secs: ClientConfig::default().cancel_timeout.as_secs_f64(),
             max_concurrent_remote_tasks: None,
         }
     }
@@ -277,7 +281,8 @@ impl EngineConfig {
     pub fn client_config(&self) -> Result<ClientConfig, Failure> {
         let config = ClientConfig::default()
             .with_max_negotiation_exchanges(self.negotiation.max_exchanges)
-            .with_poll_interval(Duration::from_millis(self.poll_interval_ms));
+            .with_poll_interval(Duration::from_millis(self.poll_interval_ms))
+            .with_cancel_timeout(secs("cancel_timeout_secs", self.cancel_timeout_secs)?);
         config.validate()?;
         Ok(config)
     }
@@ -322,6 +327,11 @@ mod tests {
             Duration::from_millis(5500)
         );
         assert_eq!(a.client_config().unwrap().max_negotiation_exchanges, 5);
+        let c = EngineConfig::from_toml_str("cancel_timeout_secs = 0.5").unwrap();
+        assert_eq!(
+            c.client_config().unwrap().cancel_timeout,
+            Duration::from_millis(500)
+        );
     }
 
     #[test]
@@ -342,6 +352,10 @@ mod tests {
             ("poll_interval_ms = 10", "at least 100 ms"),
             ("[tls]\nclient_cert = \"c.pem\"", "go together"),
             ("max_concurrent_remote_tasks = 0", "at least 1"),
+            (
+                "cancel_timeout_secs = 0",
+                "cancel_timeout_secs must be a positive",
+            ),
         ] {
             let err = EngineConfig::from_toml_str(text).unwrap_err();
             assert_eq!(err.code, "config.invalid", "{text}");
