@@ -263,15 +263,5 @@ pub fn matrix() -> Vec<Cell> {
             Expect::Code("negotiation.budget_exhausted"),
         );
     }
-    let drip_stream = Trouble::Inject(Fault::ByteDrip { interval: DRIP });
-    for cell in &mut cells {
-        if cell.place == Place::Stream && cell.trouble == drip_stream {
-            cell.finding = Some(
-                "any byte restarts the idle-stream timer, so a stream dripping one byte per 50 ms \
-                 holds the task until the run deadline (workflow.timeout) instead of failing \
-                 a2a.timeout after idle_stream_secs",
-            );
-        }
-    }
     cells
 }

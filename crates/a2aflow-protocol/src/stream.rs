@@ -1,5 +1,6 @@
 //! Turning an open `text/event-stream` body into a stream of [`StreamResponse`] results, with the
-//! idle-stream timeout (any bytes restart it, keep-alive comments included), the SSE event limit,
+//! idle-stream timeout (a complete event or keep-alive comment restarts it; bytes that never
+//! complete a line do not), the SSE event limit,
 //! the caller's overall deadline, and `event: error` mapped to a typed error that ends the stream.
 
 use std::collections::VecDeque;
@@ -84,6 +85,9 @@ struct State {
     queue: VecDeque<SseEvent>,
     framing: Framing,
     idle: Duration,
+    /// When the stream last made progress: a complete event or keep-alive comment. Bytes that
+    /// never complete a line (a byte drip) do not count, so they cannot hold a stream forever.
+    last_progress: Instant,
     deadline: Option<(Instant, TimeoutPhase, Duration)>,
     eof: bool,
     tap: WireTap,
@@ -121,6 +125,7 @@ pub(crate) fn event_stream(
         queue: VecDeque::new(),
         framing,
         idle,
+        last_progress: Instant::now(),
         deadline,
         eof: false,
         tap,
@@ -153,7 +158,7 @@ pub(crate) fn event_stream(
             if st.eof {
                 return None;
             }
-            let mut wait_until = Instant::now() + st.idle;
+            let mut wait_until = st.last_progress + st.idle;
             let mut timeout = TransportError::Timeout {
                 phase: TimeoutPhase::IdleStream,
                 after: st.idle,
@@ -176,6 +181,9 @@ pub(crate) fn event_stream(
                     Ok(data) => {
                         let mut evs = Vec::new();
                         let r = st.parser.feed_into(&data, &mut evs).map_err(sse_error);
+                        if !evs.is_empty() || st.parser.is_idle() {
+                            st.last_progress = Instant::now();
+                        }
                         st.queue.extend(evs);
                         r
                     }
