@@ -14,8 +14,9 @@ pub struct Limits {
     /// Time allowed for a unary call, from sending the request to the last body byte; for a
     /// stream, the time allowed until the response head arrives. Default 60 s.
     pub request_timeout: Duration,
-    /// Longest silence allowed on an open stream; any bytes, keep-alive comments included,
-    /// restart it. Default 60 s (the Python SDK pings every 15 s).
+    /// Longest time an open stream may go without progress: a complete event or keep-alive
+    /// comment restarts it; bytes that never complete a line do not. Default 60 s (the Python
+    /// SDK pings every 15 s).
     pub idle_stream_timeout: Duration,
     /// Largest response body read for a unary call, enforced while reading. Default 16 MiB.
     pub max_response_body: usize,
