@@ -262,6 +262,30 @@ pub fn matrix() -> Vec<Cell> {
             Trouble::EndlessProposals,
             Expect::Code("negotiation.budget_exhausted"),
         );
+        // Identities that change under the engine: a task id that changes mid-task, and a task id
+        // answered for another context (the agent reusing a task across contexts).
+        let foreign = |task, context, after_events| {
+            Trouble::Inject(Fault::ForeignIds {
+                task,
+                context,
+                after_events,
+            })
+        };
+        let invalid = || Expect::Code("a2a.invalid_response");
+        add(Place::Send, wire, foreign(false, true, 0), invalid());
+        add(Place::Poll, wire, foreign(true, false, 0), invalid());
+        add(Place::Poll, wire, foreign(false, true, 0), invalid());
+        add(Place::Stream, wire, foreign(true, false, 1), invalid());
+        add(Place::Stream, wire, foreign(false, true, 0), invalid());
+        // The same mid-negotiation: the answer to the engine's reply names another task or context.
+        for (task, context) in [(true, false), (false, true)] {
+            add(
+                Place::NegotiationReply,
+                wire,
+                foreign(task, context, 0),
+                Expect::Code("negotiation.identity_changed"),
+            );
+        }
     }
     cells
 }

@@ -278,10 +278,15 @@ async fn next_frame(st: &mut SseState) -> Option<Result<Frame<Bytes>, BodyError>
 fn emit(st: &mut SseState, item: Item) -> Bytes {
     st.emitted += 1;
     match item {
-        Item::Payload(payload, closes) => {
+        Item::Payload(mut payload, closes) => {
             // A stream with no task behind it (a direct message) ends after its events.
             if closes || (st.follow.is_none() && st.queue.is_empty()) {
                 st.finished = true;
+            }
+            if let Some(fault @ Fault::ForeignIds { after_events, .. }) = &st.fault {
+                if st.emitted > *after_events {
+                    fault.rewrite_ids(&mut payload);
+                }
             }
             st.framing.event(&payload)
         }

@@ -302,6 +302,13 @@ pub(crate) async fn handle(
             }
         }
     };
+    let result = match (&fault, result) {
+        (Some(f @ Fault::ForeignIds { .. }), Ok(OpOutput::Json(mut v))) => {
+            f.rewrite_ids(&mut v);
+            Ok(OpOutput::Json(v))
+        }
+        (_, r) => r,
+    };
     let mut response = encode(&envelope, result, &shared, fault.clone());
     if let Some(value) = echoed.filter(|v| !v.is_empty()) {
         if let Ok(v) = HeaderValue::from_str(&value) {

@@ -103,6 +103,66 @@ pub enum Fault {
     NeverAnswer,
     /// Demand this credential; a missing or wrong one gets HTTP 401.
     RequireAuth(Credential),
+    /// Answer normally, but with foreign identities: every task id (`taskId`, a Task's `id`) and/or
+    /// every `contextId` in the answer is replaced by [`FOREIGN_ID`] — an agent that changes ids
+    /// mid-conversation, or reuses a task id for another context. On a stream, the first
+    /// `after_events` events keep their ids.
+    ForeignIds {
+        /// Rewrite task ids.
+        task: bool,
+        /// Rewrite context ids.
+        context: bool,
+        /// Stream events sent unchanged before the rewriting starts (ignored on a JSON body).
+        after_events: usize,
+    },
+}
+
+/// The id [`Fault::ForeignIds`] puts in place of the real ones.
+pub const FOREIGN_ID: &str = "foreign-id-injected-by-testkit";
+
+impl Fault {
+    /// Applies [`Fault::ForeignIds`] to one answer payload (a JSON-RPC `result` or a REST body, a
+    /// Task, Message or StreamResponse); any other fault leaves it unchanged.
+    pub(crate) fn rewrite_ids(&self, payload: &mut serde_json::Value) {
+        if let Fault::ForeignIds { task, context, .. } = *self {
+            rewrite(payload, task, context, false);
+        }
+    }
+}
+
+/// Walks `v`; `in_task` is true when `v` sits where a Task belongs (its `id` is a task id).
+fn rewrite(v: &mut serde_json::Value, task: bool, context: bool, in_task: bool) {
+    match v {
+        serde_json::Value::Object(map) => {
+            let is_task = in_task || is_bare_task(map);
+            for (key, value) in map.iter_mut() {
+                let replace = match key.as_str() {
+                    "taskId" => task,
+                    "contextId" => context,
+                    "id" => task && is_task,
+                    _ => false,
+                };
+                if replace && value.is_string() {
+                    *value = serde_json::Value::String(FOREIGN_ID.to_owned());
+                } else {
+                    // A Task sits under `task` (StreamResponse / SendMessageResponse) or in a
+                    // `tasks` list (ListTasks); a bare Task answer (GetTask) is the top level.
+                    rewrite(value, task, context, key == "task" || key == "tasks");
+                }
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for item in items {
+                rewrite(item, task, context, in_task);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A Task object: it has an `id`, a `contextId` and a `status`.
+fn is_bare_task(map: &serde_json::Map<String, serde_json::Value>) -> bool {
+    map.contains_key("id") && map.contains_key("contextId") && map.contains_key("status")
 }
 
 #[derive(Default)]
@@ -150,6 +210,49 @@ impl FaultTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn foreign_ids_rewrite_task_and_context_ids_only() {
+        let both = Fault::ForeignIds {
+            task: true,
+            context: true,
+            after_events: 0,
+        };
+        let mut get = json!({"id": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_WORKING",
+            "message": {"messageId": "m1", "taskId": "t1", "contextId": "c1", "role": "ROLE_AGENT", "parts": []}},
+            "artifacts": [{"artifactId": "a1", "parts": []}]});
+        both.rewrite_ids(&mut get);
+        assert_eq!(get["id"], FOREIGN_ID);
+        assert_eq!(get["contextId"], FOREIGN_ID);
+        assert_eq!(get["status"]["message"]["taskId"], FOREIGN_ID);
+        assert_eq!(get["status"]["message"]["messageId"], "m1");
+        assert_eq!(get["artifacts"][0]["artifactId"], "a1");
+
+        let context_only = Fault::ForeignIds {
+            task: false,
+            context: true,
+            after_events: 0,
+        };
+        let mut event = json!({"task": {"id": "t1", "contextId": "c1", "status": {}}});
+        context_only.rewrite_ids(&mut event);
+        assert_eq!(event["task"]["id"], "t1");
+        assert_eq!(event["task"]["contextId"], FOREIGN_ID);
+
+        let task_only = Fault::ForeignIds {
+            task: true,
+            context: false,
+            after_events: 0,
+        };
+        let mut update = json!({"statusUpdate": {"taskId": "t1", "contextId": "c1", "status": {}}});
+        task_only.rewrite_ids(&mut update);
+        assert_eq!(update["statusUpdate"]["taskId"], FOREIGN_ID);
+        assert_eq!(update["statusUpdate"]["contextId"], "c1");
+        // Other faults never rewrite.
+        let mut untouched = json!({"id": "t1", "contextId": "c1", "status": {}});
+        Fault::MalformedJson.rewrite_ids(&mut untouched);
+        assert_eq!(untouched["id"], "t1");
+    }
 
     #[test]
     fn limited_fault_expires() {

@@ -59,7 +59,7 @@ mod tls;
 mod wire_error;
 
 pub use error::TestkitError;
-pub use fault::{Fault, Route};
+pub use fault::{FOREIGN_ID, Fault, Route};
 pub use message::{
     AgentMessage, IncomingMessage, NEGOTIATION_CONTEXT_KEY, NEGOTIATION_T_URI, NegotiationContext,
     Proposal, TEMPLATE_URI_KEY,
