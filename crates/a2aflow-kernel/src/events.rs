@@ -18,6 +18,9 @@ pub(crate) enum SinkKind {
     None,
     Callback(EventCallback),
     Channel(mpsc::Sender<Event>),
+    /// Delegation: a child run's events go through its parent's hub (numbered in the parent's
+    /// sequence, delivered to the parent's sink) keeping the child's execution id and depth.
+    Parent(Arc<EventHub>),
 }
 
 /// Per-run event hub: assigns `seq` under one lock so concurrent emitters stay totally ordered.
@@ -29,6 +32,8 @@ pub(crate) struct EventHub {
     consumer_gone: CancellationToken,
     /// After this instant a stuck consumer no longer holds the run: events are dropped.
     hard_deadline: Instant,
+    /// Delegation depth of the run (0 for a root run), written on every event.
+    depth: u32,
 }
 
 impl EventHub {
@@ -44,11 +49,22 @@ impl EventHub {
             seq: Mutex::new(0),
             consumer_gone,
             hard_deadline,
+            depth: 0,
         }
     }
 
+    /// The same hub for a run at delegation depth `depth`.
+    pub(crate) fn at_depth(mut self, depth: u32) -> Self {
+        self.depth = depth;
+        self
+    }
+
     pub(crate) fn enabled(&self) -> bool {
-        !matches!(self.sink, SinkKind::None)
+        match &self.sink {
+            SinkKind::None => false,
+            SinkKind::Parent(parent) => parent.enabled(),
+            SinkKind::Callback(_) | SinkKind::Channel(_) => true,
+        }
     }
 
     /// Emits one event unless `closed` is set (checked under the ordering lock).
@@ -63,22 +79,59 @@ impl EventHub {
         if !self.enabled() {
             return;
         }
+        if let SinkKind::Parent(parent) = &self.sink {
+            if closed.is_some_and(|c| c.load(Ordering::Acquire)) {
+                return;
+            }
+            let event = self.event(0, kind, step, task_id, data());
+            return parent.forward(event).await;
+        }
         let mut seq = self.seq.lock().await;
         if closed.is_some_and(|c| c.load(Ordering::Acquire)) {
             return;
         }
-        let event = Event {
-            seq: *seq,
+        let event = self.event(*seq, kind, step, task_id, data());
+        *seq += 1;
+        self.deliver(event).await;
+    }
+
+    fn event(
+        &self,
+        seq: u64,
+        kind: EventKind,
+        step: Option<&str>,
+        task_id: Option<&str>,
+        data: Value,
+    ) -> Event {
+        Event {
+            seq,
             kind,
             execution_id: self.execution_id.to_string(),
-            depth: 0,
+            depth: self.depth,
             step: step.map(str::to_owned),
             task_id: task_id.map(str::to_owned),
-            data: data(),
-        };
-        *seq += 1;
+            data,
+        }
+    }
+
+    /// Delivers a child run's event: numbered in this hub's sequence (or passed further up to
+    /// the root's hub), its execution id and depth kept.
+    fn forward(&self, mut event: Event) -> std::pin::Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+        Box::pin(async move {
+            if let SinkKind::Parent(parent) = &self.sink {
+                return parent.forward(event).await;
+            }
+            let mut seq = self.seq.lock().await;
+            event.seq = *seq;
+            *seq += 1;
+            self.deliver(event).await;
+        })
+    }
+
+    /// Hands a numbered event to the sink (called with the sequence lock held).
+    async fn deliver(&self, event: Event) {
         match &self.sink {
-            SinkKind::None => {}
+            SinkKind::None | SinkKind::Parent(_) => {}
             SinkKind::Callback(cb) => {
                 let cb = cb.clone();
                 if let Err(p) =
@@ -110,7 +163,9 @@ impl EventHub {
 /// The handle a [`crate::RemoteClient`] uses to emit `agent_*` events for one dispatch.
 ///
 /// Events go through the run's hub, so they are numbered in causal order with the kernel's own
-/// events. Only the `agent_*` kinds are accepted; others are ignored (the kernel emits them).
+/// events. Only the `agent_*` and `negotiation_*` kinds are accepted (a client observes
+/// negotiations the host's hook never sees, e.g. an exhausted budget); others are ignored (the
+/// kernel emits them).
 /// Once the kernel has settled the task (deadline, cancellation, ANY_SUCCESS loser) the emitter
 /// is closed and further events are dropped.
 #[derive(Clone)]
@@ -162,7 +217,9 @@ impl EventEmitter {
     }
 
     /// Emits one `agent_*` event (`agent_request`, `agent_response`, `agent_status_update`,
-    /// `agent_artifact_update`, `agent_message_event`) for this dispatch's step and task.
+    /// `agent_artifact_update`, `agent_message_event`) or `negotiation_*` event
+    /// (`negotiation_request`, `negotiation_resolved`, `negotiation_failed`) for this dispatch's
+    /// step and task.
     pub async fn emit(&self, kind: EventKind, data: Value) {
         if !matches!(
             kind,
@@ -171,8 +228,11 @@ impl EventEmitter {
                 | EventKind::AgentStatusUpdate
                 | EventKind::AgentArtifactUpdate
                 | EventKind::AgentMessageEvent
+                | EventKind::NegotiationRequest
+                | EventKind::NegotiationResolved
+                | EventKind::NegotiationFailed
         ) {
-            tracing::warn!(kind = %kind, "a remote client may only emit agent_* events; ignored");
+            tracing::warn!(kind = %kind, "a remote client may only emit agent_* and negotiation_* events; ignored");
             return;
         }
         self.emit_any(kind, data).await;

@@ -37,6 +37,8 @@ pub(crate) struct RunShared {
     pub(crate) run_token: CancellationToken,
     pub(crate) semaphore: Option<Arc<Semaphore>>,
     pub(crate) runtime_intent: Option<String>,
+    /// Where this run sits in a delegation tree (catalog, policy, depth, ancestry).
+    pub(crate) delegation: crate::delegation::Scope,
 }
 
 // The Task variant is the hot path; boxing it would cost one allocation per task.

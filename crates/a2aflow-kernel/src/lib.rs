@@ -30,9 +30,12 @@
 //!   cancellation (`workflow.cancelled`) stop everything in flight; late results are dropped.
 //! * Context: `contextFrom` absent = direct predecessors that ran (declaration order), `"*"` =
 //!   every completed ancestor (nearest first), names = those steps that ran (listed order).
+//! * Delegation: a subtask naming a child `workflow` runs it in the same engine after the
+//!   [`DelegationPolicy`] admitted it (see `docs/guide/delegation.md`, "Execution").
 
 mod client;
 mod control_point;
+mod delegation;
 mod events;
 mod executor;
 mod graph;
@@ -45,6 +48,10 @@ pub use client::{
     DispatchRequest, NegotiationHook, RemoteClient, TaskFailure, TaskOutcome, project_outputs,
 };
 pub use control_point::{CallbackError, ControlPoint};
+pub use delegation::{
+    Budget, CostMeter, DEFAULT_MAX_DEPTH, DEFAULT_MAX_FAN_OUT, DelegationPolicy, StaticCatalog,
+    WorkflowCatalog,
+};
 pub use events::{EventCallback, EventEmitter};
 pub use in_memory::{AgentScript, InMemoryClient, ScriptedReply, SentContent};
 pub use runner::{EventStream, OnFinish, RunInput, RunOptions, run, run_stream};

@@ -4,6 +4,7 @@
 
 use crate::client::RemoteClient;
 use crate::control_point::ControlPoint;
+use crate::delegation::{DelegationPolicy, Inherited, Scope, WorkflowCatalog};
 use crate::events::{EventCallback, EventHub, SinkKind};
 use crate::executor::{Executor, RunShared};
 use crate::graph;
@@ -14,7 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::{CancellationToken, DropGuard};
@@ -54,6 +55,11 @@ pub struct RunOptions {
     /// How long an interrupted remote client may take to clean up (best-effort remote cancel)
     /// before the kernel drops it. Default 5 s.
     pub cleanup_grace: Duration,
+    /// Resolves the child workflows that subtasks name with `workflow` (delegation). `None` (the
+    /// default): such a subtask fails with `delegation.no_catalog`.
+    pub workflow_catalog: Option<Arc<dyn WorkflowCatalog>>,
+    /// The limits checked before a child workflow starts (depth, fan-out, budget).
+    pub delegation: DelegationPolicy,
 }
 
 impl Default for RunOptions {
@@ -67,6 +73,8 @@ impl Default for RunOptions {
             on_event: None,
             execution_id: None,
             cleanup_grace: Duration::from_secs(5),
+            workflow_catalog: None,
+            delegation: DelegationPolicy::default(),
         }
     }
 }
@@ -82,11 +90,13 @@ impl std::fmt::Debug for RunOptions {
             .field("event_buffer", &self.event_buffer)
             .field("execution_id", &self.execution_id)
             .field("cleanup_grace", &self.cleanup_grace)
+            .field("workflow_catalog", &self.workflow_catalog.is_some())
+            .field("delegation", &self.delegation)
             .finish_non_exhaustive()
     }
 }
 
-fn fresh_execution_id() -> String {
+pub(crate) fn fresh_execution_id() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -116,16 +126,28 @@ pub async fn run(
         Some(cb) => SinkKind::Callback(cb),
         None => SinkKind::None,
     };
-    run_with_sink(workflow.into(), input, control_point, client, options, sink).await
+    run_with_sink(
+        workflow.into(),
+        input,
+        control_point,
+        client,
+        options,
+        sink,
+        None,
+    )
+    .await
 }
 
-async fn run_with_sink(
+/// One run, root or child. `parent` is `None` for a root run; a delegated child run gets what
+/// it inherits from its parent (crate::delegation) and a [`SinkKind::Parent`] sink.
+pub(crate) async fn run_with_sink(
     workflow: Arc<Workflow>,
     input: RunInput,
     cp: Arc<dyn ControlPoint>,
     client: Arc<dyn RemoteClient>,
     options: RunOptions,
     sink: SinkKind,
+    parent: Option<Inherited>,
 ) -> ExecutionResult {
     let execution_id: Arc<str> = Arc::from(
         options
@@ -138,12 +160,17 @@ async fn run_with_sink(
     async move {
         let deadline = Instant::now() + options.timeout;
         let run_token = options.cancel.child_token();
-        let hub = Arc::new(EventHub::new(
-            execution_id.clone(),
-            sink,
-            run_token.clone(),
-            deadline + options.cleanup_grace,
-        ));
+        // Delegation: where this run sits in its tree (depth 0 and a fresh tree for a root run).
+        let delegation = Scope::new(&options, parent, &workflow.id, &execution_id);
+        let hub = Arc::new(
+            EventHub::new(
+                execution_id.clone(),
+                sink,
+                run_token.clone(),
+                deadline + options.cleanup_grace,
+            )
+            .at_depth(delegation.depth()),
+        );
         hub.emit(EventKind::Start, None, None, None, || {
             json!({"workflow": workflow.name, "workflowId": workflow.id, "steps": workflow.steps.len()})
         })
@@ -175,10 +202,9 @@ async fn run_with_sink(
                 timeout: options.timeout,
                 grace: options.cleanup_grace,
                 run_token: run_token.clone(),
-                semaphore: options
-                    .max_concurrent_remote_tasks
-                    .map(|n| Arc::new(Semaphore::new(n.max(1)))),
+                semaphore: delegation.semaphore(),
                 runtime_intent: input.runtime_intent,
+                delegation,
             });
             let result = Executor::new(shared, graph::plan(&workflow)).run().await;
             match &result.failure {
@@ -291,6 +317,7 @@ pub fn run_stream(
         client,
         options,
         SinkKind::Channel(tx),
+        None,
     ));
     EventStream {
         rx,

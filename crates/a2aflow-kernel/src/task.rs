@@ -75,7 +75,7 @@ pub(crate) async fn guard<F: Future>(
     }
 }
 
-fn interrupted(token: &CancellationToken, deadline: Instant) -> Option<Interrupt> {
+pub(crate) fn interrupted(token: &CancellationToken, deadline: Instant) -> Option<Interrupt> {
     if token.is_cancelled() {
         Some(Interrupt::Cancelled)
     } else if Instant::now() >= deadline {
@@ -112,7 +112,7 @@ fn unnamed_view() -> TaskResultView {
 
 /// Gives `view` the identity of the subtask `request` describes. The request is consumed: its
 /// strings move into the view (the request is no longer needed once the task ended).
-fn name_view(view: &mut TaskResultView, request: TaskRequest) {
+pub(crate) fn name_view(view: &mut TaskResultView, request: TaskRequest) {
     view.agent_name = request.agent;
     view.skill = request.skill;
     view.task_id = request.local_task_id;
@@ -146,7 +146,13 @@ pub(crate) async fn run_task(
     // Boxed so every allocation of a task stays small (large futures make the allocator
     // consolidate on every spawn; measured in benches/scheduling.rs).
     let mut view = Box::new(unnamed_view());
-    let interrupt = Box::pin(execute(&sh, request, &token, &closed, &mut view)).await;
+    // Delegation hook: a subtask naming a child workflow runs it (crate::delegation).
+    let interrupt = match crate::delegation::target_of(&sh, step, index) {
+        Some(target) => {
+            crate::delegation::run_subtask(&sh, target, request, &token, &closed, &mut view).await
+        }
+        None => Box::pin(execute(&sh, request, &token, &closed, &mut view)).await,
+    };
     if let Some(i) = interrupt {
         fail_view(
             &mut view,

@@ -198,6 +198,12 @@ error_codes! {
     DelegationUnmappedStatus => "delegation.unmapped_status",
     /// A delegation record violates its JSON Schema.
     DelegationInvalidRecord => "delegation.invalid_record",
+    /// A subtask names a child workflow but the run has no workflow catalog to resolve it
+    /// (set `RunOptions::workflow_catalog`).
+    DelegationNoCatalog => "delegation.no_catalog",
+    /// The child workflow ran and failed (or was cancelled or timed out); the details keep the
+    /// child's execution id, its own code (`childCode`) and the code it started from (`cause`).
+    DelegationChildFailed => "delegation.child_failed",
 }
 
 /// The text of `docs/error-codes.md`, generated from [`ErrorCode::ALL`]: one table per namespace,
