@@ -1,7 +1,7 @@
 //! # a2aflow — the facade
 //!
 //! **What it is.** The one dependency a host adds: re-exports of the layers behind features
-//! (`protocol`, `extensions`, `testkit`) and the one-call [`execute_workflow`] entry point.
+//! (`protocol`, `extensions`, `testkit`, and `otel` for OpenTelemetry export of the engine's spans) and the one-call [`execute_workflow`] entry point.
 //!
 //! **What it owns.** Assembly only: building transports and the engine client from agent cards and
 //! an [`EngineConfig`], running, and closing only what it created.
@@ -25,6 +25,8 @@ pub use a2aflow_testkit as testkit;
 pub mod config;
 #[cfg(feature = "protocol")]
 mod execute;
+#[cfg(feature = "otel")]
+pub mod otel;
 
 #[cfg(feature = "protocol")]
 pub use config::EngineConfig;
