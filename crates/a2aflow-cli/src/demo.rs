@@ -7,7 +7,7 @@
 //! host would run it: cards fetched over HTTP, `execute_workflow_stream`, a ControlPoint.
 
 use crate::declarative::{DeclarativeControlPoint, NegotiationPolicy, RoutePolicy};
-use crate::progress::Progress;
+use crate::progress::{LiveProgress, Stream};
 use a2aflow::a2at::NEGOTIATION_T_EXTENSION_URI;
 use a2aflow::kernel::{CallbackError, ControlPoint, RunInput};
 use a2aflow::model::a2a::{AgentCard, PartContent};
@@ -192,13 +192,14 @@ pub async fn run_demo(print: bool) -> Result<ExecutionResult, String> {
             HostHooks::default(),
         )
         .map_err(|f| f.to_string())?;
-        let progress = Progress::new();
+        let mut progress = print.then(|| LiveProgress::on(Stream::Stdout));
         while let Some(event) = events.next().await {
-            if print {
-                if let Some(line) = progress.line(&event) {
-                    println!("{line}");
-                }
+            if let Some(progress) = progress.as_mut() {
+                progress.event(&event);
             }
+        }
+        if let Some(progress) = progress {
+            progress.finish();
         }
         Ok::<_, String>(events.result().await)
     }

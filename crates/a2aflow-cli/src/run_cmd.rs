@@ -8,7 +8,7 @@
 use crate::OutputFormat;
 use crate::declarative::{DeclarativeControlPoint, NegotiationPolicy, RoutePolicy};
 use crate::demo::negotiating_agents;
-use crate::progress::Progress;
+use crate::progress::{LiveProgress, Stream};
 use a2aflow::config::BindingName;
 use a2aflow::kernel::RunInput;
 use a2aflow::model::a2a::AgentCard;
@@ -279,18 +279,20 @@ pub fn run(args: RunArgs) -> u8 {
             },
             None => None,
         };
-        let progress = Progress::new();
+        let mut progress =
+            (args.format == OutputFormat::Text).then(|| LiveProgress::on(Stream::Stderr));
         while let Some(event) = stream.next().await {
             if let Some(out) = events_file.as_mut() {
                 if let Ok(line) = serde_json::to_string(&event) {
                     let _ = writeln!(out, "{line}");
                 }
             }
-            if args.format == OutputFormat::Text {
-                if let Some(line) = progress.line(&event) {
-                    eprintln!("{line}");
-                }
+            if let Some(progress) = progress.as_mut() {
+                progress.event(&event);
             }
+        }
+        if let Some(progress) = progress {
+            progress.finish();
         }
         if let Some(mut out) = events_file {
             let _ = out.flush();
