@@ -630,3 +630,104 @@ async fn the_deadline_stops_the_whole_tree() {
         .collect();
     assert_eq!(closes, [2, 1, 0]);
 }
+
+fn load(text: &str) -> Workflow {
+    a2aflow_model::load_workflow_str(text, a2aflow_model::LoadOptions { strict: true })
+        .unwrap()
+        .workflow
+}
+
+#[tokio::test]
+async fn documents_with_callable_by_run_as_written() {
+    // Loaded from strict documents: `workflow` on a subtask, `callableBy` / `callable_by`.
+    let review = load(
+        r#"{"id": "review", "name": "Review", "callableBy": ["release"],
+            "steps": [{"name": "read", "subtasks": [{"agent": "reader", "description": "read it"}]}]}"#,
+    );
+    let release = load(
+        r#"{"id": "release", "steps": [{"name": "check",
+            "subtasks": [{"workflow": "review", "description": "review the release"}]}]}"#,
+    );
+    let intruder = load(
+        r#"{"id": "intruder", "steps": [{"name": "check",
+            "subtasks": [{"workflow": "review", "description": "peek"}]}]}"#,
+    );
+    let catalog = StaticCatalog::new().with(review);
+    let client = Arc::new(InMemoryClient::new());
+
+    let rec = Recorder::default();
+    let (ok, _) = run(
+        release,
+        &client,
+        options(&rec, catalog.clone(), DelegationPolicy::default()),
+    )
+    .await;
+    assert!(ok.success, "{:?}", ok.failure);
+    assert_eq!(client.dispatches("reader"), 1);
+    validate_records(&rec.events());
+
+    let rec = Recorder::default();
+    let (refused, _) = run(
+        intruder,
+        &client,
+        options(&rec, catalog, DelegationPolicy::default()),
+    )
+    .await;
+    assert_refused(failed_view(&refused), RefusalReason::FlowNotCallable);
+    assert_eq!(
+        client.dispatches("reader"),
+        1,
+        "the refused call sent nothing"
+    );
+    validate_records(&rec.events());
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_any_success_winner_cancels_a_delegating_sibling() {
+    let slow = flow("slow", vec![step("work", &["sluggish"], &[])]);
+    let root = flow(
+        "root",
+        vec![Step {
+            name: "race".into(),
+            step_type: a2aflow_model::StepType::AnySuccess,
+            subtasks: vec![common::sub("quick", "fast path"), call("slow", "slow path")],
+            ..Default::default()
+        }],
+    );
+    // The winner answers after 1 s of paused time: by then the child has dispatched its work.
+    let client = Arc::new(
+        InMemoryClient::new()
+            .agent(
+                "sluggish",
+                AgentScript::reply(ScriptedReply::Echo).after(Duration::from_secs(3600)),
+            )
+            .agent(
+                "quick",
+                AgentScript::reply(ScriptedReply::Echo).after(Duration::from_secs(1)),
+            ),
+    );
+    let rec = Recorder::default();
+    let (result, _) = run(
+        root,
+        &client,
+        options(
+            &rec,
+            StaticCatalog::new().with(slow),
+            DelegationPolicy::default(),
+        ),
+    )
+    .await;
+    assert!(result.success, "{:?}", result.failure);
+    let views = &result.steps[0].task_results;
+    assert_eq!(views[1].status, TaskOutcomeStatus::Canceled);
+    // The loser's child run was cancelled and closed before the root closed.
+    assert_eq!(client.cancellations("sluggish"), 1);
+    let closes: Vec<u32> = rec
+        .events()
+        .iter()
+        .filter(|e| e.kind == EventKind::Close)
+        .map(|e| e.depth)
+        .collect();
+    assert_eq!(closes, [1, 0]);
+    validate_records(&rec.events());
+}
