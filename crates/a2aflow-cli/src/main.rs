@@ -1,6 +1,6 @@
 //! # a2aflow — the command line
 //!
-//! **What it is.** The `a2aflow` binary: `validate`, `graph`, `card`, `send`, `run` and `demo`.
+//! **What it is.** The `a2aflow` binary: `validate`, `graph`, `card`, `send`, `run`, `search` and `demo`.
 //!
 //! **What it owns.** Argument parsing, progress output and exit codes; everything else comes from
 //! the `a2aflow` facade. Nothing depends on it.
@@ -11,6 +11,7 @@ mod demo;
 mod graph;
 mod progress;
 mod run_cmd;
+mod search_cmd;
 mod send_cmd;
 mod validate_cmd;
 
@@ -73,6 +74,10 @@ enum Command {
     /// Run a workflow against A2A agents with the built-in declarative ControlPoint.
     /// Exit 0 on success, 1 on failure, 2 on a usage or setup error.
     Run(Box<run_cmd::RunArgs>),
+    /// Search an orchestration centre's workflows by intent.
+    /// Exit 0 when the centre answered (even with no result), 1 when it could not be asked or
+    /// answered an error, 2 on a usage error.
+    Search(Box<search_cmd::SearchArgs>),
     /// Run the demo workflow against embedded agents on loopback.
     Demo,
 }
@@ -96,6 +101,7 @@ fn main() -> ExitCode {
         Command::Card { url, format } => card_cmd::run(&url, format),
         Command::Send(args) => send_cmd::run(*args),
         Command::Run(args) => run_cmd::run(*args),
+        Command::Search(args) => search_cmd::run(*args),
         Command::Demo => demo::run(),
     };
     ExitCode::from(code)

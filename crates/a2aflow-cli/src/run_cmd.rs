@@ -106,7 +106,7 @@ fn token_from_env(var: &str) -> Option<String> {
 
 /// An HTTP client for a registry or orchestration centre: the configuration's TLS and limits,
 /// plus the bearer token from `token_var` when set.
-fn service_http(
+pub(crate) fn service_http(
     config: &EngineConfig,
     base_url: &str,
     token_var: &str,
