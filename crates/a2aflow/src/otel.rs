@@ -138,8 +138,10 @@ impl From<OtelError> for Failure {
 /// (flushing buffered spans, bounded by the export timeout); [`OtelGuard::shutdown`] does the same
 /// and reports a failed flush.
 ///
-/// Shut down from outside the runtime's own threads, or on a multi-thread runtime: the flush waits
-/// for an export request that runs on the runtime.
+/// The flush waits for export requests that run on the runtime, so do not shut down on one of its
+/// worker threads: from async code use `tokio::task::spawn_blocking(move || guard.shutdown())`, or
+/// shut down after `block_on` returns. On a blocked worker the flush and the shutdown each give up
+/// after the SDK's 5 s timeout and the buffered spans are lost.
 #[derive(Debug)]
 pub struct OtelGuard {
     provider: Option<SdkTracerProvider>,
