@@ -68,6 +68,23 @@ impl OtelConfig {
         }
     }
 
+    /// From the standard OpenTelemetry environment: the endpoint from
+    /// `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, else `OTEL_EXPORTER_OTLP_ENDPOINT`, else
+    /// `http://localhost:4318`; the service name from `OTEL_SERVICE_NAME`, else `a2aflow`. Blank
+    /// values count as unset; [`layer`] validates the result like any other configuration.
+    pub fn from_env() -> Self {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Self {
+        let set = |name: &str| get(name).filter(|v| !v.trim().is_empty());
+        let endpoint = set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+            .or_else(|| set("OTEL_EXPORTER_OTLP_ENDPOINT"))
+            .unwrap_or_else(|| "http://localhost:4318".to_owned());
+        let service = set("OTEL_SERVICE_NAME").unwrap_or_else(|| INSTRUMENTATION_SCOPE.to_owned());
+        OtelConfig::new(endpoint, service)
+    }
+
     /// Sets the deadline of one export request.
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
@@ -404,6 +421,37 @@ mod tests {
             traces_endpoint("http://gw:8080/otlp/v1/traces").unwrap(),
             "http://gw:8080/otlp/v1/traces"
         );
+    }
+
+    #[test]
+    fn from_env_prefers_the_traces_endpoint_and_ignores_blank_values() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(name, _)| *name == k)
+                    .map(|(_, v)| (*v).to_owned())
+            }
+        };
+        let c = OtelConfig::from_lookup(env(&[]));
+        assert_eq!(c.endpoint, "http://localhost:4318");
+        assert_eq!(c.service_name, "a2aflow");
+        let c = OtelConfig::from_lookup(env(&[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://base:4318"),
+            ("OTEL_SERVICE_NAME", "host-a"),
+        ]));
+        assert_eq!(c.endpoint, "http://base:4318");
+        assert_eq!(c.service_name, "host-a");
+        let c = OtelConfig::from_lookup(env(&[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://base:4318"),
+            (
+                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+                "http://traces:4318/v1/traces",
+            ),
+            ("OTEL_SERVICE_NAME", "  "),
+        ]));
+        assert_eq!(c.endpoint, "http://traces:4318/v1/traces");
+        assert_eq!(c.service_name, "a2aflow");
     }
 
     #[test]
