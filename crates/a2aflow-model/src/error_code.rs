@@ -166,6 +166,12 @@ error_codes! {
     NegotiationAborted => "negotiation.aborted",
     /// The remote side changed task or context identity mid-negotiation.
     NegotiationIdentityChanged => "negotiation.identity_changed",
+    /// `a2at::check_rules`: the negotiation context id is not a dashed UUID.
+    NegotiationInvalidContextId => "negotiation.invalid_context_id",
+    /// `a2at::check_rules`: the round is beyond `maxRounds`.
+    NegotiationRoundExceeded => "negotiation.round_exceeded",
+    /// `a2at::check_rules` failed as a whole (the message is the first violation's).
+    NegotiationRuleViolation => "negotiation.rule_violation",
 
     // ---- auth.* : credentials on the wire ----
     /// No configured credential or provider satisfies the card's security requirements.
