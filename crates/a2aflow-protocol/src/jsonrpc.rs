@@ -19,6 +19,7 @@ use crate::envelope::{classify_error_body, remote_error};
 use crate::error::TransportError;
 use crate::headers::CallOptions;
 use crate::http_client::{HttpClient, Outgoing, Reply, parse_uri};
+use crate::payload::{RpcFrame, SendResult};
 use crate::stream::{Framing, StreamResponseStream, event_stream};
 use crate::transport::Transport;
 
@@ -55,16 +56,32 @@ impl JsonRpcTransport {
         params: &P,
     ) -> Result<(i64, Bytes), TransportError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let mut params = serde_json::to_value(params)
-            .map_err(|e| TransportError::InvalidRequest(format!("cannot encode {method}: {e}")))?;
-        if let (Some(t), Value::Object(map)) = (&self.tenant, &mut params) {
-            map.entry("tenant")
-                .or_insert_with(|| Value::String(t.clone()));
+        let fail = |e: serde_json::Error| {
+            TransportError::InvalidRequest(format!("cannot encode {method}: {e}"))
+        };
+        let bytes = match &self.tenant {
+            // Without a tenant to add, the params are written straight into the frame.
+            None => serde_json::to_vec(&RpcRequest {
+                jsonrpc: "2.0",
+                id,
+                method,
+                params,
+            }),
+            Some(t) => {
+                let mut params = serde_json::to_value(params).map_err(fail)?;
+                if let Value::Object(map) = &mut params {
+                    map.entry("tenant")
+                        .or_insert_with(|| Value::String(t.clone()));
+                }
+                serde_json::to_vec(&RpcRequest {
+                    jsonrpc: "2.0",
+                    id,
+                    method,
+                    params: &params,
+                })
+            }
         }
-        let body =
-            serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        let bytes = serde_json::to_vec(&body)
-            .map_err(|e| TransportError::InvalidRequest(format!("cannot encode {method}: {e}")))?;
+        .map_err(fail)?;
         Ok((id, Bytes::from(bytes)))
     }
 
@@ -122,13 +139,31 @@ impl JsonRpcTransport {
     }
 }
 
+/// A JSON-RPC 2.0 request frame, serialised in one pass.
+#[derive(Serialize)]
+struct RpcRequest<'a, P> {
+    jsonrpc: &'static str,
+    id: i64,
+    method: &'a str,
+    params: &'a P,
+}
+
 /// Reads a JSON-RPC response: an error envelope (whatever the HTTP status) is the agent's error;
 /// otherwise it must be a JSON-RPC 2.0 response to request `id` with a `result` of type `R`.
+/// A plain 2xx success is decoded in one pass; anything else takes the checked path below.
 fn decode_response<R: DeserializeOwned>(
     reply: Reply,
     id: i64,
     method: &str,
 ) -> Result<R, TransportError> {
+    if reply.status.is_success() {
+        if let Some(r) = serde_json::from_slice::<RpcFrame<'_, R>>(&reply.body)
+            .ok()
+            .and_then(|f| f.into_result_for(id))
+        {
+            return Ok(r);
+        }
+    }
     let status = reply.status.as_u16();
     let mut v: Value = match serde_json::from_slice(&reply.body) {
         Ok(v) => v,
@@ -190,7 +225,9 @@ impl Transport for JsonRpcTransport {
         request: &SendMessageRequest,
         options: &CallOptions,
     ) -> Result<SendMessageResponse, TransportError> {
-        self.call(methods::SEND_MESSAGE, request, options).await
+        self.call::<_, SendResult>(methods::SEND_MESSAGE, request, options)
+            .await
+            .map(|r| r.0)
     }
 
     async fn send_streaming_message(

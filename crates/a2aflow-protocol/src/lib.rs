@@ -27,6 +27,7 @@ pub mod http_client;
 pub mod http_json;
 pub mod jsonrpc;
 pub mod limits;
+mod payload;
 pub mod registry;
 pub mod rest;
 pub mod sse;

@@ -33,7 +33,8 @@ pub(crate) enum Framing {
     Bare,
 }
 
-/// Decodes one SSE event. `Ok(None)` for events without payload (empty data).
+/// Decodes one SSE event. `Ok(None)` for events without payload (empty data). A plain success is
+/// decoded in one pass ([`crate::payload`]); anything else takes the checked `Value` path.
 pub(crate) fn decode_event(
     ev: SseEvent,
     framing: Framing,
@@ -46,6 +47,13 @@ pub(crate) fn decode_event(
         }
         return Ok(None);
     }
+    if !ev.is_error() {
+        if let Some(item) = crate::payload::stream_response(&ev.data, framing == Framing::JsonRpc)
+        {
+            return Ok(Some(item));
+        }
+    }
+    // Not a plain success: the checked path maps errors and explains what is wrong.
     let mut v: Value = serde_json::from_str(&ev.data)
         .map_err(|e| TransportError::InvalidResponse(format!("an SSE event is not JSON: {e}")))?;
     if let Some(r) = remote_error(&v, None) {
