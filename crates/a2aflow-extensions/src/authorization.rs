@@ -4,7 +4,7 @@
 use a2aflow_model::a2a::{GetTaskRequest, SendMessageResponse, StreamResponse, TaskState};
 use a2aflow_model::{ErrorCode, Failure, MessageContent, ReceivedKind, ReceivedMessage};
 use a2aflow_protocol::TransportError;
-use a2aflow_protocol::client::ResponseReducer;
+use a2aflow_protocol::client::{ResponseReducer, end_state_code};
 use a2at::AUTHORIZATION_T_EXTENSION_URI;
 use futures_util::StreamExt;
 use tokio::time::Instant;
@@ -59,16 +59,16 @@ impl AuthorizationOutcome {
     /// `a2a.task_canceled`, `a2a.auth_required`, `negotiation.not_negotiable`); `None` when
     /// approved.
     pub fn failure(&self) -> Option<Failure> {
-        let (code, what) = match self.status {
+        let what = match self.status {
             AuthorizationStatus::Approved => return None,
-            AuthorizationStatus::Rejected => (ErrorCode::A2aTaskRejected, "rejected"),
-            AuthorizationStatus::Failed => (ErrorCode::A2aTaskFailed, "failed"),
-            AuthorizationStatus::Canceled => (ErrorCode::A2aTaskCanceled, "was canceled"),
-            AuthorizationStatus::InputRequired => {
-                (ErrorCode::NegotiationNotNegotiable, "requires input")
-            }
-            AuthorizationStatus::AuthRequired => (ErrorCode::A2aAuthRequired, "requires auth"),
+            AuthorizationStatus::Rejected => "rejected",
+            AuthorizationStatus::Failed => "failed",
+            AuthorizationStatus::Canceled => "was canceled",
+            AuthorizationStatus::InputRequired => "requires input",
+            AuthorizationStatus::AuthRequired => "requires auth",
         };
+        // The state → code mapping is the engine client's, so both report the same codes.
+        let code = self.state.as_ref().and_then(end_state_code)?;
         let mut f = Failure::new(code, format!("Authorization-T task {what}"))
             .with_detail("agent", self.agent.clone())
             .with_detail("contextId", self.context_id.clone());

@@ -720,3 +720,188 @@ async fn agent_events_are_emitted_in_causal_order_through_the_runner() {
     );
     server.shutdown().await.unwrap();
 }
+
+/// A host whose content activates Negotiation-T and whose negotiation answer is `reply`.
+struct NegotiatingHost {
+    reply: fn(&NegotiationRequest) -> NegotiationReply,
+}
+
+#[async_trait]
+impl ControlPoint for NegotiatingHost {
+    async fn on_task(&self, request: TaskRequest) -> Result<MessageContent, CallbackError> {
+        Ok(activated(&request.description))
+    }
+    async fn on_negotiation(
+        &self,
+        request: NegotiationRequest,
+    ) -> Result<NegotiationReply, CallbackError> {
+        Ok((self.reply)(&request))
+    }
+}
+
+/// Runs a one-subtask workflow through the kernel runner and returns its events and failure code.
+async fn run_recorded(
+    server: &TestServer,
+    agent: &str,
+    description: &str,
+    config: ClientConfig,
+    reply: fn(&NegotiationRequest) -> NegotiationReply,
+) -> (Vec<a2aflow_model::Event>, Option<String>) {
+    let client = client_for(server, &[agent], false, config).await;
+    let workflow = load_workflow_value(
+        &json!({"id": "wf", "name": "neg", "steps": [{"name": "s", "subtasks": [
+            {"agent": agent, "description": description}]}]}),
+        LoadOptions::LENIENT,
+    )
+    .unwrap()
+    .workflow;
+    let seen: Arc<Mutex<Vec<a2aflow_model::Event>>> = Arc::default();
+    let sink = seen.clone();
+    let options = RunOptions {
+        timeout: Duration::from_secs(20),
+        on_event: Some(Arc::new(move |e: &a2aflow_model::Event| {
+            sink.lock().unwrap().push(e.clone())
+        })),
+        ..RunOptions::default()
+    };
+    let result = a2aflow_kernel::run(
+        workflow,
+        RunInput::default(),
+        Arc::new(NegotiatingHost { reply }),
+        Arc::new(client),
+        options,
+    )
+    .await;
+    assert!(!result.success);
+    let code = result.steps[0].task_results[0].error_code.clone();
+    let events = seen.lock().unwrap().clone();
+    (events, code)
+}
+
+/// The `negotiation_failed` events, after checking each follows a `negotiation_request` when
+/// `after_request` is set.
+fn negotiation_failures(events: &[a2aflow_model::Event], after_request: bool) -> Vec<Value> {
+    let names: Vec<&str> = events.iter().map(|e| e.kind.as_str()).collect();
+    let failed: Vec<usize> = (0..names.len())
+        .filter(|i| names[*i] == "negotiation_failed")
+        .collect();
+    if after_request {
+        let request = names
+            .iter()
+            .position(|n| *n == "negotiation_request")
+            .expect("a negotiation_request event");
+        assert!(failed.iter().all(|i| *i > request), "{names:?}");
+    }
+    failed.into_iter().map(|i| events[i].data.clone()).collect()
+}
+
+#[tokio::test]
+async fn s_neg_08_a_reply_failing_the_checks_emits_negotiation_failed_once() {
+    let server = TestServer::builder()
+        .agent(neg_agent("neg"))
+        .spawn()
+        .await
+        .unwrap();
+    let (events, code) = run_recorded(
+        &server,
+        "neg",
+        "negotiate area",
+        ClientConfig::default(),
+        |_| NegotiationReply::Send {
+            content: MessageContent::text("plain text, no Negotiation-T"),
+        },
+    )
+    .await;
+    assert_eq!(code.as_deref(), Some("negotiation.invalid_context"));
+    let failed = negotiation_failures(&events, true);
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(failed[0]["agent"], json!("neg"));
+    assert_eq!(failed[0]["errorCode"], json!("negotiation.invalid_context"));
+    assert_eq!(
+        failed[0]["error"],
+        json!("Negotiation reply must carry and activate Negotiation-T")
+    );
+    assert_eq!(count(&server, "neg", Route::Stream), 1, "no second send");
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn stop_emits_negotiation_failed_with_the_host_code() {
+    let server = TestServer::builder()
+        .agent(neg_agent("neg"))
+        .spawn()
+        .await
+        .unwrap();
+    let (events, code) = run_recorded(
+        &server,
+        "neg",
+        "negotiate area",
+        ClientConfig::default(),
+        |_| NegotiationReply::Stop {
+            code: "biz.area_unknown".into(),
+            reason: "no such area".into(),
+        },
+    )
+    .await;
+    assert_eq!(code.as_deref(), Some("biz.area_unknown"));
+    let failed = negotiation_failures(&events, true);
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(failed[0]["errorCode"], json!("biz.area_unknown"));
+    assert_eq!(failed[0]["error"], json!("no such area"));
+    assert_eq!(failed[0]["exchange"], json!(0));
+    assert!(failed[0]["remoteTaskId"].is_string());
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn budget_exhaustion_emits_negotiation_failed() {
+    let server = TestServer::builder()
+        .agent(neg_agent("neg"))
+        .spawn()
+        .await
+        .unwrap();
+    let config = ClientConfig::default().with_max_negotiation_exchanges(1);
+    let (events, code) = run_recorded(&server, "neg", "negotiate area", config, |r| {
+        answer(r, "REJECT")
+    })
+    .await;
+    assert_eq!(code.as_deref(), Some("negotiation.budget_exhausted"));
+    let names: Vec<&str> = events.iter().map(|e| e.kind.as_str()).collect();
+    assert_eq!(
+        names
+            .iter()
+            .filter(|n| **n == "negotiation_resolved")
+            .count(),
+        1
+    );
+    let failed = negotiation_failures(&events, true);
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(failed[0]["errorCode"], json!("negotiation.budget_exhausted"));
+    assert_eq!(failed[0]["exchange"], json!(1));
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn an_invalid_context_emits_negotiation_failed_without_asking_the_host() {
+    // Round 4 of 3: not a valid Propose, so the host is never asked.
+    let spec = neg_agent("bad")
+        .streaming(false)
+        .script(|_| Reply::propose(&Proposal::information(4, 3, "area")).into());
+    let server = TestServer::builder().agent(spec).spawn().await.unwrap();
+    let (events, code) = run_recorded(
+        &server,
+        "bad",
+        "go",
+        ClientConfig::default(),
+        |_| panic!("the host must not be asked"),
+    )
+    .await;
+    assert_eq!(code.as_deref(), Some("negotiation.invalid_context"));
+    let names: Vec<&str> = events.iter().map(|e| e.kind.as_str()).collect();
+    assert!(!names.contains(&"negotiation_request"), "{names:?}");
+    let failed = negotiation_failures(&events, false);
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(failed[0]["errorCode"], json!("negotiation.invalid_context"));
+    assert_eq!(failed[0]["remoteTaskId"], Value::Null);
+    server.shutdown().await.unwrap();
+}

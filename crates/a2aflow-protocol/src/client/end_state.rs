@@ -68,25 +68,46 @@ pub(crate) fn state_failure(code: ErrorCode, view: &TaskView) -> Failure {
     Failure::new(code, message)
 }
 
+/// The stable code of a remote task state that ends an interaction without success:
+/// FAILED → `a2a.task_failed`, REJECTED → `a2a.task_rejected`, CANCELED → `a2a.task_canceled`,
+/// AUTH_REQUIRED → `a2a.auth_required`, INPUT_REQUIRED → `negotiation.not_negotiable` (when no
+/// Negotiation-T takes it over). `None` for COMPLETED and for SUBMITTED / WORKING / unspecified,
+/// which are acknowledgements only.
+///
+/// ```
+/// use a2aflow_model::ErrorCode;
+/// use a2aflow_model::a2a::TaskState;
+/// use a2aflow_protocol::client::end_state_code;
+/// assert_eq!(end_state_code(&TaskState::Rejected), Some(ErrorCode::A2aTaskRejected));
+/// assert_eq!(end_state_code(&TaskState::Completed), None);
+/// ```
+pub fn end_state_code(state: &TaskState) -> Option<ErrorCode> {
+    match state {
+        TaskState::Failed => Some(ErrorCode::A2aTaskFailed),
+        TaskState::Rejected => Some(ErrorCode::A2aTaskRejected),
+        TaskState::Canceled => Some(ErrorCode::A2aTaskCanceled),
+        TaskState::AuthRequired => Some(ErrorCode::A2aAuthRequired),
+        TaskState::InputRequired => Some(ErrorCode::NegotiationNotNegotiable),
+        TaskState::Completed
+        | TaskState::Unspecified
+        | TaskState::Submitted
+        | TaskState::Working => None,
+    }
+}
+
 /// Classifies the current view.
 pub(crate) fn observe(view: &TaskView) -> Observation {
-    match &view.state {
-        None if view.direct_message.is_some() => Observation::DirectMessage,
-        None | Some(TaskState::Unspecified | TaskState::Submitted | TaskState::Working) => {
-            Observation::Pending
-        }
-        Some(TaskState::Completed) => Observation::Completed,
-        Some(TaskState::Failed) => {
-            Observation::Terminal(state_failure(ErrorCode::A2aTaskFailed, view))
-        }
-        Some(TaskState::Rejected) => {
-            Observation::Terminal(state_failure(ErrorCode::A2aTaskRejected, view))
-        }
-        Some(TaskState::Canceled) => {
-            Observation::Terminal(state_failure(ErrorCode::A2aTaskCanceled, view))
-        }
-        Some(TaskState::AuthRequired) => Observation::AuthRequired,
-        Some(TaskState::InputRequired) => Observation::InputRequired,
+    let state = match &view.state {
+        None if view.direct_message.is_some() => return Observation::DirectMessage,
+        None => return Observation::Pending,
+        Some(TaskState::Completed) => return Observation::Completed,
+        Some(state) => state,
+    };
+    match end_state_code(state) {
+        None => Observation::Pending,
+        Some(ErrorCode::A2aAuthRequired) => Observation::AuthRequired,
+        Some(ErrorCode::NegotiationNotNegotiable) => Observation::InputRequired,
+        Some(code) => Observation::Terminal(state_failure(code, view)),
     }
 }
 

@@ -9,7 +9,9 @@
 use super::config::ClientConfig;
 use super::end_state::{Observation, observe, state_name, with_identity};
 use super::neg_context::Levels;
-use super::negotiation::{Entry, NegotiationLoop, aborted_failure, stop_failure};
+use super::negotiation::{
+    Entry, FailedAt, NegotiationLoop, aborted_failure, emit_failed, stop_failure,
+};
 use super::view::{Applied, ResponseReducer, TaskView};
 use crate::error::{TimeoutPhase, TransportError};
 use crate::headers::CallOptions;
@@ -396,7 +398,7 @@ impl<'a> Interaction<'a> {
         let aborted = self.negotiation.as_ref().is_some_and(|n| n.state.aborted());
         match observation {
             Observation::Pending => Ok(Next::Observe),
-            _ if aborted => Err(aborted_failure()),
+            _ if aborted => Err(self.negotiation_failed(aborted_failure()).await),
             Observation::Completed => Ok(Next::Done),
             Observation::Terminal(f) => Err(f),
             Observation::AuthRequired => Err(super::end_state::state_failure(
@@ -429,16 +431,17 @@ impl<'a> Interaction<'a> {
             )
             .with_detail("gate", true));
         };
-        let entry = neg
+        let entry = match neg
             .state
             .on_candidate(&levels, remote_task_id.as_deref(), evidence)
-            .map_err(|f| {
-                if f.is(ErrorCode::NegotiationNotNegotiable) {
-                    f.with_detail("gate", true)
-                } else {
-                    f
-                }
-            })?;
+        {
+            Ok(entry) => entry,
+            // Nothing to negotiate: a gate, not a failed negotiation.
+            Err(f) if f.is(ErrorCode::NegotiationNotNegotiable) => {
+                return Err(f.with_detail("gate", true));
+            }
+            Err(f) => return Err(self.negotiation_failed(f).await),
+        };
         let proposal = match entry {
             None => return Ok(Next::Done),
             Some(Entry::Repeat) => {
@@ -460,14 +463,34 @@ impl<'a> Interaction<'a> {
         };
         let reply = bounded(&self.cancel, self.deadline, neg.hook.negotiate(request)).await??;
         match reply {
-            NegotiationReply::Stop { code, reason } => Err(stop_failure(&code, &reason)),
+            NegotiationReply::Stop { code, reason } => {
+                Err(self.negotiation_failed(stop_failure(&code, &reason)).await)
+            }
             NegotiationReply::Send { content } => {
-                let kind = neg.state.check_reply(&proposal, &content)?;
+                let kind = match neg.state.check_reply(&proposal, &content) {
+                    Ok(kind) => kind,
+                    Err(f) => return Err(self.negotiation_failed(f).await),
+                };
                 let task_id = proposal.remote_task_id.clone();
                 neg.state.record(*proposal, content.clone(), kind);
                 Ok(Next::Send(content, task_id))
             }
         }
+    }
+
+    /// Emits `negotiation_failed` for a negotiation this client ended, and gives `failure` back.
+    async fn negotiation_failed(&mut self, failure: Failure) -> Failure {
+        let at = FailedAt {
+            agent: &self.agent.name,
+            context_id: &self.context_id,
+            remote_task_id: self.reducer.task_id(),
+            exchanges: self
+                .negotiation
+                .as_ref()
+                .map_or(0, |n| n.state.exchanges().len()),
+        };
+        emit_failed(&self.events, at, &failure).await;
+        failure
     }
 
     async fn send(

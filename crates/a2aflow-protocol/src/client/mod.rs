@@ -17,5 +17,6 @@ mod negotiation;
 pub mod view;
 
 pub use config::{ClientConfig, MIN_POLL_INTERVAL};
+pub use end_state::end_state_code;
 pub use engine::A2aEngineClient;
 pub use view::{Applied, ResponseReducer, TaskView};

@@ -5,7 +5,10 @@
 //! exchange budget, and validates the host's reply before anything is sent.
 
 use super::neg_context::Levels;
-use a2aflow_model::{ErrorCode, Failure, MessageContent, NegotiationExchange, ReceivedMessage};
+use a2aflow_kernel::EventEmitter;
+use a2aflow_model::{
+    ErrorCode, EventKind, Failure, MessageContent, NegotiationExchange, ReceivedMessage,
+};
 use a2at::{
     ContentExtensions, ExchangeError, NEGOTIATION_T_EXTENSION_URI, NegotiationContext, Performative,
 };
@@ -201,6 +204,42 @@ pub(crate) fn stop_failure(code: &str, reason: &str) -> Failure {
         },
         details: Default::default(),
     }
+}
+
+/// Where a negotiation the client ended happened, for its `negotiation_failed` event.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FailedAt<'a> {
+    /// The agent's name.
+    pub agent: &'a str,
+    /// The logical task's context id.
+    pub context_id: &'a str,
+    /// The remote task id, when known (absent in pre-task mode).
+    pub remote_task_id: Option<&'a str>,
+    /// Exchanges completed before the failure.
+    pub exchanges: usize,
+}
+
+/// Emits `negotiation_failed` for a negotiation the client itself ended: a proposal that is
+/// invalid or not activated, an exhausted budget, a host reply failing the checks, the host's
+/// Stop, an ABORT. A failing host hook is reported by the kernel, which sees it first.
+pub(crate) async fn emit_failed(events: &EventEmitter, at: FailedAt<'_>, failure: &Failure) {
+    if !events.is_enabled() {
+        return;
+    }
+    events
+        .emit(
+            EventKind::NegotiationFailed,
+            serde_json::json!({
+                "agent": at.agent,
+                "contextId": at.context_id,
+                "remoteTaskId": at.remote_task_id,
+                "exchange": at.exchanges,
+                "error": failure.message,
+                "errorCode": failure.code,
+                "negotiationContext": failure.details.get("negotiationContext"),
+            }),
+        )
+        .await;
 }
 
 /// The failure after a host ABORT, whatever the agent answered.
@@ -404,6 +443,20 @@ mod tests {
         );
         l.record(p, reply("n", 2, 5, "ABORT"), ReplyKind::Abort);
         assert!(l.aborted());
+    }
+
+    #[test]
+    fn a2at_rule_codes_are_registered() {
+        for (code, want) in [
+            (
+                a2at::INVALID_CONTEXT_ID_CODE,
+                ErrorCode::NegotiationInvalidContextId,
+            ),
+            (a2at::ROUND_EXCEEDED_CODE, ErrorCode::NegotiationRoundExceeded),
+            (a2at::RULE_VIOLATION_CODE, ErrorCode::NegotiationRuleViolation),
+        ] {
+            assert_eq!(ErrorCode::parse(code), Some(want), "{code}");
+        }
     }
 
     #[test]
