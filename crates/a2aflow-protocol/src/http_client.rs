@@ -221,9 +221,10 @@ impl HttpClient {
         &self.inner.wire
     }
 
-    /// Fetches the public agent card. `url` is either the card URL itself or the agent's base
-    /// URL (no path, or `/`), to which `/.well-known/agent-card.json` is added. `A2A-Version: 1.0`
-    /// is sent, as on every request.
+    /// Fetches the public agent card. `url` is either the card URL itself (its path ends in
+    /// `.json`) or the agent's base URL, under whose path `/.well-known/agent-card.json` is
+    /// resolved (`http://h/agents/x` → `http://h/agents/x/.well-known/agent-card.json`).
+    /// `A2A-Version: 1.0` is sent, as on every request.
     pub async fn fetch_agent_card(
         &self,
         url: &str,
@@ -470,13 +471,24 @@ fn card_uri(url: &str) -> Result<Uri, TransportError> {
             "the agent URL `{url}` is not absolute"
         )));
     }
-    if matches!(uri.path(), "" | "/") && uri.query().is_none() {
-        let base = url.trim_end_matches('/');
-        return format!("{base}{AGENT_CARD_PATH}")
-            .parse()
-            .map_err(|e| TransportError::InvalidRequest(format!("bad agent URL `{url}`: {e}")));
+    // An explicit card URL is used as given; any other URL is the agent's base URL, and the
+    // well-known card path is resolved under its path (`http://h/agents/x` →
+    // `http://h/agents/x/.well-known/agent-card.json`), keeping the query.
+    if uri.path().ends_with(".json") {
+        return Ok(uri);
     }
-    Ok(uri)
+    let mut card = format!(
+        "{}://{}{}{AGENT_CARD_PATH}",
+        uri.scheme_str().unwrap_or("http"),
+        uri.authority().map(|a| a.as_str()).unwrap_or_default(),
+        uri.path().trim_end_matches('/'),
+    );
+    if let Some(q) = uri.query() {
+        card.push('?');
+        card.push_str(q);
+    }
+    card.parse()
+        .map_err(|e| TransportError::InvalidRequest(format!("bad agent URL `{url}`: {e}")))
 }
 
 /// Parses an absolute http(s) URL.
@@ -559,7 +571,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn card_uri_adds_the_well_known_path_to_base_urls_only() {
+    fn card_uri_resolves_the_well_known_path_under_the_base_path() {
         assert_eq!(
             card_uri("http://127.0.0.1:8080").unwrap().to_string(),
             "http://127.0.0.1:8080/.well-known/agent-card.json"
@@ -573,6 +585,23 @@ mod tests {
                 .unwrap()
                 .to_string(),
             "https://h/agents/x/card.json"
+        );
+        // A base URL with a path prefix: the card is resolved under the prefix.
+        for base in ["http://h/agents/x", "http://h/agents/x/"] {
+            assert_eq!(
+                card_uri(base).unwrap().to_string(),
+                "http://h/agents/x/.well-known/agent-card.json"
+            );
+        }
+        assert_eq!(
+            card_uri("http://h:8080/a?tenant=t").unwrap().to_string(),
+            "http://h:8080/a/.well-known/agent-card.json?tenant=t"
+        );
+        assert_eq!(
+            card_uri("http://h/agents/x/.well-known/agent-card.json")
+                .unwrap()
+                .to_string(),
+            "http://h/agents/x/.well-known/agent-card.json"
         );
         assert_eq!(
             card_uri("not a url").unwrap_err().code_str(),

@@ -376,3 +376,26 @@ async fn a_deadline_only_stream_runs_to_its_end() {
         );
     }
 }
+
+#[tokio::test]
+async fn the_card_is_found_from_a_base_url_with_a_path_prefix() {
+    let server = server().await;
+    let client = HttpClient::new().unwrap();
+    let by_base = client
+        .fetch_agent_card(&server.agent_url("a"), &CallOptions::default())
+        .await
+        .unwrap();
+    let by_card = client
+        .fetch_agent_card(&server.card_url("a"), &CallOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(by_base.name, "a");
+    assert_eq!(by_base, by_card);
+    let slash = format!("{}/", server.agent_url("a"));
+    let by_slash = client
+        .fetch_agent_card(&slash, &CallOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(by_slash, by_card);
+    server.shutdown().await.unwrap();
+}
