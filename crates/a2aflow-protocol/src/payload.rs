@@ -174,12 +174,27 @@ mod tests {
     #[test]
     fn anything_but_a_plain_success_falls_back() {
         for (json, rpc) in [
-            (r#"{"jsonrpc": "1.0", "result": {"task": {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}}}}"#, true),
-            (r#"{"jsonrpc": "2.0", "error": {"code": -32603, "message": "x"}}"#, true),
-            (r#"{"jsonrpc": "2.0", "result": {"task": {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}}}, "error": {}}"#, true),
+            (
+                r#"{"jsonrpc": "1.0", "result": {"task": {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}}}}"#,
+                true,
+            ),
+            (
+                r#"{"jsonrpc": "2.0", "error": {"code": -32603, "message": "x"}}"#,
+                true,
+            ),
+            (
+                r#"{"jsonrpc": "2.0", "result": {"task": {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}}}, "error": {}}"#,
+                true,
+            ),
             (r#"{"jsonrpc": "2.0", "result": {}}"#, true),
-            (r#"{"result": {"task": {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}}}}"#, true),
-            (r#"{"error": {"code": 500, "status": "INTERNAL", "message": "x"}}"#, false),
+            (
+                r#"{"result": {"task": {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}}}}"#,
+                true,
+            ),
+            (
+                r#"{"error": {"code": 500, "status": "INTERNAL", "message": "x"}}"#,
+                false,
+            ),
             (r#"{"task": {"id": "t"}}"#, false),
             ("{not json", false),
         ] {
@@ -197,7 +212,10 @@ mod tests {
         assert!(matches!(send, SendMessageResponse::Task(_)));
         assert_eq!(serde_json::from_str::<SendResult>(both).unwrap().0, send);
         let e = serde_json::from_str::<SendResult>("{}").unwrap_err();
-        assert!(e.to_string().contains("must have 'task' or 'message'"), "{e}");
+        assert!(
+            e.to_string().contains("must have 'task' or 'message'"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -207,7 +225,9 @@ mod tests {
             serde_json::from_str(b).unwrap()
         }
         assert!(matches!(
-            frame(body).into_result_for(7).and_then(Payload::into_send_response),
+            frame(body)
+                .into_result_for(7)
+                .and_then(Payload::into_send_response),
             Some(SendMessageResponse::Message(_))
         ));
         assert!(frame(body).into_result_for(8).is_none());

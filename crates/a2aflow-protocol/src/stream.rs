@@ -48,8 +48,7 @@ pub(crate) fn decode_event(
         return Ok(None);
     }
     if !ev.is_error() {
-        if let Some(item) = crate::payload::stream_response(&ev.data, framing == Framing::JsonRpc)
-        {
+        if let Some(item) = crate::payload::stream_response(&ev.data, framing == Framing::JsonRpc) {
             return Ok(Some(item));
         }
     }

@@ -876,7 +876,10 @@ async fn budget_exhaustion_emits_negotiation_failed() {
     );
     let failed = negotiation_failures(&events, true);
     assert_eq!(failed.len(), 1, "{failed:?}");
-    assert_eq!(failed[0]["errorCode"], json!("negotiation.budget_exhausted"));
+    assert_eq!(
+        failed[0]["errorCode"],
+        json!("negotiation.budget_exhausted")
+    );
     assert_eq!(failed[0]["exchange"], json!(1));
     server.shutdown().await.unwrap();
 }
@@ -888,13 +891,9 @@ async fn an_invalid_context_emits_negotiation_failed_without_asking_the_host() {
         .streaming(false)
         .script(|_| Reply::propose(&Proposal::information(4, 3, "area")).into());
     let server = TestServer::builder().agent(spec).spawn().await.unwrap();
-    let (events, code) = run_recorded(
-        &server,
-        "bad",
-        "go",
-        ClientConfig::default(),
-        |_| panic!("the host must not be asked"),
-    )
+    let (events, code) = run_recorded(&server, "bad", "go", ClientConfig::default(), |_| {
+        panic!("the host must not be asked")
+    })
     .await;
     assert_eq!(code.as_deref(), Some("negotiation.invalid_context"));
     let names: Vec<&str> = events.iter().map(|e| e.kind.as_str()).collect();

@@ -452,8 +452,14 @@ mod tests {
                 a2at::INVALID_CONTEXT_ID_CODE,
                 ErrorCode::NegotiationInvalidContextId,
             ),
-            (a2at::ROUND_EXCEEDED_CODE, ErrorCode::NegotiationRoundExceeded),
-            (a2at::RULE_VIOLATION_CODE, ErrorCode::NegotiationRuleViolation),
+            (
+                a2at::ROUND_EXCEEDED_CODE,
+                ErrorCode::NegotiationRoundExceeded,
+            ),
+            (
+                a2at::RULE_VIOLATION_CODE,
+                ErrorCode::NegotiationRuleViolation,
+            ),
         ] {
             assert_eq!(ErrorCode::parse(code), Some(want), "{code}");
         }
