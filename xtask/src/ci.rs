@@ -1,4 +1,4 @@
-//! `cargo xtask ci`: the exact sequence CI runs, and `cargo xtask bench`.
+//! `cargo xtask ci`: the exact sequence CI runs (`cargo xtask bench` is in [`crate::bench`]).
 //!
 //! Every prerequisite is installed here when missing (cargo-deny from crates.io, the Python interop
 //! peer from PyPI into `target/interop-venv`); a prerequisite that cannot be had fails the run
@@ -110,28 +110,6 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
     )?;
     println!("\nci: all steps passed in {:.1?}", started.elapsed());
     Ok(())
-}
-
-/// `cargo xtask bench`: every criterion benchmark of the workspace, then the load tests that are
-/// too heavy for every `cargo test` (they print their figures).
-pub fn bench(root: &Path) -> Result<(), String> {
-    sh(root, "cargo", &["bench", "--workspace"], &[])?;
-    sh(
-        root,
-        "cargo",
-        &[
-            "test",
-            "--release",
-            "-p",
-            "a2aflow-extensions",
-            "--test",
-            "load",
-            "--",
-            "--ignored",
-            "--nocapture",
-        ],
-        &[],
-    )
 }
 
 pub mod interop {

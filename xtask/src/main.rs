@@ -2,8 +2,10 @@
 //!
 //! - `check-layers` — the layer boundary over the full `cargo metadata` graph (see [`layers`]);
 //! - `ci` — everything CI runs, in order; the README's test command;
-//! - `bench` — every benchmark, figures into `docs/benchmarks.md`.
+//! - `bench` — every benchmark and the soak/load tests at full size, figures into
+//!   `docs/benchmarks.md` (see [`bench`]).
 
+mod bench;
 mod ci;
 mod layers;
 
@@ -40,8 +42,11 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("check-layers") => check_layers(&root),
         Some("ci") => ci::run(&root, &args[1..]),
-        Some("bench") => ci::bench(&root),
-        _ => Err("usage: cargo xtask <check-layers | ci [--skip-interop] | bench>".to_owned()),
+        Some("bench") => bench::run(&root, &args[1..]),
+        _ => Err(
+            "usage: cargo xtask <check-layers | ci [--skip-interop] | bench [--no-criterion]>"
+                .to_owned(),
+        ),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

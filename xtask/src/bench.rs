@@ -1,0 +1,347 @@
+//! `cargo xtask bench`: every criterion benchmark, the extensions load test, and the soak, load
+//! and cancellation test at full size; then one consolidated table written into
+//! `docs/benchmarks.md` between [`START`] and [`END`].
+//!
+//! Figures are read from the commands' output: criterion's `time:` / `thrpt:` lines, and the
+//! `BENCH name=value unit` lines the soak test prints. Each row carries the machine's cores, the
+//! date and the command that produced it; where two figures are compared the table gives their
+//! ratio.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// Start marker of the generated section in `docs/benchmarks.md`.
+pub const START: &str = "<!-- bench-report:start -->";
+/// End marker of the generated section.
+pub const END: &str = "<!-- bench-report:end -->";
+
+/// The soak command at full size (also the one printed in the table).
+const SOAK_ENV: [(&str, &str); 3] = [
+    ("A2AFLOW_SOAK_RUNS", "10000"),
+    ("A2AFLOW_LOAD_TASKS", "10000"),
+    ("A2AFLOW_CANCEL_RUNS", "1000"),
+];
+
+/// Pairs compared as a ratio: (label, numerator row, denominator row, what the ratio means).
+/// Both rows are criterion times, so `denominator / numerator` is the throughput ratio.
+const RATIOS: [(&str, &str, &str); 3] = [
+    (
+        "end-to-end tasks/s ÷ bare hyper, blocking (target ≥ 0.8)",
+        "client_1000_tasks/engine_jsonrpc_blocking",
+        "client_1000_tasks/bare_hyper_jsonrpc_blocking",
+    ),
+    (
+        "end-to-end tasks/s ÷ bare hyper, streaming (target ≥ 0.8)",
+        "client_1000_tasks/engine_jsonrpc_streaming",
+        "client_1000_tasks/bare_hyper_jsonrpc_streaming",
+    ),
+    (
+        "SSE parse throughput ÷ serde_json on the same payloads",
+        "sse/parse_events_16k_chunks",
+        "sse/serde_json_value_same_payloads",
+    ),
+];
+
+/// One figure of the report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// What was measured.
+    pub name: String,
+    /// The figure as printed (value and unit).
+    pub figure: String,
+    /// The command that produced it.
+    pub command: String,
+    /// The figure in seconds, for criterion times (to form ratios).
+    pub seconds: Option<f64>,
+}
+
+/// Reads criterion's report lines: `name  time: [lo mid hi]` (the name may be on the line
+/// before) and `thrpt: [lo mid hi]`; the middle estimate is kept.
+pub fn parse_criterion(output: &str, command: &str) -> Vec<Row> {
+    let mut rows = Vec::new();
+    let mut name = String::new();
+    for line in output.lines() {
+        let (before, kind, after) = if let Some((b, a)) = line.split_once("time:") {
+            (b, "time", a)
+        } else if let Some((b, a)) = line.split_once("thrpt:") {
+            (b, "thrpt", a)
+        } else {
+            let t = line.trim();
+            if !t.is_empty() && !line.starts_with(char::is_whitespace) && !t.contains(':') {
+                name = t.to_owned();
+            }
+            continue;
+        };
+        if !before.trim().is_empty() {
+            name = before.trim().to_owned();
+        }
+        let Some(mid) = middle_estimate(after) else {
+            continue;
+        };
+        rows.push(Row {
+            name: if kind == "time" {
+                name.clone()
+            } else {
+                format!("{name} (throughput)")
+            },
+            seconds: (kind == "time").then(|| seconds(&mid)).flatten(),
+            figure: mid,
+            command: command.to_owned(),
+        });
+    }
+    rows
+}
+
+/// `[1.0 ms 1.2 ms 1.4 ms]` → `1.2 ms`.
+fn middle_estimate(bracket: &str) -> Option<String> {
+    let inner = bracket.trim().strip_prefix('[')?.split(']').next()?;
+    let words: Vec<&str> = inner.split_whitespace().collect();
+    (words.len() == 6).then(|| format!("{} {}", words[2], words[3]))
+}
+
+/// `1.2 ms` → 0.0012.
+fn seconds(figure: &str) -> Option<f64> {
+    let (value, unit) = figure.split_once(' ')?;
+    let value: f64 = value.parse().ok()?;
+    let scale = match unit {
+        "ps" => 1e-12,
+        "ns" => 1e-9,
+        "µs" | "us" => 1e-6,
+        "ms" => 1e-3,
+        "s" => 1.0,
+        _ => return None,
+    };
+    Some(value * scale)
+}
+
+/// Reads `BENCH name=value unit` lines.
+pub fn parse_bench_lines(output: &str, command: &str) -> Vec<Row> {
+    output
+        .lines()
+        .filter_map(|line| {
+            let rest = line.trim().strip_prefix("BENCH ")?;
+            let (name, figure) = rest.split_once('=')?;
+            Some(Row {
+                name: name.trim().to_owned(),
+                figure: figure.trim().to_owned(),
+                command: command.to_owned(),
+                seconds: None,
+            })
+        })
+        .collect()
+}
+
+/// The ratio rows that can be formed from `rows`.
+pub fn ratios(rows: &[Row]) -> Vec<Row> {
+    let time = |name: &str| rows.iter().find(|r| r.name == name).and_then(|r| r.seconds);
+    RATIOS
+        .iter()
+        .filter_map(|(label, num, den)| {
+            let (n, d) = (time(num)?, time(den)?);
+            let command = rows.iter().find(|r| r.name == *num)?.command.clone();
+            Some(Row {
+                name: (*label).to_owned(),
+                figure: format!("{:.2}", d / n),
+                command,
+                seconds: None,
+            })
+        })
+        .collect()
+}
+
+/// The generated section: markers, machine line and the table.
+pub fn render(rows: &[Row], cores: usize, date: &str) -> String {
+    let mut out = format!(
+        "{START}\n_Generated by `cargo xtask bench` on {date}; machine: {cores} cores (`nproc`). \
+         Release profile. Criterion figures are the middle estimate; ratios compare two rows \
+         of the same run._\n\n| what | figure | cores | date | command |\n|---|---:|---:|---|---|\n"
+    );
+    for r in rows {
+        out.push_str(&format!(
+            "| {} | {} | {cores} | {date} | `{}` |\n",
+            r.name.replace('|', "\\|"),
+            r.figure,
+            r.command
+        ));
+    }
+    out.push_str(END);
+    out
+}
+
+/// Replaces the text between the markers (markers included), or inserts a "Consolidated
+/// report" section before the first `## ` heading when the markers are missing.
+pub fn splice(doc: &str, section: &str) -> String {
+    if let (Some(a), Some(b)) = (doc.find(START), doc.find(END))
+        && a < b
+    {
+        return format!("{}{section}{}", &doc[..a], &doc[b + END.len()..]);
+    }
+    let block = format!("## Consolidated report\n\n{section}\n\n");
+    match doc.find("\n## ") {
+        Some(i) => format!("{}{block}{}", &doc[..=i], &doc[i + 1..]),
+        None => format!("{doc}\n{block}"),
+    }
+}
+
+/// Runs a command, echoing its output, and returns stdout (stderr passes through).
+fn capture(
+    root: &Path,
+    program: &str,
+    args: &[&str],
+    envs: &[(&str, &str)],
+) -> Result<String, String> {
+    println!("\n==> {program} {}", args.join(" "));
+    let child = Command::new(program)
+        .args(args)
+        .envs(envs.iter().copied())
+        .current_dir(root)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| format!("could not start `{program}`: {e}"))?;
+    let out = child
+        .wait_with_output()
+        .map_err(|e| format!("`{program}` failed: {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    print!("{text}");
+    if out.status.success() {
+        Ok(text)
+    } else {
+        Err(format!(
+            "`{program} {}` failed: {}",
+            args.join(" "),
+            out.status
+        ))
+    }
+}
+
+fn today() -> String {
+    Command::new("date")
+        .args(["-u", "+%Y-%m-%d"])
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .filter(|d| !d.is_empty())
+        .unwrap_or_else(|| "(date unknown)".to_owned())
+}
+
+/// `cargo xtask bench [--no-criterion]`: see the module docs. `--no-criterion` skips the
+/// criterion benches (the table then holds only the other figures).
+pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
+    let mut rows = Vec::new();
+    if !args.iter().any(|a| a == "--no-criterion") {
+        let cmd = "cargo bench --workspace";
+        let out = capture(root, "cargo", &["bench", "--workspace"], &[])?;
+        rows.extend(parse_criterion(&out, cmd));
+    }
+    let ext = [
+        "test",
+        "--release",
+        "-p",
+        "a2aflow-extensions",
+        "--test",
+        "load",
+        "--",
+        "--ignored",
+        "--nocapture",
+    ];
+    capture(root, "cargo", &ext, &[])?;
+    let soak = ["test", "--release", "-p", "a2aflow-tests", "--test", "soak"];
+    let soak_cmd = format!(
+        "{} cargo {}",
+        SOAK_ENV
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" "),
+        soak.join(" ")
+    );
+    let out = capture(root, "cargo", &soak, &SOAK_ENV)?;
+    rows.extend(parse_bench_lines(&out, &soak_cmd));
+    let derived = ratios(&rows);
+    rows.extend(derived);
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let path = root.join("docs").join("benchmarks.md");
+    let doc = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let updated = splice(&doc, &render(&rows, cores, &today()));
+    std::fs::write(&path, updated).map_err(|e| format!("{}: {e}", path.display()))?;
+    println!(
+        "\nbench: {} figures written to {}",
+        rows.len(),
+        path.display()
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CRITERION: &str = "\
+kernel_scheduling/chain/100
+                        time:   [1.2000 ms 1.3000 ms 1.4000 ms]
+                        thrpt:  [142.14 Kelem/s 153.08 Kelem/s 165.83 Kelem/s]
+Found 1 outliers among 10 measurements (10.00%)
+sse/parse_events_16k_chunks   time:   [10.000 µs 20.000 µs 30.000 µs]
+sse/serde_json_value_same_payloads
+                        time:   [50.000 µs 60.000 µs 70.000 µs]
+";
+
+    #[test]
+    fn criterion_lines_become_rows_with_the_middle_estimate() {
+        let rows = parse_criterion(CRITERION, "cargo bench");
+        let names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "kernel_scheduling/chain/100",
+                "kernel_scheduling/chain/100 (throughput)",
+                "sse/parse_events_16k_chunks",
+                "sse/serde_json_value_same_payloads",
+            ]
+        );
+        assert_eq!(rows[0].figure, "1.3000 ms");
+        assert_eq!(rows[1].figure, "153.08 Kelem/s");
+        assert_eq!(rows[1].seconds, None);
+        assert!((rows[2].seconds.unwrap() - 20e-6).abs() < 1e-12);
+    }
+
+    #[test]
+    fn ratio_of_two_times_is_the_throughput_ratio() {
+        let rows = parse_criterion(CRITERION, "cargo bench");
+        let r = ratios(&rows);
+        assert_eq!(r.len(), 1);
+        assert!(r[0].name.starts_with("SSE parse"));
+        assert_eq!(r[0].figure, "3.00");
+    }
+
+    #[test]
+    fn bench_lines_are_read_and_others_ignored() {
+        let out = "soak: 10 runs\nBENCH soak.tasks_per_s=812.5 tasks/s\nnoise BENCH x\nBENCH load.rss_per_task=6120.0 bytes\n";
+        let rows = parse_bench_lines(out, "cmd");
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].name, "soak.tasks_per_s");
+        assert_eq!(rows[0].figure, "812.5 tasks/s");
+        assert_eq!(rows[1].figure, "6120.0 bytes");
+    }
+
+    #[test]
+    fn splice_replaces_between_markers_or_inserts_a_section() {
+        let row = Row {
+            name: "a|b".into(),
+            figure: "1 x".into(),
+            command: "c".into(),
+            seconds: None,
+        };
+        let section = render(&[row], 2, "2026-11-30");
+        assert!(section.contains("| a\\|b | 1 x | 2 | 2026-11-30 | `c` |"));
+        let fresh = splice("# Benchmarks\n\nintro\n\n## Kernel\n\nkept\n", &section);
+        assert!(fresh.starts_with("# Benchmarks\n\nintro\n\n## Consolidated report\n\n<!--"));
+        assert!(fresh.ends_with("## Kernel\n\nkept\n"));
+        let again = splice(&fresh, &render(&[], 4, "2027-01-01"));
+        assert!(!again.contains("a\\|b"));
+        assert!(again.contains("4 cores"));
+        assert_eq!(again.matches(START).count(), 1);
+        assert!(again.ends_with("## Kernel\n\nkept\n"));
+    }
+}
