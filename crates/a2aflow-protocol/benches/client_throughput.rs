@@ -4,7 +4,13 @@
 //! requests with the same concurrency — the limit the engine is compared with.
 //!
 //! Run with `cargo bench -p a2aflow-protocol --bench client_throughput`. Criterion reports
-//! elements (tasks) per second; the peak RSS of the process is printed at the end.
+//! elements (tasks) per second; at the end the bench prints, per case, the process CPU time per
+//! 1,000 tasks (user + system, server included: a load-independent cost figure on a shared
+//! machine) and the connections the server accepted per run, then the peak RSS of the process.
+//!
+//! Fairness: the engine and the bare loop talk to different agents of the same server (same
+//! behaviour), so neither runs against a task store grown by the other's iterations; each case
+//! can also be run alone in its own process (`-- --bench <case name>`).
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use a2aflow_kernel::{CallbackError, ControlPoint, RunInput, RunOptions, run};
@@ -135,6 +141,34 @@ async fn run_bare(client: &Bare, url: &str, streaming: bool) {
     }
 }
 
+/// User + system CPU time of this process, in clock ticks (`/proc/self/stat`).
+fn cpu_ticks() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the `(comm)`: state is field 3, utime 14, stime 15.
+    let rest = stat.rsplit_once(')')?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: u64 = fields.get(11)?.parse().ok()?;
+    let stime: u64 = fields.get(12)?.parse().ok()?;
+    Some(utime + stime)
+}
+
+/// CPU ticks, runs and server connections accumulated by one case.
+#[derive(Default)]
+struct Cost {
+    ticks: u64,
+    runs: u64,
+    connections: usize,
+}
+
+/// Runs `f` once, adding its CPU time and the server connections it opened to `cost`.
+fn measured(cost: &mut Cost, server: &TestServer, f: impl FnOnce()) {
+    let (t0, c0) = (cpu_ticks().unwrap_or(0), server.total_connections());
+    f();
+    cost.ticks += cpu_ticks().unwrap_or(0).saturating_sub(t0);
+    cost.connections += server.total_connections().saturating_sub(c0);
+    cost.runs += 1;
+}
+
 fn peak_rss_kib() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     status
@@ -152,6 +186,8 @@ fn bench(c: &mut Criterion) {
         TestServer::builder()
             .agent(AgentSpec::new("blocking").streaming(false))
             .agent(AgentSpec::new("streaming").streaming(true))
+            .agent(AgentSpec::new("blocking-limit").streaming(false))
+            .agent(AgentSpec::new("streaming-limit").streaming(true))
             .spawn()
             .await
             .unwrap()
@@ -159,26 +195,57 @@ fn bench(c: &mut Criterion) {
     let blocking = rt.block_on(engine(&server, "blocking"));
     let streaming = rt.block_on(engine(&server, "streaming"));
     let bare: Bare = rt.block_on(async { Client::builder(TokioExecutor::new()).build_http() });
-    let blocking_url = server.jsonrpc_url("blocking");
-    let streaming_url = server.jsonrpc_url("streaming");
+    let blocking_url = server.jsonrpc_url("blocking-limit");
+    let streaming_url = server.jsonrpc_url("streaming-limit");
+    let mut costs: Vec<(&str, Cost)> = Vec::new();
 
     let mut group = c.benchmark_group("client_1000_tasks");
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(15));
     group.throughput(Throughput::Elements(TASKS as u64));
+    let mut cost = Cost::default();
     group.bench_function("engine_jsonrpc_blocking", |b| {
-        b.iter(|| rt.block_on(run_engine(blocking.clone(), workflow("blocking"))));
+        b.iter(|| {
+            measured(&mut cost, &server, || {
+                rt.block_on(run_engine(blocking.clone(), workflow("blocking")))
+            })
+        });
     });
+    costs.push(("engine_jsonrpc_blocking", std::mem::take(&mut cost)));
     group.bench_function("bare_hyper_jsonrpc_blocking", |b| {
-        b.iter(|| rt.block_on(run_bare(&bare, &blocking_url, false)));
+        b.iter(|| {
+            measured(&mut cost, &server, || {
+                rt.block_on(run_bare(&bare, &blocking_url, false))
+            })
+        });
     });
+    costs.push(("bare_hyper_jsonrpc_blocking", std::mem::take(&mut cost)));
     group.bench_function("engine_jsonrpc_streaming", |b| {
-        b.iter(|| rt.block_on(run_engine(streaming.clone(), workflow("streaming"))));
+        b.iter(|| {
+            measured(&mut cost, &server, || {
+                rt.block_on(run_engine(streaming.clone(), workflow("streaming")))
+            })
+        });
     });
+    costs.push(("engine_jsonrpc_streaming", std::mem::take(&mut cost)));
     group.bench_function("bare_hyper_jsonrpc_streaming", |b| {
-        b.iter(|| rt.block_on(run_bare(&bare, &streaming_url, true)));
+        b.iter(|| {
+            measured(&mut cost, &server, || {
+                rt.block_on(run_bare(&bare, &streaming_url, true))
+            })
+        });
     });
+    costs.push(("bare_hyper_jsonrpc_streaming", std::mem::take(&mut cost)));
     group.finish();
+    // Clock ticks are 1/100 s on Linux (`getconf CLK_TCK`).
+    for (name, c) in costs.iter().filter(|(_, c)| c.runs > 0) {
+        eprintln!(
+            "{name}: CPU {:.0} ms per 1,000 tasks, {:.1} connections per run ({} runs)",
+            c.ticks as f64 * 10.0 / c.runs as f64,
+            c.connections as f64 / c.runs as f64,
+            c.runs
+        );
+    }
     if let Some(kib) = peak_rss_kib() {
         eprintln!("peak RSS (VmHWM) of the bench process: {kib} KiB");
     }
