@@ -183,13 +183,13 @@ pub fn splice(doc: &str, section: &str) -> String {
     }
 }
 
-/// Runs a command, echoing its output, and returns stdout (stderr passes through).
+/// Runs a command, echoing its output; returns its stdout and, when it failed, why.
 fn capture(
     root: &Path,
     program: &str,
     args: &[&str],
     envs: &[(&str, &str)],
-) -> Result<String, String> {
+) -> (String, Option<String>) {
     println!("\n==> {program} {}", args.join(" "));
     let child = Command::new(program)
         .args(args)
@@ -197,22 +197,21 @@ fn capture(
         .current_dir(root)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(|e| format!("could not start `{program}`: {e}"))?;
-    let out = child
-        .wait_with_output()
-        .map_err(|e| format!("`{program}` failed: {e}"))?;
+        .spawn();
+    let out = match child.and_then(|c| c.wait_with_output()) {
+        Ok(out) => out,
+        Err(e) => {
+            return (
+                String::new(),
+                Some(format!("could not run `{program}`: {e}")),
+            );
+        }
+    };
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     print!("{text}");
-    if out.status.success() {
-        Ok(text)
-    } else {
-        Err(format!(
-            "`{program} {}` failed: {}",
-            args.join(" "),
-            out.status
-        ))
-    }
+    let failed = (!out.status.success())
+        .then(|| format!("`{program} {}` failed: {}", args.join(" "), out.status));
+    (text, failed)
 }
 
 fn today() -> String {
@@ -226,13 +225,15 @@ fn today() -> String {
 }
 
 /// `cargo xtask bench [--no-criterion]`: see the module docs. `--no-criterion` skips the
-/// criterion benches (the table then holds only the other figures).
+/// criterion benches (the table then holds only the other figures). The report is written even
+/// when a command fails (with the figures it printed); the failure is returned afterwards.
 pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
     let mut rows = Vec::new();
+    let mut failures = Vec::new();
     if !args.iter().any(|a| a == "--no-criterion") {
-        let cmd = "cargo bench --workspace";
-        let out = capture(root, "cargo", &["bench", "--workspace"], &[])?;
-        rows.extend(parse_criterion(&out, cmd));
+        let (out, failed) = capture(root, "cargo", &["bench", "--workspace"], &[]);
+        rows.extend(parse_criterion(&out, "cargo bench --workspace"));
+        failures.extend(failed);
     }
     let ext = [
         "test",
@@ -245,7 +246,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
         "--ignored",
         "--nocapture",
     ];
-    capture(root, "cargo", &ext, &[])?;
+    failures.extend(capture(root, "cargo", &ext, &[]).1);
     let soak = ["test", "--release", "-p", "a2aflow-tests", "--test", "soak"];
     let soak_cmd = format!(
         "{} cargo {}",
@@ -256,8 +257,9 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
             .join(" "),
         soak.join(" ")
     );
-    let out = capture(root, "cargo", &soak, &SOAK_ENV)?;
+    let (out, failed) = capture(root, "cargo", &soak, &SOAK_ENV);
     rows.extend(parse_bench_lines(&out, &soak_cmd));
+    failures.extend(failed);
     let derived = ratios(&rows);
     rows.extend(derived);
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
@@ -270,7 +272,11 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
         rows.len(),
         path.display()
     );
-    Ok(())
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(failures.join("\n"))
+    }
 }
 
 #[cfg(test)]
