@@ -5,7 +5,7 @@
 //! - `soak`: `A2AFLOW_SOAK_RUNS` (default 500) concurrent five-step workflows with mixed,
 //!   deterministic outcomes; every run accounted for exactly once, with the outcome its script
 //!   implies; tasks/s, peak RSS, and RSS back near its baseline afterwards.
-//! - `load`: `A2AFLOW_LOAD_TASKS` (default 2,000) remote tasks in flight at once against a slow
+//! - `load`: `A2AFLOW_LOAD_TASKS` (default 500) remote tasks in flight at once against a slow
 //!   agent on the polling path; RSS per in-flight task (≤ 10 KB asserted from 1,000 tasks on).
 //! - `cancel`: `A2AFLOW_CANCEL_RUNS` (default 1,000) runs cancelled at seeded random points:
 //!   no tokio task left alive, no result or event after the cancel, and a CancelTask on the
