@@ -69,7 +69,7 @@ enum StepState {
 /// One run of the scheduler over a validated workflow.
 pub(crate) struct Executor {
     sh: Arc<RunShared>,
-    plan: Plan,
+    plan: Arc<Plan>,
     state: Vec<StepState>,
     unresolved: Vec<u32>,
     activated: Vec<bool>,
@@ -81,10 +81,16 @@ pub(crate) struct Executor {
     completed_steps: Vec<usize>,
     failure: Option<Failure>,
     stopped: bool,
+    /// Remote identities of ANY_SUCCESS losers that reported after their step ended:
+    /// (step, subtask, context id, remote task id), filled into the result by `finish`.
+    late_ids: Vec<LateIds>,
 }
 
+/// See [`Executor::late_ids`].
+type LateIds = (usize, usize, Option<String>, Option<String>);
+
 impl Executor {
-    pub(crate) fn new(sh: Arc<RunShared>, plan: Plan) -> Self {
+    pub(crate) fn new(sh: Arc<RunShared>, plan: Arc<Plan>) -> Self {
         let n = plan.steps.len();
         Executor {
             unresolved: plan.steps.iter().map(|s| s.in_degree).collect(),
@@ -99,6 +105,7 @@ impl Executor {
             completed_steps: Vec::with_capacity(n),
             failure: None,
             stopped: false,
+            late_ids: Vec::new(),
             sh,
             plan,
         }
@@ -189,6 +196,14 @@ impl Executor {
                     Err(shared) => shared.task_results.clone(),
                 };
             }
+            for (_, index, context_id, remote_task_id) in
+                self.late_ids.iter_mut().filter(|l| l.0 == s)
+            {
+                if let Some(view) = done.task_results.get_mut(*index) {
+                    view.context_id = view.context_id.take().or(context_id.take());
+                    view.remote_task_id = view.remote_task_id.take().or(remote_task_id.take());
+                }
+            }
         }
         self.emit(
             EventKind::WorkflowComplete,
@@ -213,14 +228,14 @@ impl Executor {
         }
     }
 
-    /// Builds the context window of step `s` from steps that completed.
+    /// Builds the context window of step `s` from steps that completed (shared, not copied).
     fn workflow_input(&self, s: usize) -> WorkflowInput {
         WorkflowInput {
             runtime_intent: self.sh.runtime_intent.clone(),
             upstream_results: self.plan.steps[s]
                 .context
                 .iter()
-                .filter_map(|&c| self.results[c].as_deref().cloned())
+                .filter_map(|&c| self.results[c].clone())
                 .collect(),
         }
     }
@@ -370,8 +385,15 @@ impl Executor {
                     && running.interrupt.is_none(),
                 running.views[index].is_some(),
             ),
-            // A late ANY_SUCCESS loser: the step already ended, the result is dropped.
-            _ => return,
+            // A late ANY_SUCCESS loser: the step already ended, the result is dropped; only its
+            // remote identity is kept for the run's result.
+            _ => {
+                if view.context_id.is_some() || view.remote_task_id.is_some() {
+                    self.late_ids
+                        .push((s, index, view.context_id, view.remote_task_id));
+                }
+                return;
+            }
         };
         if duplicate {
             return;

@@ -38,6 +38,7 @@ mod executor;
 mod graph;
 mod in_memory;
 mod panic_guard;
+mod prepared;
 mod runner;
 mod task;
 
@@ -47,4 +48,5 @@ pub use client::{
 pub use control_point::{CallbackError, ControlPoint};
 pub use events::{EventCallback, EventEmitter};
 pub use in_memory::{AgentScript, InMemoryClient, ScriptedReply, SentContent};
-pub use runner::{EventStream, OnFinish, RunInput, RunOptions, run, run_stream};
+pub use prepared::PreparedWorkflow;
+pub use runner::{EventStream, OnFinish, RunInput, RunOptions, run, run_prepared, run_stream};
