@@ -53,8 +53,8 @@ enum Job {
 struct Running {
     views: Vec<Option<TaskResultView>>,
     remaining: usize,
-    tokens: Vec<CancellationToken>,
-    closed: Vec<Arc<AtomicBool>>,
+    /// Per subtask: its cancellation token and the flag that closes its event emitter.
+    handles: Vec<(CancellationToken, Arc<AtomicBool>)>,
     interrupt: Option<Interrupt>,
 }
 
@@ -255,8 +255,7 @@ impl Executor {
             self.state[s] = StepState::Running(Box::new(Running {
                 views: Vec::new(),
                 remaining: 0,
-                tokens: Vec::new(),
-                closed: Vec::new(),
+                handles: Vec::new(),
                 interrupt: None,
             }));
             self.finish_step(s, StepStatus::Completed, Vec::new(), None)
@@ -267,8 +266,7 @@ impl Executor {
         let mut running = Running {
             views: vec![None; n],
             remaining: n,
-            tokens: Vec::with_capacity(n),
-            closed: Vec::with_capacity(n),
+            handles: Vec::with_capacity(n),
             interrupt: None,
         };
         for (i, sub) in step.subtasks.iter().enumerate() {
@@ -308,8 +306,7 @@ impl Executor {
                 .await;
             let token = sh.run_token.child_token();
             let closed = Arc::new(AtomicBool::new(false));
-            running.tokens.push(token.clone());
-            running.closed.push(closed.clone());
+            running.handles.push((token.clone(), closed.clone()));
             let task_span = tracing::info_span!(parent: &span, "task", task_id = %request.local_task_id, agent = %sub.agent);
             let job_sh = sh.clone();
             let sh_panic = sh.clone();
@@ -414,8 +411,9 @@ impl Executor {
             let mut losers = Vec::new();
             for (j, v) in running.views.iter_mut().enumerate() {
                 if v.is_none() {
-                    running.closed[j].store(true, Ordering::Release);
-                    running.tokens[j].cancel();
+                    let (token, closed) = &running.handles[j];
+                    closed.store(true, Ordering::Release);
+                    token.cancel();
                     let mut lv = subtask_view(&self.sh, s, j);
                     fail_view(
                         &mut lv,

@@ -85,7 +85,10 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             bad.codes(),
-            vec![ErrorCode::WorkflowUnknownTarget, ErrorCode::WorkflowDuplicateStep]
+            vec![
+                ErrorCode::WorkflowUnknownTarget,
+                ErrorCode::WorkflowDuplicateStep
+            ]
         );
     }
 }

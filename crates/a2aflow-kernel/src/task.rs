@@ -270,12 +270,16 @@ async fn dispatch_remote(
     mut sleep: Pin<&mut Sleep>,
     view: &mut TaskResultView,
 ) -> Option<Interrupt> {
-    let emitter = EventEmitter::new(
-        sh.hub.clone(),
-        Arc::from(request.step_name.as_str()),
-        Arc::from(request.local_task_id.as_str()),
-        closed.clone(),
-    );
+    let emitter = if sh.hub.enabled() {
+        EventEmitter::new(
+            sh.hub.clone(),
+            Arc::from(request.step_name.as_str()),
+            Arc::from(request.local_task_id.as_str()),
+            closed.clone(),
+        )
+    } else {
+        EventEmitter::silent(closed.clone())
+    };
     let hook = KernelNegotiation {
         sh,
         token,
