@@ -87,7 +87,7 @@ impl DeclarativeControlPoint {
     }
 }
 
-fn upstream_json(upstream: &[UpstreamResult]) -> Value {
+fn upstream_json(upstream: &[std::sync::Arc<UpstreamResult>]) -> Value {
     Value::Array(
         upstream
             .iter()

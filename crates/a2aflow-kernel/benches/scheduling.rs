@@ -2,10 +2,15 @@
 //!
 //! Shapes: chain (s0 → s1 → …), wide (root → N parallel → join), layered (L layers × W steps,
 //! each step feeding two steps of the next layer). Events are off; the figure of merit is the
-//! time per (step + edge). Run with `cargo bench -p a2aflow-kernel --bench scheduling`.
+//! time per (step + edge). Group `kernel_scheduling` measures `run` (validation and planning
+//! included); `kernel_scheduling_prepared` measures `run_prepared` on a workflow prepared once.
+//! Run with `cargo bench -p a2aflow-kernel --bench scheduling`.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-use a2aflow_kernel::{CallbackError, ControlPoint, InMemoryClient, RunInput, RunOptions, run};
+use a2aflow_kernel::{
+    CallbackError, ControlPoint, InMemoryClient, PreparedWorkflow, RunInput, RunOptions, run,
+    run_prepared,
+};
 use a2aflow_model::{Edge, MessageContent, Step, Subtask, TaskRequest, Workflow};
 use async_trait::async_trait;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
@@ -120,12 +125,35 @@ fn bench(c: &mut Criterion) {
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(3));
     group.warm_up_time(Duration::from_millis(500));
-    for (shape, n, wf) in shapes {
-        group.throughput(Throughput::Elements(size(&wf)));
-        group.bench_with_input(BenchmarkId::new(shape, n), &wf, |b, wf| {
+    for (shape, n, wf) in &shapes {
+        let (shape, n) = (*shape, *n);
+        group.throughput(Throughput::Elements(size(wf)));
+        group.bench_with_input(BenchmarkId::new(shape, n), wf, |b, wf| {
             b.iter(|| {
                 let r = rt.block_on(run(
                     wf.clone(),
+                    RunInput::default(),
+                    host.clone(),
+                    client.clone(),
+                    RunOptions::default(),
+                ));
+                assert!(r.success);
+                r
+            })
+        });
+    }
+    group.finish();
+    let mut group = c.benchmark_group("kernel_scheduling_prepared");
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(3));
+    group.warm_up_time(Duration::from_millis(500));
+    for (shape, n, wf) in &shapes {
+        let prepared = PreparedWorkflow::new(wf.clone()).unwrap();
+        group.throughput(Throughput::Elements(size(wf)));
+        group.bench_with_input(BenchmarkId::new(*shape, *n), &prepared, |b, p| {
+            b.iter(|| {
+                let r = rt.block_on(run_prepared(
+                    p,
                     RunInput::default(),
                     host.clone(),
                     client.clone(),

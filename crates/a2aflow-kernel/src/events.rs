@@ -170,17 +170,28 @@ impl EventHub {
 /// is closed and further events are dropped.
 #[derive(Clone)]
 pub struct EventEmitter {
-    hub: Option<Arc<EventHub>>,
+    /// Where events go; `None` when nobody listens (no allocation per dispatch then).
+    target: Option<Target>,
+    closed: Arc<AtomicBool>,
+}
+
+/// The hub and the step and task an emitter's events are about.
+#[derive(Clone)]
+struct Target {
+    hub: Arc<EventHub>,
     step: Arc<str>,
     task_id: Arc<str>,
-    closed: Arc<AtomicBool>,
 }
 
 impl std::fmt::Debug for EventEmitter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (step, task_id) = match &self.target {
+            Some(t) => (&*t.step, &*t.task_id),
+            None => ("", ""),
+        };
         f.debug_struct("EventEmitter")
-            .field("step", &self.step)
-            .field("task_id", &self.task_id)
+            .field("step", &step)
+            .field("task_id", &task_id)
             .field("enabled", &self.is_enabled())
             .finish()
     }
@@ -194,26 +205,28 @@ impl EventEmitter {
         closed: Arc<AtomicBool>,
     ) -> Self {
         EventEmitter {
-            hub: Some(hub),
-            step,
-            task_id,
+            target: Some(Target { hub, step, task_id }),
+            closed,
+        }
+    }
+
+    /// An emitter of a run without an event sink: drops everything, allocates nothing.
+    pub(crate) fn silent(closed: Arc<AtomicBool>) -> Self {
+        EventEmitter {
+            target: None,
             closed,
         }
     }
 
     /// An emitter that drops everything (for using a client outside a run).
     pub fn disabled() -> Self {
-        EventEmitter {
-            hub: None,
-            step: Arc::from(""),
-            task_id: Arc::from(""),
-            closed: Arc::new(AtomicBool::new(true)),
-        }
+        Self::silent(Arc::new(AtomicBool::new(true)))
     }
 
     /// True when someone listens; clients may skip building event data otherwise.
     pub fn is_enabled(&self) -> bool {
-        self.hub.as_ref().is_some_and(|h| h.enabled()) && !self.closed.load(Ordering::Acquire)
+        self.target.as_ref().is_some_and(|t| t.hub.enabled())
+            && !self.closed.load(Ordering::Acquire)
     }
 
     /// Emits one `agent_*` event (`agent_request`, `agent_response`, `agent_status_update`,
@@ -239,15 +252,16 @@ impl EventEmitter {
     }
 
     pub(crate) async fn emit_any(&self, kind: EventKind, data: Value) {
-        if let Some(hub) = &self.hub {
-            hub.emit(
-                kind,
-                Some(&self.step),
-                Some(&self.task_id),
-                Some(&self.closed),
-                || data,
-            )
-            .await;
+        if let Some(t) = &self.target {
+            t.hub
+                .emit(
+                    kind,
+                    Some(&t.step),
+                    Some(&t.task_id),
+                    Some(&self.closed),
+                    || data,
+                )
+                .await;
         }
     }
 }

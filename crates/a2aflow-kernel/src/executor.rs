@@ -55,8 +55,8 @@ enum Job {
 struct Running {
     views: Vec<Option<TaskResultView>>,
     remaining: usize,
-    tokens: Vec<CancellationToken>,
-    closed: Vec<Arc<AtomicBool>>,
+    /// Per subtask: its cancellation token and the flag that closes its event emitter.
+    handles: Vec<(CancellationToken, Arc<AtomicBool>)>,
     interrupt: Option<Interrupt>,
 }
 
@@ -71,7 +71,7 @@ enum StepState {
 /// One run of the scheduler over a validated workflow.
 pub(crate) struct Executor {
     sh: Arc<RunShared>,
-    plan: Plan,
+    plan: Arc<Plan>,
     state: Vec<StepState>,
     unresolved: Vec<u32>,
     activated: Vec<bool>,
@@ -83,10 +83,16 @@ pub(crate) struct Executor {
     completed_steps: Vec<usize>,
     failure: Option<Failure>,
     stopped: bool,
+    /// Remote identities of ANY_SUCCESS losers that reported after their step ended:
+    /// (step, subtask, context id, remote task id), filled into the result by `finish`.
+    late_ids: Vec<LateIds>,
 }
 
+/// See [`Executor::late_ids`].
+type LateIds = (usize, usize, Option<String>, Option<String>);
+
 impl Executor {
-    pub(crate) fn new(sh: Arc<RunShared>, plan: Plan) -> Self {
+    pub(crate) fn new(sh: Arc<RunShared>, plan: Arc<Plan>) -> Self {
         let n = plan.steps.len();
         Executor {
             unresolved: plan.steps.iter().map(|s| s.in_degree).collect(),
@@ -101,6 +107,7 @@ impl Executor {
             completed_steps: Vec::with_capacity(n),
             failure: None,
             stopped: false,
+            late_ids: Vec::new(),
             sh,
             plan,
         }
@@ -191,6 +198,14 @@ impl Executor {
                     Err(shared) => shared.task_results.clone(),
                 };
             }
+            for (_, index, context_id, remote_task_id) in
+                self.late_ids.iter_mut().filter(|l| l.0 == s)
+            {
+                if let Some(view) = done.task_results.get_mut(*index) {
+                    view.context_id = view.context_id.take().or(context_id.take());
+                    view.remote_task_id = view.remote_task_id.take().or(remote_task_id.take());
+                }
+            }
         }
         self.emit(
             EventKind::WorkflowComplete,
@@ -215,14 +230,14 @@ impl Executor {
         }
     }
 
-    /// Builds the context window of step `s` from steps that completed.
+    /// Builds the context window of step `s` from steps that completed (shared, not copied).
     fn workflow_input(&self, s: usize) -> WorkflowInput {
         WorkflowInput {
             runtime_intent: self.sh.runtime_intent.clone(),
             upstream_results: self.plan.steps[s]
                 .context
                 .iter()
-                .filter_map(|&c| self.results[c].as_deref().cloned())
+                .filter_map(|&c| self.results[c].clone())
                 .collect(),
         }
     }
@@ -242,8 +257,7 @@ impl Executor {
             self.state[s] = StepState::Running(Box::new(Running {
                 views: Vec::new(),
                 remaining: 0,
-                tokens: Vec::new(),
-                closed: Vec::new(),
+                handles: Vec::new(),
                 interrupt: None,
             }));
             self.finish_step(s, StepStatus::Completed, Vec::new(), None)
@@ -254,8 +268,7 @@ impl Executor {
         let mut running = Running {
             views: vec![None; n],
             remaining: n,
-            tokens: Vec::with_capacity(n),
-            closed: Vec::with_capacity(n),
+            handles: Vec::with_capacity(n),
             interrupt: None,
         };
         for (i, sub) in step.subtasks.iter().enumerate() {
@@ -295,8 +308,7 @@ impl Executor {
                 .await;
             let token = sh.run_token.child_token();
             let closed = Arc::new(AtomicBool::new(false));
-            running.tokens.push(token.clone());
-            running.closed.push(closed.clone());
+            running.handles.push((token.clone(), closed.clone()));
             let task_span = tracing::info_span!(parent: &span, "task", task_id = %request.local_task_id, agent = %sub.agent);
             let job_sh = sh.clone();
             let sh_panic = sh.clone();
@@ -372,8 +384,15 @@ impl Executor {
                     && running.interrupt.is_none(),
                 running.views[index].is_some(),
             ),
-            // A late ANY_SUCCESS loser: the step already ended, the result is dropped.
-            _ => return,
+            // A late ANY_SUCCESS loser: the step already ended, the result is dropped; only its
+            // remote identity is kept for the run's result.
+            _ => {
+                if view.context_id.is_some() || view.remote_task_id.is_some() {
+                    self.late_ids
+                        .push((s, index, view.context_id, view.remote_task_id));
+                }
+                return;
+            }
         };
         if duplicate {
             return;
@@ -394,8 +413,9 @@ impl Executor {
             let mut losers = Vec::new();
             for (j, v) in running.views.iter_mut().enumerate() {
                 if v.is_none() {
-                    running.closed[j].store(true, Ordering::Release);
-                    running.tokens[j].cancel();
+                    let (token, closed) = &running.handles[j];
+                    closed.store(true, Ordering::Release);
+                    token.cancel();
                     let mut lv = subtask_view(&self.sh, s, j);
                     fail_view(
                         &mut lv,

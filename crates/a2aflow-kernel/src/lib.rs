@@ -3,7 +3,7 @@
 //! **What it is.** The transport-free heart of a2aflow: the [`ControlPoint`] host callback
 //! contract, the DAG executor with an online ready queue and dead-path elimination, routing,
 //! the context builder, deadlines, cancellation, lifecycle events and the runner ([`run`],
-//! [`run_stream`]).
+//! [`run_stream`], and [`run_prepared`] for a [`PreparedWorkflow`] validated and planned once).
 //!
 //! **What it owns.** When each step runs, which edges activate, what each callback receives, and
 //! how a run ends. It reaches remote agents only through the [`RemoteClient`] trait it defines;
@@ -19,7 +19,8 @@
 //!   one was activated. A step that can no longer run resolves its outgoing edges as not
 //!   activated, so joins after conditional branches neither hang nor run twice.
 //! * ALL_SUCCESS: all subtasks must succeed (all are awaited). ANY_SUCCESS: the first success
-//!   wins; the others are cancelled through their token and recorded CANCELED. SELF_LOOP:
+//!   wins; the others are cancelled through their token and recorded CANCELED (in the run's
+//!   result with their context and remote task ids when the client reported them). SELF_LOOP:
 //!   `on_self_task` per subtask, nothing sent. A step without subtasks succeeds.
 //! * After a step succeeds, its blank edges activate without a callback and every nonblank edge
 //!   calls `on_route` concurrently; all decisions are in before any successor starts. One failed,
@@ -29,7 +30,8 @@
 //!   steps already running finish and are recorded. The deadline (`workflow.timeout`) and
 //!   cancellation (`workflow.cancelled`) stop everything in flight; late results are dropped.
 //! * Context: `contextFrom` absent = direct predecessors that ran (declaration order), `"*"` =
-//!   every completed ancestor (nearest first), names = those steps that ran (listed order).
+//!   every completed ancestor (nearest first), names = those steps that ran (listed order). The
+//!   window shares the upstream results (`Arc`); nothing is copied per task.
 //! * Delegation: a subtask naming a child `workflow` runs it in the same engine after the
 //!   [`DelegationPolicy`] admitted it (see `docs/guide/delegation.md`, "Execution").
 
@@ -41,6 +43,7 @@ mod executor;
 mod graph;
 mod in_memory;
 mod panic_guard;
+mod prepared;
 mod runner;
 mod task;
 
@@ -54,4 +57,5 @@ pub use delegation::{
 };
 pub use events::{EventCallback, EventEmitter};
 pub use in_memory::{AgentScript, InMemoryClient, ScriptedReply, SentContent};
-pub use runner::{EventStream, OnFinish, RunInput, RunOptions, run, run_stream};
+pub use prepared::PreparedWorkflow;
+pub use runner::{EventStream, OnFinish, RunInput, RunOptions, run, run_prepared, run_stream};

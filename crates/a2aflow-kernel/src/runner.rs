@@ -7,8 +7,8 @@ use crate::control_point::ControlPoint;
 use crate::delegation::{DelegationPolicy, Inherited, Scope, WorkflowCatalog};
 use crate::events::{EventCallback, EventHub, SinkKind};
 use crate::executor::{Executor, RunShared};
-use crate::graph;
 use crate::panic_guard::panic_message;
+use crate::prepared::PreparedWorkflow;
 use a2aflow_model::{ErrorCode, Event, EventKind, ExecutionResult, Failure, Workflow};
 use serde_json::json;
 use std::sync::Arc;
@@ -126,22 +126,45 @@ pub async fn run(
         Some(cb) => SinkKind::Callback(cb),
         None => SinkKind::None,
     };
-    run_with_sink(
-        workflow.into(),
-        input,
-        control_point,
-        client,
-        options,
-        sink,
-        None,
-    )
-    .await
+    let source = Source::Raw(workflow.into());
+    run_with_sink(source, input, control_point, client, options, sink, None).await
+}
+
+/// Runs a [`PreparedWorkflow`]: the same as [`run`] without validating and planning again.
+pub async fn run_prepared(
+    prepared: &PreparedWorkflow,
+    input: RunInput,
+    control_point: Arc<dyn ControlPoint>,
+    client: Arc<dyn RemoteClient>,
+    options: RunOptions,
+) -> ExecutionResult {
+    let sink = match options.on_event.clone() {
+        Some(cb) => SinkKind::Callback(cb),
+        None => SinkKind::None,
+    };
+    let source = Source::Prepared(prepared.clone());
+    run_with_sink(source, input, control_point, client, options, sink, None).await
+}
+
+/// What a run starts from: a workflow still to validate, or one prepared earlier.
+pub(crate) enum Source {
+    Raw(Arc<Workflow>),
+    Prepared(PreparedWorkflow),
+}
+
+impl Source {
+    fn workflow(&self) -> &Arc<Workflow> {
+        match self {
+            Source::Raw(w) => w,
+            Source::Prepared(p) => p.workflow(),
+        }
+    }
 }
 
 /// One run, root or child. `parent` is `None` for a root run; a delegated child run gets what
 /// it inherits from its parent (crate::delegation) and a [`SinkKind::Parent`] sink.
 pub(crate) async fn run_with_sink(
-    workflow: Arc<Workflow>,
+    source: Source,
     input: RunInput,
     cp: Arc<dyn ControlPoint>,
     client: Arc<dyn RemoteClient>,
@@ -155,6 +178,7 @@ pub(crate) async fn run_with_sink(
             .clone()
             .unwrap_or_else(fresh_execution_id),
     );
+    let workflow = source.workflow().clone();
     let span =
         tracing::info_span!("workflow", execution_id = %execution_id, workflow_id = %workflow.id);
     async move {
@@ -175,8 +199,12 @@ pub(crate) async fn run_with_sink(
             json!({"workflow": workflow.name, "workflowId": workflow.id, "steps": workflow.steps.len()})
         })
         .await;
-        let validation = a2aflow_model::validate(&workflow);
-        let result = if let Err(errors) = validation {
+        let prepared = match source {
+            Source::Raw(w) => PreparedWorkflow::new(w),
+            Source::Prepared(p) => Ok(p),
+        };
+        let result = match prepared {
+            Err(errors) => {
             let failure = errors.to_failure();
             tracing::warn!(code = %failure.code, error = %failure.message, "workflow rejected before scheduling");
             hub.emit(EventKind::Error, None, None, None, || {
@@ -191,7 +219,8 @@ pub(crate) async fn run_with_sink(
                 steps: Vec::new(),
                 skipped_steps: workflow.steps.iter().map(|s| s.name.clone()).collect(),
             }
-        } else {
+            }
+            Ok(prepared) => {
             let shared = Arc::new(RunShared {
                 execution_id: execution_id.clone(),
                 workflow: workflow.clone(),
@@ -206,7 +235,7 @@ pub(crate) async fn run_with_sink(
                 runtime_intent: input.runtime_intent,
                 delegation,
             });
-            let result = Executor::new(shared, graph::plan(&workflow)).run().await;
+            let result = Executor::new(shared, prepared.plan().clone()).run().await;
             match &result.failure {
                 None => {
                     hub.emit(EventKind::Complete, None, None, None, || {
@@ -222,6 +251,7 @@ pub(crate) async fn run_with_sink(
                 }
             }
             result
+            }
         };
         if let Some(hook) = &options.on_finish {
             if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(&result))) {
@@ -309,9 +339,8 @@ pub fn run_stream(
     let (tx, rx) = mpsc::channel(options.event_buffer.max(1));
     let cancel = options.cancel.child_token();
     options.cancel = cancel.clone();
-    let workflow = workflow.into();
     let handle = tokio::spawn(run_with_sink(
-        workflow,
+        Source::Raw(workflow.into()),
         input,
         control_point,
         client,

@@ -276,12 +276,16 @@ async fn dispatch_remote(
     mut sleep: Pin<&mut Sleep>,
     view: &mut TaskResultView,
 ) -> Option<Interrupt> {
-    let emitter = EventEmitter::new(
-        sh.hub.clone(),
-        Arc::from(request.step_name.as_str()),
-        Arc::from(request.local_task_id.as_str()),
-        closed.clone(),
-    );
+    let emitter = if sh.hub.enabled() {
+        EventEmitter::new(
+            sh.hub.clone(),
+            Arc::from(request.step_name.as_str()),
+            Arc::from(request.local_task_id.as_str()),
+            closed.clone(),
+        )
+    } else {
+        EventEmitter::silent(closed.clone())
+    };
     let hook = KernelNegotiation {
         sh,
         token,
@@ -310,10 +314,20 @@ async fn dispatch_remote(
         _ = sleep.as_mut() => None,
     };
     if let Some(i) = interrupted(token, sh.deadline) {
-        // Let the client make its best-effort remote cancel, bounded; its result is dropped.
+        // Let the client make its best-effort remote cancel, bounded. Its result is dropped,
+        // except the remote identity (context id, remote task id): the view keeps it.
         token.cancel();
-        if first.is_none() {
-            let _ = tokio::time::timeout(sh.grace, &mut fut).await;
+        let late = match first {
+            Some(r) => Some(r),
+            None => tokio::time::timeout(sh.grace, &mut fut).await.ok(),
+        };
+        if let Some(Ok(r)) = late {
+            let (context_id, remote_task_id) = match r {
+                Ok(o) => (o.context_id, o.remote_task_id),
+                Err(f) => (f.context_id, f.remote_task_id),
+            };
+            view.context_id = context_id;
+            view.remote_task_id = remote_task_id;
         }
         return Some(i);
     }

@@ -361,3 +361,35 @@ async fn no_spawned_task_outlives_a_run() {
     assert_eq!(r.failure.unwrap().code, "workflow.timeout");
     assert_eq!(alive(), 0, "after a timed-out run");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_prepared_workflow_runs_repeatedly_like_run() {
+    let w = wf(vec![
+        step("a", &["x"], &["b", "c"]),
+        step("b", &["y"], &["d"]),
+        step("c", &["z"], &["d"]),
+        step("d", &["w"], &[]),
+    ]);
+    let prepared = a2aflow_kernel::PreparedWorkflow::new(w.clone()).unwrap();
+    let host = Arc::new(Host::default());
+    let client = Arc::new(InMemoryClient::new());
+    let plain_rec = Recorder::default();
+    let plain = go(w, &host, &client, &plain_rec).await;
+    assert!(plain.success);
+    for _ in 0..2 {
+        let rec = Recorder::default();
+        let r = a2aflow_kernel::run_prepared(
+            &prepared,
+            RunInput {
+                runtime_intent: Some("intent".into()),
+            },
+            host.clone(),
+            client.clone(),
+            rec.options(),
+        )
+        .await;
+        assert_eq!(r, plain);
+        assert_eq!(rec.events(), plain_rec.events());
+    }
+    assert_eq!(client.total_dispatches(), 12);
+}

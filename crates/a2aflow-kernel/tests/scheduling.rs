@@ -341,6 +341,36 @@ async fn s_cancel_09_any_success_first_wins_and_losers_are_cancelled() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn any_success_losers_keep_their_remote_identity_in_the_result() {
+    let host = Arc::new(Host::default());
+    let client = Arc::new(
+        InMemoryClient::new()
+            .agent("fast", delayed(10))
+            .agent("slow", delayed(1000)),
+    );
+    let rec = Recorder::default();
+    let r = go(
+        wf(vec![typed(
+            step("any", &["slow", "fast"], &[]),
+            StepType::AnySuccess,
+        )]),
+        &host,
+        &client,
+        &rec,
+    )
+    .await;
+    assert!(r.success);
+    assert_eq!(client.cancellations("slow"), 1);
+    let loser = &r.steps[0].task_results[0];
+    assert_eq!(loser.status, TaskOutcomeStatus::Canceled);
+    assert_eq!(loser.context_id.as_deref(), Some("ctx-exec:any:0"));
+    assert_eq!(loser.remote_task_id.as_deref(), Some("task-exec:any:0"));
+    let winner = &r.steps[0].task_results[1];
+    assert_eq!(winner.status, TaskOutcomeStatus::Completed);
+    assert_eq!(winner.context_id.as_deref(), Some("ctx-exec:any:1"));
+}
+
+#[tokio::test(start_paused = true)]
 async fn online_queue_releases_a_step_without_waiting_for_unrelated_branches() {
     // a(10ms) -> a2 ; b(1000ms). a2 must start at 10 ms, not after b.
     let host = Arc::new(Host::default());

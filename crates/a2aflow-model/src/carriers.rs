@@ -7,6 +7,7 @@ use crate::error_code::Failure;
 use a2a::{Artifact, Message, Part, TaskState};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 /// The content of one outgoing message, exactly as the host wants it sent: the engine wraps it in
 /// an envelope (ids, role) and never changes it.
@@ -80,9 +81,38 @@ pub struct WorkflowInput {
     /// The host's runtime intent for the whole run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runtime_intent: Option<String>,
-    /// Upstream step results, in completion order.
-    #[serde(default)]
-    pub upstream_results: Vec<UpstreamResult>,
+    /// Upstream step results selected by the step's `contextFrom`, only steps that completed:
+    /// with `contextFrom` absent, the direct predecessors in declaration order (the order their
+    /// steps appear in the workflow); with `"*"`, every completed ancestor, nearest first
+    /// (breadth-first over the predecessors); with step names, those steps in the listed order.
+    ///
+    /// Each result is shared (`Arc`) with the run and with every other task that sees it, so a
+    /// context window costs no copy; it serialises as a plain array of results.
+    #[serde(default, with = "shared_results")]
+    pub upstream_results: Vec<Arc<UpstreamResult>>,
+}
+
+/// (De)serialises shared upstream results as a plain JSON array of [`UpstreamResult`].
+mod shared_results {
+    use super::UpstreamResult;
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::sync::Arc;
+
+    pub(super) fn serialize<S: Serializer>(
+        results: &[Arc<UpstreamResult>],
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(results.iter().map(|r| &**r))
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Vec<Arc<UpstreamResult>>, D::Error> {
+        Ok(Vec::<UpstreamResult>::deserialize(deserializer)?
+            .into_iter()
+            .map(Arc::new)
+            .collect())
+    }
 }
 
 /// One upstream step's results.
@@ -396,4 +426,31 @@ pub struct ExecutionResult {
     /// Steps that never ran (not reachable through activated edges, or stopped by a failure).
     #[serde(default)]
     pub skipped_steps: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn shared_upstream_results_serialise_as_a_plain_array_and_round_trip() {
+        let input = WorkflowInput {
+            runtime_intent: Some("intent".into()),
+            upstream_results: vec![Arc::new(UpstreamResult {
+                step_name: "s1".into(),
+                task_results: Vec::new(),
+            })],
+        };
+        let value = serde_json::to_value(&input).unwrap();
+        assert_eq!(
+            value,
+            json!({"runtimeIntent": "intent",
+                   "upstreamResults": [{"stepName": "s1", "taskResults": []}]})
+        );
+        let back: WorkflowInput = serde_json::from_value(value).unwrap();
+        assert_eq!(back, input);
+        let empty: WorkflowInput = serde_json::from_value(json!({})).unwrap();
+        assert!(empty.upstream_results.is_empty());
+    }
 }

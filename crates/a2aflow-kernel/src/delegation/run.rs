@@ -10,7 +10,7 @@ use crate::client::project_outputs;
 use crate::events::{EventEmitter, SinkKind};
 use crate::executor::RunShared;
 use crate::panic_guard::CatchUnwind;
-use crate::runner::{RunInput, RunOptions, run_with_sink};
+use crate::runner::{RunInput, RunOptions, Source, run_with_sink};
 use crate::task::{Guarded, Interrupt, fail_view, guard, interrupted, name_view, panicked};
 use a2aflow_model::a2a::{PartContent, Task};
 use a2aflow_model::delegation::{
@@ -192,7 +192,7 @@ async fn delegate(
         ..RunOptions::default()
     };
     let child = Box::pin(run_with_sink(
-        child_workflow,
+        Source::Raw(child_workflow),
         RunInput {
             runtime_intent: instruction,
         },
