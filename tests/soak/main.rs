@@ -28,6 +28,8 @@ mod soak;
 
 use std::time::Duration;
 
+pub use a2aflow_tests::wait_until;
+
 /// jemalloc returns freed pages to the OS (see [`ALLOCATOR_CONF`]), so RSS after a section shows
 /// what is still held, not what the allocator kept for reuse.
 #[global_allocator]
@@ -103,16 +105,4 @@ pub fn seed() -> u64 {
 /// Prints one machine-readable figure for `cargo xtask bench`.
 pub fn bench(name: &str, value: f64, unit: &str) {
     println!("BENCH {name}={value:.1} {unit}");
-}
-
-/// Waits until `done` holds, checking every 10 ms, for at most `limit`; returns whether it held.
-pub async fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
-    let until = tokio::time::Instant::now() + limit;
-    while tokio::time::Instant::now() < until {
-        if done() {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    done()
 }

@@ -7,3 +7,17 @@ use std::path::PathBuf;
 pub fn fixtures_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures")
 }
+
+/// Waits until `done` holds, checking every 10 ms, for at most `limit`; returns whether it held.
+/// For conditions the tests cannot be told about (a server counting its connections, a runtime's
+/// alive tasks); never as a stand-in for a signal the code under test could give.
+pub async fn wait_until(limit: std::time::Duration, mut done: impl FnMut() -> bool) -> bool {
+    let until = tokio::time::Instant::now() + limit;
+    while tokio::time::Instant::now() < until {
+        if done() {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    done()
+}
