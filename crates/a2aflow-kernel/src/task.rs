@@ -19,6 +19,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use tokio::time::{Instant, Sleep};
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 /// Why a piece of work stopped before it finished.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -371,6 +372,25 @@ struct KernelNegotiation<'a> {
 impl NegotiationHook for KernelNegotiation<'_> {
     async fn negotiate(&self, request: NegotiationRequest) -> Result<NegotiationReply, Failure> {
         let exchange = self.exchanges.fetch_add(1, Ordering::Relaxed) + 1;
+        // The span the `otel` feature exports for one Negotiation-T exchange (a child of `task`).
+        let span = tracing::info_span!(
+            "negotiation",
+            task_id = %request.task.local_task_id,
+            context_id = %request.context_id,
+            remote_task_id = request.remote_task_id.as_deref().unwrap_or(""),
+            exchange,
+        );
+        self.exchange(request, exchange).instrument(span).await
+    }
+}
+
+impl KernelNegotiation<'_> {
+    /// One exchange: events around the guarded `on_negotiation` call.
+    async fn exchange(
+        &self,
+        request: NegotiationRequest,
+        exchange: u32,
+    ) -> Result<NegotiationReply, Failure> {
         if self.emitter.is_enabled() {
             self.emitter
                 .emit_any(

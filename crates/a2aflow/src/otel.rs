@@ -1,8 +1,9 @@
 //! OpenTelemetry export of the engine's `tracing` spans (feature `otel`).
 //!
 //! The kernel opens a `workflow` span per run (`execution_id`, `workflow_id`), a `step` span per
-//! step (`step`), a `task` span per remote subtask (`task_id`, `agent`) and a `routes` span per
-//! step's conditional edges (`step`). [`layer`] turns them into OpenTelemetry spans — their fields
+//! step (`step`), a `task` span per remote subtask (`task_id`, `agent`), a `negotiation` span per
+//! Negotiation-T exchange under its task (`task_id`, `context_id`, `remote_task_id`, `exchange`)
+//! and a `routes` span per step's conditional edges (`step`). [`layer`] turns them into OpenTelemetry spans — their fields
 //! become span attributes — and exports them in batches over OTLP HTTP/protobuf to a collector
 //! (`POST {endpoint}/v1/traces`), using the same hyper 1 + rustls stack as the A2A transports: no
 //! second HTTP client, no OpenSSL.
@@ -405,6 +406,80 @@ mod tests {
             attr(task, "task_id").as_deref(),
             Some(look_result.task_results[0].task_id.as_str())
         );
+    }
+
+    /// Answers every proposal with a text reply.
+    struct Negotiator;
+
+    #[async_trait]
+    impl ControlPoint for Negotiator {
+        async fn on_task(&self, request: TaskRequest) -> Result<MessageContent, CallbackError> {
+            Ok(MessageContent::text(request.description))
+        }
+
+        async fn on_negotiation(
+            &self,
+            _request: a2aflow_model::NegotiationRequest,
+        ) -> Result<a2aflow_model::NegotiationReply, CallbackError> {
+            Ok(a2aflow_model::NegotiationReply::Send {
+                content: MessageContent::text("accept"),
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn each_negotiation_exchange_is_a_span_under_its_task() {
+        let exporter = InMemorySpanExporter::default();
+        let provider = SdkTracerProvider::builder()
+            .with_resource(service("otel-test"))
+            .with_simple_exporter(exporter.clone())
+            .build();
+        let (otel, guard) = layer_for(provider);
+        let _default = tracing::subscriber::set_default(tracing_subscriber::registry().with(otel));
+        let workflow: Workflow = serde_json::from_value(serde_json::json!({
+            "id": "wf-neg", "name": "neg", "steps": [
+                {"name": "haggle", "subtasks": [{"agent": "seller", "description": "a price"}]}
+            ]
+        }))
+        .unwrap();
+        let client = InMemoryClient::new().agent(
+            "seller",
+            a2aflow_kernel::AgentScript::reply(a2aflow_kernel::ScriptedReply::Negotiate {
+                rounds: 2,
+                then: Box::new(a2aflow_kernel::ScriptedReply::Echo),
+            }),
+        );
+        let result = a2aflow_kernel::run(
+            workflow,
+            RunInput::default(),
+            Arc::new(Negotiator),
+            Arc::new(client),
+            RunOptions::default(),
+        )
+        .await;
+        assert!(result.success, "{:?}", result.failure);
+        let spans = exporter.get_finished_spans().unwrap();
+        guard.shutdown().unwrap();
+        let task = named(&spans, "task")[0];
+        let mut exchanges: Vec<(String, String, String)> = named(&spans, "negotiation")
+            .iter()
+            .map(|n| {
+                assert_eq!(n.parent_span_id, task.span_context.span_id());
+                (
+                    attr(n, "task_id").unwrap(),
+                    attr(n, "exchange").unwrap(),
+                    attr(n, "context_id").unwrap(),
+                )
+            })
+            .collect();
+        exchanges.sort();
+        let view = &result.steps[0].task_results[0];
+        assert_eq!(exchanges.len(), 2);
+        for (i, (task_id, exchange, context_id)) in exchanges.iter().enumerate() {
+            assert_eq!(task_id, &view.task_id);
+            assert_eq!(exchange, &(i + 1).to_string());
+            assert!(!context_id.is_empty());
+        }
     }
 
     #[test]
