@@ -9,10 +9,10 @@
 //! - after the cancel: no step start, no agent request, no negotiation, no
 //!   task completing, no run completion; no step the result calls completed whose task result
 //!   was not in hand before the cancel;
-//! - a `task_request` event or a host callback (`on_task`, `on_negotiation`) after the cancel is
-//!   a known finding: the kernel does not look at the run token between the event that carried
-//!   the cancel and the work that event announces (its outcome is discarded: no agent request
-//!   follows). Printed, fatal with `A2AFLOW_CANCEL_STRICT=1`;
+//! - no host callback (`on_task`, `on_negotiation`) after the cancel;
+//! - a `task_request` event after the cancel (the step whose `step_start` carried it announces
+//!   its tasks, which then end CANCELED with no callback and no agent request) is counted and
+//!   printed, fatal only with `A2AFLOW_CANCEL_STRICT=1`;
 //! - every remote task the engine knew as not final got a CancelTask on the agent (request log);
 //! - no tokio task is left alive beyond the agent server's own, and no connection stays open.
 //!
@@ -192,8 +192,8 @@ async fn agents() -> Agents {
     }
 }
 
-/// What one run showed: the remote tasks that needed a CancelTask, and whether the known
-/// finding (a `task_request` event or host callback after the cancel) occurred.
+/// What one run showed: the remote tasks that needed a CancelTask, and whether a `task_request`
+/// event followed the cancel.
 struct RunReport {
     remote_cancels: usize,
     finding: bool,
@@ -264,8 +264,16 @@ async fn one_run(agents: &Agents, cancel_at: usize) -> Result<RunReport, String>
             ));
         }
     }
-    let finding = seen.after_cancel.contains(&EventKind::TaskRequest)
-        || !seen.callbacks_after_cancel.is_empty();
+    // The kernel never calls the host once the run is cancelled.
+    if !seen.callbacks_after_cancel.is_empty() {
+        problems.push(format!(
+            "host callbacks after the cancel at event {:?}: {:?}",
+            seen.cancelled_at, seen.callbacks_after_cancel
+        ));
+    }
+    // A `task_request` emitted by the step whose `step_start` carried the cancel: the task then
+    // ends CANCELED without a callback or an agent request (checked above) — reported, not fatal.
+    let finding = seen.after_cancel.contains(&EventKind::TaskRequest);
     let mut cancelled_remote = 0;
     if seen.cancelled_at.is_some() {
         for (id, _) in seen.remote.iter().filter(|(_, is_final)| !**is_final) {
@@ -399,11 +407,11 @@ pub fn run() {
     );
     crate::bench("cancel.failed", failures.len() as f64, "runs");
     let findings = findings.load(Ordering::SeqCst);
-    crate::bench("cancel.callback_after_cancel", findings as f64, "runs");
+    crate::bench("cancel.task_request_after_cancel", findings as f64, "runs");
     if findings > 0 {
         println!(
-            "FINDING cancel: in {findings} runs the kernel emitted task_request or called on_task / \
-             on_negotiation after the cancel (the outcome was discarded, no agent request followed)"
+            "note cancel: in {findings} runs a task_request event followed the cancel (the task \
+             ended CANCELED with no host callback and no agent request)"
         );
     }
     for f in failures.iter().take(20) {
@@ -417,6 +425,6 @@ pub fn run() {
     let strict = std::env::var_os("A2AFLOW_CANCEL_STRICT").is_some_and(|v| v == "1");
     assert!(
         !strict || findings == 0,
-        "cancel: {findings} known findings (strict)"
+        "cancel: {findings} runs with a task_request after the cancel (strict)"
     );
 }

@@ -52,14 +52,20 @@ pub(crate) enum Guarded<T> {
     Interrupted(Interrupt),
 }
 
-/// Runs `fut` until it finishes, the token fires or the deadline passes. A result that arrives
-/// when the token has fired or the deadline has passed is dropped.
+/// Runs `fut` until it finishes, the token fires or the deadline passes; `fut` is not polled at
+/// all when either already happened. A result that arrives when the token has fired or the
+/// deadline has passed is dropped.
 pub(crate) async fn guard<F: Future>(
     fut: F,
     token: &CancellationToken,
     mut sleep: Pin<&mut Sleep>,
     deadline: Instant,
 ) -> Guarded<F::Output> {
+    // Work is never started once the run is over: a callback is not even called when the token
+    // fired (e.g. inside the event callback that announced this very work) or the deadline passed.
+    if let Some(i) = interrupted(token, deadline) {
+        return Guarded::Interrupted(i);
+    }
     let r = tokio::select! {
         biased;
         r = CatchUnwind::new(fut) => Some(r),
