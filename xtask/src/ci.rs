@@ -1,8 +1,8 @@
 //! `cargo xtask ci`: the exact sequence CI runs (`cargo xtask bench` is in [`crate::bench`]).
 //!
-//! Every prerequisite is installed here when missing (cargo-deny from crates.io, the Python interop
-//! peer from PyPI into `target/interop-venv`); a prerequisite that cannot be had fails the run
-//! loudly, it is never skipped.
+//! Every prerequisite is installed here when missing (cargo-deny and cargo-fuzz from crates.io,
+//! the Python interop peer from PyPI into `target/interop-venv`); a prerequisite that cannot be
+//! had fails the run loudly, it is never skipped.
 
 use std::path::Path;
 use std::process::Command;
@@ -30,26 +30,41 @@ pub fn sh(root: &Path, program: &str, args: &[&str], envs: &[(&str, &str)]) -> R
     }
 }
 
-fn has_cargo_deny() -> bool {
-    Command::new("cargo")
-        .args(["deny", "--version"])
+/// Installs the cargo subcommand `sub` (crate `krate`, `version`) when `cargo <sub> --version`
+/// does not answer; a failed install fails the run (a prerequisite is never skipped).
+fn ensure_cargo_tool(root: &Path, sub: &str, krate: &str, version: &str) -> Result<(), String> {
+    let present = Command::new("cargo")
+        .args([sub, "--version"])
         .output()
         .map(|o| o.status.success())
-        .unwrap_or(false)
-}
-
-fn ensure_cargo_deny(root: &Path) -> Result<(), String> {
-    if has_cargo_deny() {
+        .unwrap_or(false);
+    if present {
         return Ok(());
     }
     sh(
         root,
         "cargo",
-        &["install", "--locked", "cargo-deny", "--version", "^0.20"],
+        &["install", "--locked", krate, "--version", version],
         &[],
     )
-    .map_err(|e| format!("cargo-deny is required and could not be installed: {e}"))
+    .map_err(|e| format!("{krate} is required and could not be installed: {e}"))
 }
+
+/// The CI fuzz smoke: every target of `fuzz/` for a short bounded time (`fuzz/run-short.sh`),
+/// unoptimised and without a sanitizer so the build stays a few minutes; the long campaigns are
+/// recorded in docs/reliability.md.
+fn fuzz_smoke(root: &Path) -> Result<(), String> {
+    ensure_cargo_tool(root, "fuzz", "cargo-fuzz", "^0.13")?;
+    sh(
+        root,
+        "bash",
+        &["fuzz/run-short.sh", FUZZ_SMOKE_SECS],
+        &[("FUZZ_SANITIZER", "none"), ("FUZZ_PROFILE", "dev")],
+    )
+}
+
+/// Seconds each fuzz target runs in CI.
+const FUZZ_SMOKE_SECS: &str = "10";
 
 /// `cargo xtask ci [--skip-interop]`.
 pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
@@ -62,7 +77,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
     let started = Instant::now();
     sh(root, "cargo", &["fmt", "--all", "--check"], &[])?;
     crate::check_layers(root)?;
-    ensure_cargo_deny(root)?;
+    ensure_cargo_tool(root, "deny", "cargo-deny", "^0.20")?;
     sh(
         root,
         "cargo",
@@ -108,6 +123,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
         &["doc", "--workspace", "--no-deps", "--all-features"],
         &[("RUSTDOCFLAGS", "-D warnings")],
     )?;
+    fuzz_smoke(root)?;
     println!("\nci: all steps passed in {:.1?}", started.elapsed());
     Ok(())
 }
