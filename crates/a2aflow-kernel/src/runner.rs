@@ -122,10 +122,7 @@ pub async fn run(
     client: Arc<dyn RemoteClient>,
     options: RunOptions,
 ) -> ExecutionResult {
-    let sink = match options.on_event.clone() {
-        Some(cb) => SinkKind::Callback(cb),
-        None => SinkKind::None,
-    };
+    let sink = root_sink(&options);
     let source = Source::Raw(workflow.into());
     run_with_sink(source, input, control_point, client, options, sink, None).await
 }
@@ -138,12 +135,17 @@ pub async fn run_prepared(
     client: Arc<dyn RemoteClient>,
     options: RunOptions,
 ) -> ExecutionResult {
-    let sink = match options.on_event.clone() {
-        Some(cb) => SinkKind::Callback(cb),
-        None => SinkKind::None,
-    };
+    let sink = root_sink(&options);
     let source = Source::Prepared(prepared.clone());
     run_with_sink(source, input, control_point, client, options, sink, None).await
+}
+
+/// A root run's event sink: the host's synchronous callback, or none.
+fn root_sink(options: &RunOptions) -> SinkKind {
+    match options.on_event.clone() {
+        Some(cb) => SinkKind::Callback(cb),
+        None => SinkKind::None,
+    }
 }
 
 /// What a run starts from: a workflow still to validate, or one prepared earlier.

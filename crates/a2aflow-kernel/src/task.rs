@@ -210,6 +210,30 @@ async fn execute(
     None
 }
 
+/// Asks the host for a subtask's content (`on_task`), guarded by the token and the deadline. A
+/// failed or panicking callback is written into `view` (`Err(None)`); an interruption is returned
+/// (`Err(Some(_))`).
+pub(crate) async fn ask_host(
+    sh: &RunShared,
+    request: &TaskRequest,
+    token: &CancellationToken,
+    sleep: Pin<&mut Sleep>,
+    view: &mut TaskResultView,
+) -> Result<a2aflow_model::MessageContent, Option<Interrupt>> {
+    match guard(sh.cp.on_task(request.clone()), token, sleep, sh.deadline).await {
+        Guarded::Done(Ok(c)) => Ok(c),
+        Guarded::Done(Err(e)) => {
+            fail_view(view, TaskOutcomeStatus::Failed, e.into_failure());
+            Err(None)
+        }
+        Guarded::Panicked(m) => {
+            fail_view(view, TaskOutcomeStatus::Failed, panicked("on_task", &m));
+            Err(None)
+        }
+        Guarded::Interrupted(i) => Err(Some(i)),
+    }
+}
+
 /// The remote path of one subtask: `on_task`, the limiter, the dispatch.
 async fn execute_remote(
     sh: &RunShared,
@@ -220,24 +244,9 @@ async fn execute_remote(
 ) -> Option<Interrupt> {
     let sleep = tokio::time::sleep_until(sh.deadline);
     tokio::pin!(sleep);
-    let content = match guard(
-        sh.cp.on_task(request.clone()),
-        token,
-        sleep.as_mut(),
-        sh.deadline,
-    )
-    .await
-    {
-        Guarded::Done(Ok(c)) => c,
-        Guarded::Done(Err(e)) => {
-            fail_view(view, TaskOutcomeStatus::Failed, e.into_failure());
-            return None;
-        }
-        Guarded::Panicked(m) => {
-            fail_view(view, TaskOutcomeStatus::Failed, panicked("on_task", &m));
-            return None;
-        }
-        Guarded::Interrupted(i) => return Some(i),
+    let content = match ask_host(sh, request, token, sleep.as_mut(), view).await {
+        Ok(c) => c,
+        Err(interrupt) => return interrupt,
     };
     let _permit = match &sh.semaphore {
         None => None,

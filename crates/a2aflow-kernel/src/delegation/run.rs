@@ -11,7 +11,9 @@ use crate::events::{EventEmitter, SinkKind};
 use crate::executor::RunShared;
 use crate::panic_guard::CatchUnwind;
 use crate::runner::{RunInput, RunOptions, Source, run_with_sink};
-use crate::task::{Guarded, Interrupt, fail_view, guard, interrupted, name_view, panicked};
+use crate::task::{
+    Guarded, Interrupt, ask_host, fail_view, guard, interrupted, name_view, panicked,
+};
 use a2aflow_model::a2a::{PartContent, Task};
 use a2aflow_model::delegation::{
     ChildExecution, DelegationError, DelegationRequest, ExecutionStatus, FlowRef, Lineage,
@@ -137,24 +139,9 @@ async fn delegate(
         }
     };
 
-    let content = match guard(
-        sh.cp.on_task(request.clone()),
-        token,
-        sleep.as_mut(),
-        sh.deadline,
-    )
-    .await
-    {
-        Guarded::Done(Ok(c)) => c,
-        Guarded::Done(Err(e)) => {
-            fail_view(view, TaskOutcomeStatus::Failed, e.into_failure());
-            return None;
-        }
-        Guarded::Panicked(m) => {
-            fail_view(view, TaskOutcomeStatus::Failed, panicked("on_task", &m));
-            return None;
-        }
-        Guarded::Interrupted(i) => return Some(i),
+    let content = match ask_host(sh, request, token, sleep.as_mut(), view).await {
+        Ok(c) => c,
+        Err(interrupt) => return interrupt,
     };
     let built = request_parts(&content).and_then(|(instruction, inputs)| {
         let message = DelegationRequest {
