@@ -337,19 +337,30 @@ mod tests {
             })
     }
 
-    fn named<'a>(spans: &'a [SpanData], name: &str) -> Vec<&'a SpanData> {
-        spans.iter().filter(|s| s.name == name).collect()
-    }
-
-    #[tokio::test]
-    async fn a_kernel_run_reaches_the_exporter_with_its_ids_as_attributes() {
+    /// An in-memory exporter behind the layer, installed as this thread's subscriber (until the
+    /// returned default guard drops); spans are exported as each one ends.
+    fn exporting() -> (
+        InMemorySpanExporter,
+        OtelGuard,
+        tracing::subscriber::DefaultGuard,
+    ) {
         let exporter = InMemorySpanExporter::default();
         let provider = SdkTracerProvider::builder()
             .with_resource(service("otel-test"))
             .with_simple_exporter(exporter.clone())
             .build();
         let (otel, guard) = layer_for(provider);
-        let _default = tracing::subscriber::set_default(tracing_subscriber::registry().with(otel));
+        let default = tracing::subscriber::set_default(tracing_subscriber::registry().with(otel));
+        (exporter, guard, default)
+    }
+
+    fn named<'a>(spans: &'a [SpanData], name: &str) -> Vec<&'a SpanData> {
+        spans.iter().filter(|s| s.name == name).collect()
+    }
+
+    #[tokio::test]
+    async fn a_kernel_run_reaches_the_exporter_with_its_ids_as_attributes() {
+        let (exporter, guard, _default) = exporting();
         let workflow: Workflow = serde_json::from_value(serde_json::json!({
             "id": "wf-otel", "name": "otel", "steps": [
                 {"name": "look", "subtasks": [{"agent": "noc", "description": "look around"}],
@@ -429,13 +440,7 @@ mod tests {
 
     #[tokio::test]
     async fn each_negotiation_exchange_is_a_span_under_its_task() {
-        let exporter = InMemorySpanExporter::default();
-        let provider = SdkTracerProvider::builder()
-            .with_resource(service("otel-test"))
-            .with_simple_exporter(exporter.clone())
-            .build();
-        let (otel, guard) = layer_for(provider);
-        let _default = tracing::subscriber::set_default(tracing_subscriber::registry().with(otel));
+        let (exporter, guard, _default) = exporting();
         let workflow: Workflow = serde_json::from_value(serde_json::json!({
             "id": "wf-neg", "name": "neg", "steps": [
                 {"name": "haggle", "subtasks": [{"agent": "seller", "description": "a price"}]}
