@@ -52,8 +52,8 @@ pub use client::{
 };
 pub use control_point::{CallbackError, ControlPoint};
 pub use delegation::{
-    Budget, CostMeter, DEFAULT_MAX_DEPTH, DEFAULT_MAX_FAN_OUT, DelegationPolicy, StaticCatalog,
-    WorkflowCatalog,
+    Budget, CostMeter, DEFAULT_MAX_DEPTH, DEFAULT_MAX_FAN_OUT, DelegationFirewall,
+    DelegationPolicy, StaticCatalog, WorkflowCatalog,
 };
 pub use events::{EventCallback, EventEmitter};
 pub use in_memory::{AgentScript, InMemoryClient, ScriptedReply, SentContent};

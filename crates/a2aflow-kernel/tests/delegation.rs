@@ -7,8 +7,8 @@
 mod common;
 
 use a2aflow_kernel::{
-    AgentScript, Budget, CostMeter, DelegationPolicy, InMemoryClient, RunInput, RunOptions,
-    ScriptedReply, StaticCatalog,
+    AgentScript, Budget, CostMeter, DelegationFirewall, DelegationPolicy, InMemoryClient, RunInput,
+    RunOptions, ScriptedReply, StaticCatalog,
 };
 use a2aflow_model::a2a::{PartContent, TaskState};
 use a2aflow_model::delegation::{
@@ -400,6 +400,58 @@ async fn fanout_exceeded() {
         .collect();
     assert_eq!(done.len(), 1, "one child within the cap ran");
     assert_refused(failed_view(&result), RefusalReason::FanoutExceeded);
+    assert_eq!(child_starts(&events), 1);
+}
+
+/// The host's tool policy in the tests: workflow `locked` may not delegate at all, and the call
+/// `root` → `secret` is denied.
+#[derive(Debug)]
+struct Firewall;
+impl DelegationFirewall for Firewall {
+    fn may_delegate(&self, caller: &str) -> bool {
+        caller != "locked"
+    }
+    fn allows(&self, caller: &str, target: &str) -> bool {
+        !(caller == "root" && target == "secret")
+    }
+}
+
+fn firewalled() -> DelegationPolicy {
+    DelegationPolicy {
+        firewall: Some(Arc::new(Firewall)),
+        ..Default::default()
+    }
+}
+
+#[tokio::test]
+async fn tool_not_allowed() {
+    let locked = flow("locked", vec![calls("s", vec![call("child", "go")])]);
+    let child = flow("child", vec![step("w", &["worker"], &[])]);
+    let root = flow("root", vec![calls("s", vec![call("locked", "x")])]);
+    let catalog = StaticCatalog::new().with(locked).with(child);
+    let (result, events) = refused(root, catalog, firewalled()).await;
+    assert_nested_refusal(&result, &events, RefusalReason::ToolNotAllowed);
+    // `locked` itself ran (root may delegate); its own call was refused.
+    assert_eq!(child_starts(&events), 1);
+}
+
+#[tokio::test]
+async fn firewall_denied() {
+    let secret = flow("secret", vec![step("w", &["worker"], &[])]);
+    let open = flow("open", vec![step("w", &["worker"], &[])]);
+    let root = flow(
+        "root",
+        vec![calls("s", vec![call("secret", "no"), call("open", "yes")])],
+    );
+    let catalog = StaticCatalog::new().with(secret).with(open);
+    let (result, events) = refused(root, catalog, firewalled()).await;
+    assert_refused(failed_view(&result), RefusalReason::FirewallDenied);
+    let views = &result.steps[0].task_results;
+    assert_eq!(
+        views[1].status,
+        TaskOutcomeStatus::Completed,
+        "the allowed call ran"
+    );
     assert_eq!(child_starts(&events), 1);
 }
 

@@ -15,6 +15,8 @@ mod run;
 mod scope;
 
 pub use catalog::{StaticCatalog, WorkflowCatalog};
-pub use policy::{Budget, CostMeter, DEFAULT_MAX_DEPTH, DEFAULT_MAX_FAN_OUT, DelegationPolicy};
+pub use policy::{
+    Budget, CostMeter, DEFAULT_MAX_DEPTH, DEFAULT_MAX_FAN_OUT, DelegationFirewall, DelegationPolicy,
+};
 pub(crate) use run::{run_subtask, target_of};
 pub(crate) use scope::{Inherited, Scope};

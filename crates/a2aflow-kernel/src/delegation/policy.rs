@@ -38,12 +38,32 @@ impl std::fmt::Debug for Budget {
     }
 }
 
+/// The host's tool policy for delegation: whether a workflow may delegate at all, and whether
+/// one particular call may go through. Both answer at once (no I/O); both default to allowing.
+pub trait DelegationFirewall: Send + Sync + std::fmt::Debug {
+    /// Whether workflow `caller` may use delegation at all; `false` refuses every call it makes
+    /// with `tool_not_allowed`.
+    fn may_delegate(&self, caller: &str) -> bool {
+        let _ = caller;
+        true
+    }
+
+    /// Whether this call from `caller` to `target` may go through; `false` refuses it with
+    /// `firewall_denied`.
+    fn allows(&self, caller: &str, target: &str) -> bool {
+        let _ = (caller, target);
+        true
+    }
+}
+
 /// The limits checked before a child workflow starts. The policy of the root run applies to
 /// the whole tree.
 ///
-/// Checks, in this order (the first that fails names the refusal): the target exists
+/// Checks, in this order (the first that fails names the refusal): the caller may delegate at
+/// all (`tool_not_allowed`, [`DelegationPolicy::firewall`]), the target exists
 /// (`flow_not_found`), the target's `callableBy` lists the caller when present
-/// (`flow_not_callable`), the child's depth is at most [`DelegationPolicy::max_depth`]
+/// (`flow_not_callable`), the firewall lets this call through (`firewall_denied`), the child's
+/// depth is at most [`DelegationPolicy::max_depth`]
 /// (`depth_exceeded`), the target is not already in the call's ancestry (`cycle_detected`),
 /// the caller has started fewer than [`DelegationPolicy::max_fan_out`] children
 /// (`fanout_exceeded`), and the tree's spending is below the budget (`budget_exceeded`).
@@ -55,6 +75,9 @@ pub struct DelegationPolicy {
     pub max_fan_out: usize,
     /// An optional spending limit for the tree. Default none.
     pub budget: Option<Budget>,
+    /// The host's tool policy (`tool_not_allowed`, `firewall_denied`). Default none: every
+    /// workflow may delegate and no call is denied by it.
+    pub firewall: Option<Arc<dyn DelegationFirewall>>,
 }
 
 impl Default for DelegationPolicy {
@@ -63,6 +86,7 @@ impl Default for DelegationPolicy {
             max_depth: DEFAULT_MAX_DEPTH,
             max_fan_out: DEFAULT_MAX_FAN_OUT,
             budget: None,
+            firewall: None,
         }
     }
 }
@@ -82,9 +106,18 @@ pub(crate) struct Call<'a> {
 }
 
 impl DelegationPolicy {
-    /// The first four checks (they need no state): not found, not callable, depth, cycle.
+    /// The checks that need no state: tool not allowed, not found, not callable, firewall,
+    /// depth, cycle.
     pub(crate) fn check_call(&self, call: &Call<'_>) -> Result<(), Refusal> {
         let id = call.target_id;
+        if let Some(firewall) = &self.firewall
+            && !firewall.may_delegate(call.caller)
+        {
+            return Err(Refusal::new(
+                RefusalReason::ToolNotAllowed,
+                format!("workflow `{}` is not allowed to delegate", call.caller),
+            ));
+        }
         let Some(target) = call.target else {
             return Err(Refusal::new(
                 RefusalReason::FlowNotFound,
@@ -99,6 +132,17 @@ impl DelegationPolicy {
                 format!(
                     "workflow `{id}` may be called only by [{}]; `{}` is not listed",
                     allowed.join(", "),
+                    call.caller
+                ),
+            ));
+        }
+        if let Some(firewall) = &self.firewall
+            && !firewall.allows(call.caller, id)
+        {
+            return Err(Refusal::new(
+                RefusalReason::FirewallDenied,
+                format!(
+                    "the delegation firewall denied `{}` calling `{id}`",
                     call.caller
                 ),
             ));
@@ -182,6 +226,62 @@ mod tests {
 
     fn reason(r: Result<(), Refusal>) -> Option<RefusalReason> {
         r.err().map(|r| r.reason())
+    }
+
+    /// Denies everything it is asked about.
+    #[derive(Debug)]
+    struct DenyAll {
+        may_delegate: bool,
+    }
+    impl DelegationFirewall for DenyAll {
+        fn may_delegate(&self, _caller: &str) -> bool {
+            self.may_delegate
+        }
+        fn allows(&self, _caller: &str, _target: &str) -> bool {
+            false
+        }
+    }
+
+    #[test]
+    fn the_firewall_checks_sit_first_and_after_callable_by() {
+        let ancestry = ["root".to_owned()];
+        let open = workflow("t", None);
+        let locked = workflow("t", Some(&["other"]));
+        let mut call = Call {
+            caller: "root",
+            target_id: "t",
+            target: None,
+            child_depth: 1,
+            ancestry: &ancestry,
+        };
+        let mut policy = DelegationPolicy {
+            firewall: Some(Arc::new(DenyAll {
+                may_delegate: false,
+            })),
+            ..Default::default()
+        };
+        // A caller that may not delegate is refused before the target is even looked at.
+        assert_eq!(
+            reason(policy.check_call(&call)),
+            Some(RefusalReason::ToolNotAllowed)
+        );
+        policy.firewall = Some(Arc::new(DenyAll { may_delegate: true }));
+        assert_eq!(
+            reason(policy.check_call(&call)),
+            Some(RefusalReason::FlowNotFound)
+        );
+        call.target = Some(&locked);
+        assert_eq!(
+            reason(policy.check_call(&call)),
+            Some(RefusalReason::FlowNotCallable)
+        );
+        call.target = Some(&open);
+        assert_eq!(
+            reason(policy.check_call(&call)),
+            Some(RefusalReason::FirewallDenied)
+        );
+        policy.firewall = None;
+        assert_eq!(reason(policy.check_call(&call)), None);
     }
 
     #[test]

@@ -106,7 +106,8 @@ impl Scope {
     }
 
     /// Admits a call of this run (execution `caller_execution`, workflow `caller_workflow`) to
-    /// `target_id`, checking in order: not found, not callable, depth, cycle, fan-out, budget.
+    /// `target_id`, checking in order: tool not allowed, not found, not callable, firewall,
+    /// depth, cycle, fan-out, budget.
     /// On acceptance the fan-out slot is taken, the child's fresh execution id joins the tree,
     /// and what the child inherits is returned with that id.
     pub(crate) fn admit(
