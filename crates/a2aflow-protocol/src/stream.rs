@@ -90,6 +90,8 @@ struct State {
     body: Incoming,
     parser: SseParser,
     queue: VecDeque<SseEvent>,
+    /// Events completed by the current chunk (reused: no allocation per chunk).
+    scratch: Vec<SseEvent>,
     framing: Framing,
     idle: Duration,
     /// When the stream last made progress: a complete event or keep-alive comment. Bytes that
@@ -130,6 +132,7 @@ pub(crate) fn event_stream(
         body,
         parser: SseParser::new(max_event),
         queue: VecDeque::new(),
+        scratch: Vec::new(),
         framing,
         idle,
         last_progress: Instant::now(),
@@ -186,12 +189,14 @@ pub(crate) fn event_stream(
             let res = match frame {
                 Some(Ok(frame)) => match frame.into_data() {
                     Ok(data) => {
-                        let mut evs = Vec::new();
-                        let r = st.parser.feed_into(&data, &mut evs).map_err(sse_error);
-                        if !evs.is_empty() || st.parser.is_idle() {
+                        let r = st
+                            .parser
+                            .feed_into(&data, &mut st.scratch)
+                            .map_err(sse_error);
+                        if !st.scratch.is_empty() || st.parser.is_idle() {
                             st.last_progress = Instant::now();
                         }
-                        st.queue.extend(evs);
+                        st.queue.extend(st.scratch.drain(..));
                         r
                     }
                     Err(_) => Ok(()), // trailers

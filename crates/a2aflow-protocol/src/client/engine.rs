@@ -499,17 +499,6 @@ impl<'a> Interaction<'a> {
         task_id: Option<String>,
     ) -> Result<(), Failure> {
         let plan = self.plan(&content)?;
-        let message = Message {
-            message_id: a2a::new_message_id(),
-            context_id: Some(self.context_id.clone()),
-            task_id: task_id.clone(),
-            role: Role::User,
-            parts: content.parts.clone(),
-            metadata: metadata_of(&content),
-            extensions: (!plan.message_extensions.is_empty())
-                .then(|| plan.message_extensions.clone()),
-            reference_task_ids: None,
-        };
         let header: Vec<String> = plan
             .header
             .as_deref()
@@ -531,6 +520,18 @@ impl<'a> Interaction<'a> {
                 )
                 .await;
         }
+        // The content goes out unchanged: its parts and metadata move into the message.
+        let metadata = metadata_of(&content);
+        let message = Message {
+            message_id: a2a::new_message_id(),
+            context_id: Some(self.context_id.clone()),
+            task_id,
+            role: Role::User,
+            parts: content.parts,
+            metadata,
+            extensions: (!plan.message_extensions.is_empty()).then_some(plan.message_extensions),
+            reference_task_ids: None,
+        };
         self.release_stream().await;
         self.force_poll = false;
         self.poll_only = false;
@@ -687,8 +688,9 @@ impl<'a> Interaction<'a> {
             StreamResponse::ArtifactUpdate(_) => EventKind::AgentArtifactUpdate,
             StreamResponse::Message(_) => EventKind::AgentMessageEvent,
         };
-        let applied = self.reducer.apply(event)?;
+        let folded = self.reducer.fold(event)?;
         if self.events.is_enabled() {
+            let applied = self.reducer.applied(folded);
             let data = self.event_data(kind, &applied);
             self.events.emit(kind, data).await;
         }
@@ -788,6 +790,8 @@ impl<'a> Interaction<'a> {
         self.release_stream().await;
         let remote_task_id = self.reducer.task_id().map(str::to_owned);
         let evidence = self.reducer.evidence();
+        // A copy of the evidence only when the `agent_response` event will carry it.
+        let for_event = self.events.is_enabled().then(|| evidence.clone());
         let result = match result {
             Ok(()) => {
                 // Outputs come from the final answer only: an earlier proposal or status
@@ -797,7 +801,7 @@ impl<'a> Interaction<'a> {
                     context_id: Some(self.context_id.clone()),
                     remote_task_id: remote_task_id.clone(),
                     outputs: project_outputs(std::slice::from_ref(&answer), true),
-                    received_messages: evidence.clone(),
+                    received_messages: evidence,
                 })
             }
             Err(failure) => {
@@ -821,11 +825,13 @@ impl<'a> Interaction<'a> {
                     failure,
                     context_id: Some(self.context_id.clone()),
                     remote_task_id: remote_task_id.clone(),
-                    received_messages: evidence.clone(),
+                    received_messages: evidence,
                 })
             }
         };
-        if self.events.is_enabled() {
+        if let Some(evidence) = for_event
+            && self.events.is_enabled()
+        {
             let (success, code) = match &result {
                 Ok(_) => (true, None),
                 Err(f) => (false, Some(f.failure.code.clone())),

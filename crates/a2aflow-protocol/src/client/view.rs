@@ -57,6 +57,30 @@ pub struct Applied {
     pub last_chunk: bool,
 }
 
+/// What one folded object was, enough to build its [`Applied`] from the view afterwards.
+#[derive(Debug)]
+pub(crate) struct Folded {
+    kind: ReceivedKind,
+    /// The event's own metadata (status and artifact updates).
+    event_meta: Option<Map<String, Value>>,
+    /// For artifact updates: the assembled artifact's index in the view.
+    artifact: Option<usize>,
+    append: bool,
+    last_chunk: bool,
+}
+
+impl Folded {
+    fn plain(kind: ReceivedKind, event_meta: Option<Map<String, Value>>) -> Self {
+        Folded {
+            kind,
+            event_meta,
+            artifact: None,
+            append: false,
+            last_chunk: false,
+        }
+    }
+}
+
 /// Folds a sequence of A2A responses for one logical task into a [`TaskView`] and evidence.
 #[derive(Debug, Clone)]
 pub struct ResponseReducer {
@@ -154,13 +178,19 @@ impl ResponseReducer {
         }
     }
 
-    fn note_status_message(&mut self, kind: ReceivedKind, metadata: Option<Map<String, Value>>) {
+    /// Keeps the view's status message as evidence the first time it is seen. The evidence's
+    /// task metadata is the snapshot's (Task) or the event's own (status update).
+    fn note_status_message(&mut self, kind: ReceivedKind, event_meta: Option<&Map<String, Value>>) {
         let Some(msg) = &self.view.status_message else {
             return;
         };
         if self.last_status_message_id.as_deref() == Some(msg.message_id.as_str()) {
             return;
         }
+        let metadata = match kind {
+            ReceivedKind::Task => self.view.task_metadata.clone(),
+            _ => event_meta.cloned(),
+        };
         self.last_status_message_id = Some(msg.message_id.clone());
         self.evidence.push(ReceivedMessage {
             kind,
@@ -175,16 +205,71 @@ impl ResponseReducer {
 
     /// Applies one streaming event (or a SendMessage / GetTask result wrapped as one).
     pub fn apply(&mut self, event: StreamResponse) -> Result<Applied, Failure> {
-        match event {
-            StreamResponse::Task(t) => self.apply_task(t),
-            StreamResponse::Message(m) => self.apply_message(m),
-            StreamResponse::StatusUpdate(s) => self.apply_status(s),
-            StreamResponse::ArtifactUpdate(a) => self.apply_artifact(a),
-        }
+        let folded = self.fold(event)?;
+        Ok(self.applied(folded))
     }
 
     /// Applies a full Task snapshot: it replaces state, status message, metadata and artifacts.
     pub fn apply_task(&mut self, task: Task) -> Result<Applied, Failure> {
+        let folded = self.fold_task(task)?;
+        Ok(self.applied(folded))
+    }
+
+    /// [`apply`](Self::apply) without building the [`Applied`] evidence: the same checks and the
+    /// same view and evidence afterwards. [`applied`](Self::applied) builds it when it is wanted
+    /// (for events), from the view, before the next object is folded.
+    pub(crate) fn fold(&mut self, event: StreamResponse) -> Result<Folded, Failure> {
+        match event {
+            StreamResponse::Task(t) => self.fold_task(t),
+            StreamResponse::Message(m) => self.fold_message(m),
+            StreamResponse::StatusUpdate(s) => self.fold_status(s),
+            StreamResponse::ArtifactUpdate(a) => self.fold_artifact(a),
+        }
+    }
+
+    /// The [`Applied`] of the object just folded.
+    pub(crate) fn applied(&self, folded: Folded) -> Applied {
+        let Folded {
+            kind,
+            event_meta,
+            artifact,
+            append,
+            last_chunk,
+        } = folded;
+        let received = match kind {
+            ReceivedKind::StatusUpdate => ReceivedMessage {
+                kind,
+                task_id: self.view.task_id.clone(),
+                context_id: Some(self.context_id.clone()),
+                state: self.view.state.clone(),
+                message: self.view.status_message.clone(),
+                task_metadata: event_meta,
+                artifacts: Vec::new(),
+            },
+            ReceivedKind::ArtifactUpdate => ReceivedMessage {
+                kind,
+                task_id: self.view.task_id.clone(),
+                context_id: Some(self.context_id.clone()),
+                state: self.view.state.clone(),
+                message: None,
+                task_metadata: event_meta,
+                artifacts: artifact
+                    .and_then(|i| self.view.artifacts.get(i))
+                    .cloned()
+                    .into_iter()
+                    .collect(),
+            },
+            // A snapshot or a direct message: the view is exactly that object.
+            _ => self.current_evidence(ReceivedKind::Task),
+        };
+        Applied {
+            received,
+            append,
+            last_chunk,
+        }
+    }
+
+    fn fold_task(&mut self, task: Task) -> Result<Folded, Failure> {
         self.check_identity(&task.id, &task.context_id)?;
         self.view.state = Some(task.status.state);
         self.view.status_message = task.status.message;
@@ -192,16 +277,11 @@ impl ResponseReducer {
         self.view.artifacts = task.artifacts.unwrap_or_default();
         self.closed.clear();
         self.view.direct_message = None;
-        let snapshot = self.current_evidence(ReceivedKind::Task);
-        self.note_status_message(ReceivedKind::Task, self.view.task_metadata.clone());
-        Ok(Applied {
-            received: snapshot,
-            append: false,
-            last_chunk: false,
-        })
+        self.note_status_message(ReceivedKind::Task, None);
+        Ok(Folded::plain(ReceivedKind::Task, None))
     }
 
-    fn apply_message(&mut self, msg: Message) -> Result<Applied, Failure> {
+    fn fold_message(&mut self, msg: Message) -> Result<Folded, Failure> {
         if let Some(ctx) = msg.context_id.as_deref()
             && ctx != self.context_id
         {
@@ -214,25 +294,13 @@ impl ResponseReducer {
         if let Some(tid) = msg.task_id.as_deref().filter(|t| !t.trim().is_empty()) {
             self.check_identity(tid, &self.context_id.clone())?;
         }
-        let received = ReceivedMessage {
-            kind: ReceivedKind::Message,
-            task_id: msg.task_id.clone().filter(|t| !t.trim().is_empty()),
-            context_id: Some(self.context_id.clone()),
-            state: None,
-            message: Some(msg.clone()),
-            task_metadata: None,
-            artifacts: Vec::new(),
-        };
-        self.evidence.push(received.clone());
         self.view.direct_message = Some(msg);
-        Ok(Applied {
-            received,
-            append: false,
-            last_chunk: false,
-        })
+        let received = self.current_evidence(ReceivedKind::Message);
+        self.evidence.push(received);
+        Ok(Folded::plain(ReceivedKind::Message, None))
     }
 
-    fn apply_status(&mut self, ev: TaskStatusUpdateEvent) -> Result<Applied, Failure> {
+    fn fold_status(&mut self, ev: TaskStatusUpdateEvent) -> Result<Folded, Failure> {
         self.check_identity(&ev.task_id, &ev.context_id)?;
         self.view.state = Some(ev.status.state);
         if ev.status.message.is_some() {
@@ -245,24 +313,11 @@ impl ResponseReducer {
                 merged.insert(k.clone(), v.clone());
             }
         }
-        let received = ReceivedMessage {
-            kind: ReceivedKind::StatusUpdate,
-            task_id: self.view.task_id.clone(),
-            context_id: Some(self.context_id.clone()),
-            state: self.view.state.clone(),
-            message: self.view.status_message.clone(),
-            task_metadata: event_meta.clone(),
-            artifacts: Vec::new(),
-        };
-        self.note_status_message(ReceivedKind::StatusUpdate, event_meta);
-        Ok(Applied {
-            received,
-            append: false,
-            last_chunk: false,
-        })
+        self.note_status_message(ReceivedKind::StatusUpdate, event_meta.as_ref());
+        Ok(Folded::plain(ReceivedKind::StatusUpdate, event_meta))
     }
 
-    fn apply_artifact(&mut self, ev: TaskArtifactUpdateEvent) -> Result<Applied, Failure> {
+    fn fold_artifact(&mut self, ev: TaskArtifactUpdateEvent) -> Result<Folded, Failure> {
         self.check_identity(&ev.task_id, &ev.context_id)?;
         let append = ev.append.unwrap_or(false);
         let last_chunk = ev.last_chunk.unwrap_or(false);
@@ -272,7 +327,7 @@ impl ResponseReducer {
             return Err(invalid("Artifact update has a blank artifactId"));
         }
         let pos = self.view.artifacts.iter().position(|a| a.artifact_id == id);
-        let assembled = match (pos, append) {
+        let index = match (pos, append) {
             (Some(i), true) => {
                 if self.closed.contains(&id) {
                     return Err(invalid(format!(
@@ -298,32 +353,25 @@ impl ResponseReducer {
                         }
                     }
                 }
-                slot.clone()
+                i
             }
             (Some(i), false) => {
                 self.closed.remove(&id);
                 self.view.artifacts[i] = incoming;
-                self.view.artifacts[i].clone()
+                i
             }
             (None, _) => {
-                self.view.artifacts.push(incoming.clone());
-                incoming
+                self.view.artifacts.push(incoming);
+                self.view.artifacts.len() - 1
             }
         };
         if last_chunk {
             self.closed.insert(id);
         }
-        let received = ReceivedMessage {
+        Ok(Folded {
             kind: ReceivedKind::ArtifactUpdate,
-            task_id: self.view.task_id.clone(),
-            context_id: Some(self.context_id.clone()),
-            state: self.view.state.clone(),
-            message: None,
-            task_metadata: ev.metadata.as_ref().map(json_map),
-            artifacts: vec![assembled],
-        };
-        Ok(Applied {
-            received,
+            event_meta: ev.metadata.as_ref().map(json_map),
+            artifact: Some(index),
             append,
             last_chunk,
         })
