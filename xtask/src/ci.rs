@@ -1,4 +1,4 @@
-//! `cargo xtask ci`: the exact sequence CI runs (`cargo xtask bench` is in [`crate::bench`]).
+//! `cargo xtask ci`: the exact sequence CI runs (`cargo xtask bench` is in [`mod@crate::bench`]).
 //!
 //! Every prerequisite is installed here when missing (cargo-deny and cargo-fuzz from crates.io,
 //! the Python interop peer from PyPI into `target/interop-venv`); a prerequisite that cannot be

@@ -3,7 +3,7 @@
 //! - `check-layers` — the layer boundary over the full `cargo metadata` graph (see [`layers`]);
 //! - `ci` — everything CI runs, in order; the README's test command;
 //! - `bench` — every benchmark and the soak/load tests at full size, figures into
-//!   `docs/benchmarks.md` (see [`bench`]).
+//!   `docs/benchmarks.md` (see [`mod@bench`]).
 
 mod bench;
 mod ci;
