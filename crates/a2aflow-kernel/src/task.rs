@@ -210,6 +210,47 @@ async fn execute(
     None
 }
 
+/// What became of work that gets a grace period when it is interrupted.
+pub(crate) enum Graced<T> {
+    /// It finished first (`Err` = its panic message).
+    Done(Result<T, String>),
+    /// The token fired or the deadline passed. The token has been cancelled (stopping the work's
+    /// own subtree) and the work given the grace period to wind down (e.g. a best-effort remote
+    /// cancel); what it returned by then, if anything, is here — never to be forwarded as a result.
+    Interrupted(Interrupt, Option<Result<T, String>>),
+}
+
+/// Runs `fut` until it finishes, the token fires or the deadline passes; on an interruption,
+/// cancels the token and waits at most `grace` for `fut` to wind down.
+pub(crate) async fn with_grace<F: Future>(
+    fut: F,
+    token: &CancellationToken,
+    mut sleep: Pin<&mut Sleep>,
+    deadline: Instant,
+    grace: std::time::Duration,
+) -> Graced<F::Output> {
+    let fut = CatchUnwind::new(fut);
+    tokio::pin!(fut);
+    let first = tokio::select! {
+        biased;
+        r = &mut fut => Some(r),
+        _ = token.cancelled() => None,
+        _ = sleep.as_mut() => None,
+    };
+    let interrupt = interrupted(token, deadline);
+    match (first, interrupt) {
+        (Some(r), None) => Graced::Done(r),
+        (first, i) => {
+            token.cancel();
+            let late = match first {
+                Some(r) => Some(r),
+                None => tokio::time::timeout(grace, &mut fut).await.ok(),
+            };
+            Graced::Interrupted(i.unwrap_or(Interrupt::Timeout), late)
+        }
+    }
+}
+
 /// Asks the host for a subtask's content (`on_task`), guarded by the token and the deadline. A
 /// failed or panicking callback is written into `view` (`Err(None)`); an interruption is returned
 /// (`Err(Some(_))`).
@@ -321,47 +362,37 @@ async fn dispatch_remote(
         negotiation: &hook,
         events: emitter,
     });
-    let fut = CatchUnwind::new(dispatch);
-    tokio::pin!(fut);
-    let first = tokio::select! {
-        biased;
-        r = &mut fut => Some(r),
-        _ = token.cancelled() => None,
-        _ = sleep.as_mut() => None,
-    };
-    if let Some(i) = interrupted(token, sh.deadline) {
-        // Let the client make its best-effort remote cancel, bounded. Its result is dropped,
-        // except the remote identity (context id, remote task id): the view keeps it.
-        token.cancel();
-        let late = match first {
-            Some(r) => Some(r),
-            None => tokio::time::timeout(sh.grace, &mut fut).await.ok(),
-        };
-        if let Some(Ok(r)) = late {
-            let (context_id, remote_task_id) = match r {
-                Ok(o) => (o.context_id, o.remote_task_id),
-                Err(f) => (f.context_id, f.remote_task_id),
-            };
-            view.context_id = context_id;
-            view.remote_task_id = remote_task_id;
+    let first = match with_grace(dispatch, token, sleep.as_mut(), sh.deadline, sh.grace).await {
+        Graced::Done(r) => r,
+        Graced::Interrupted(i, late) => {
+            // The client's result is dropped, except the remote identity (context id, remote
+            // task id) it reported while winding down: the view keeps it.
+            if let Some(Ok(r)) = late {
+                let (context_id, remote_task_id) = match r {
+                    Ok(o) => (o.context_id, o.remote_task_id),
+                    Err(f) => (f.context_id, f.remote_task_id),
+                };
+                view.context_id = context_id;
+                view.remote_task_id = remote_task_id;
+            }
+            return Some(i);
         }
-        return Some(i);
-    }
+    };
     match first {
-        Some(Ok(Ok(outcome))) => {
+        Ok(Ok(outcome)) => {
             view.context_id = outcome.context_id;
             view.remote_task_id = outcome.remote_task_id;
             view.outputs = outcome.outputs;
             view.received_messages = outcome.received_messages;
         }
-        Some(Ok(Err(failure))) => {
+        Ok(Err(failure)) => {
             view.context_id = failure.context_id;
             view.remote_task_id = failure.remote_task_id;
             view.outputs = project_outputs(&failure.received_messages, false);
             view.received_messages = failure.received_messages;
             fail_view(view, TaskOutcomeStatus::Failed, failure.failure);
         }
-        Some(Err(m)) => fail_view(
+        Err(m) => fail_view(
             view,
             TaskOutcomeStatus::Failed,
             Failure::new(
@@ -369,7 +400,6 @@ async fn dispatch_remote(
                 format!("the remote client panicked: {m}"),
             ),
         ),
-        None => return Some(Interrupt::Timeout),
     }
     None
 }

@@ -9,10 +9,9 @@
 use crate::client::project_outputs;
 use crate::events::{EventEmitter, SinkKind};
 use crate::executor::RunShared;
-use crate::panic_guard::CatchUnwind;
 use crate::runner::{RunInput, RunOptions, Source, run_with_sink};
 use crate::task::{
-    Guarded, Interrupt, ask_host, fail_view, guard, interrupted, name_view, panicked,
+    Graced, Guarded, Interrupt, ask_host, fail_view, guard, name_view, panicked, with_grace,
 };
 use a2aflow_model::a2a::{PartContent, Task};
 use a2aflow_model::delegation::{
@@ -189,26 +188,11 @@ async fn delegate(
         SinkKind::Parent(sh.hub.clone()),
         Some(inherited),
     ));
-    let fut = CatchUnwind::new(child);
-    tokio::pin!(fut);
-    let first = tokio::select! {
-        biased;
-        r = &mut fut => Some(r),
-        _ = token.cancelled() => None,
-        _ = sleep.as_mut() => None,
-    };
-    if let Some(i) = interrupted(token, sh.deadline) {
-        // The child's token is a child of this one: cancelling it stops the whole subtree;
-        // the child is given the grace period to wind down (and cancel its own remote work).
-        token.cancel();
-        if first.is_none() {
-            let _ = tokio::time::timeout(sh.grace, &mut fut).await;
-        }
-        return Some(i);
-    }
-    let result = match first {
-        Some(Ok(result)) => result,
-        Some(Err(m)) => {
+    // The child's token is a child of this one: an interruption stops the whole subtree, and
+    // the child gets the grace period to wind down (and cancel its own remote work).
+    let result = match with_grace(child, token, sleep.as_mut(), sh.deadline, sh.grace).await {
+        Graced::Done(Ok(result)) => result,
+        Graced::Done(Err(m)) => {
             fail_view(
                 view,
                 TaskOutcomeStatus::Failed,
@@ -219,7 +203,7 @@ async fn delegate(
             );
             return None;
         }
-        None => return Some(Interrupt::Timeout),
+        Graced::Interrupted(i, _) => return Some(i),
     };
     settle(sh, view, &emitter, flow, lineage, child_id, result).await;
     None
