@@ -4,9 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use a2aflow::a2at::{
-    self, MetadataContent, NEGOTIATION_T_EXTENSION_URI, NegotiationContext, Performative,
-};
+use a2aflow::a2at::Performative;
 use a2aflow::config::{BindingName, Timeouts};
 use a2aflow::kernel::{CallbackError, ControlPoint, RunInput, RunOptions, run};
 use a2aflow::model::a2a::{
@@ -23,7 +21,6 @@ use a2aflow::protocol::{Binding as WireBinding, CallOptions, HttpClient, Transpo
 use a2aflow::testkit::{AgentSpec, Binding, Fault, NEGOTIATION_T_URI, TestServer, TlsOptions};
 use a2aflow::{EngineConfig, HostHooks, execute_workflow, fetch_agent_cards};
 use futures_util::StreamExt;
-use serde_json::Map;
 
 use crate::cells::{Cell, Expect, Place, Trouble, Wire};
 
@@ -174,16 +171,10 @@ struct Host {
 #[async_trait::async_trait]
 impl ControlPoint for Host {
     async fn on_task(&self, request: TaskRequest) -> Result<MessageContent, CallbackError> {
-        let mut content = MessageContent::text(request.description.clone());
         if self.negotiating && request.agent == "faulty" {
-            content
-                .extensions
-                .push(NEGOTIATION_T_EXTENSION_URI.to_owned());
-            let mut metadata = Map::new();
-            MetadataContent::new(NEGOTIATION_T_EXTENSION_URI).write_into(&mut metadata);
-            content.metadata = Some(metadata);
+            return Ok(a2aflow_tests::negotiation_activating(request.description));
         }
-        Ok(content)
+        Ok(MessageContent::text(request.description))
     }
 
     async fn on_self_task(&self, _request: TaskRequest) -> Result<TaskResult, CallbackError> {
@@ -201,22 +192,7 @@ impl ControlPoint for Host {
                 .set_fault("faulty", a2aflow::testkit::Route::Send, fault.clone())
                 .map_err(|e| CallbackError::Other(e.to_string()))?;
         }
-        let received = NegotiationContext::from_json(&request.negotiation_context)
-            .map_err(|e| CallbackError::Other(format!("unreadable proposal: {e}")))?;
-        let reply = a2at::reply_context(&received, Performative::Reject)
-            .map_err(|e| CallbackError::Other(format!("cannot answer: {e}")))?;
-        let mut metadata = Map::new();
-        let mut a2at_content = MetadataContent::new(NEGOTIATION_T_EXTENSION_URI);
-        a2at_content.prompt_text = Some("REJECT".to_owned());
-        a2at_content.negotiation_context = Some(reply);
-        a2at_content.write_into(&mut metadata);
-        Ok(NegotiationReply::Send {
-            content: MessageContent {
-                parts: vec![Part::text("REJECT")],
-                metadata: Some(metadata),
-                extensions: vec![NEGOTIATION_T_EXTENSION_URI.to_owned()],
-            },
-        })
+        a2aflow_tests::negotiation_reply(&request, Performative::Reject, "REJECT")
     }
 }
 

@@ -3,17 +3,13 @@
 
 use std::sync::Arc;
 
-use a2aflow::a2at::{
-    self, MetadataContent, NEGOTIATION_T_EXTENSION_URI, NegotiationContext, Performative,
-};
+use a2aflow::a2at::Performative;
 use a2aflow::kernel::{CallbackError, ControlPoint};
-use a2aflow::model::a2a::Part;
 use a2aflow::model::{
     MessageContent, NegotiationReply, NegotiationRequest, TaskRequest, TaskResult,
 };
 use a2aflow::protocol::client::A2aEngineClient;
 use a2aflow::{EngineConfig, TransportFactory, fetch_agent_cards};
-use serde_json::Map;
 
 /// See the module docs.
 pub struct Host;
@@ -21,17 +17,10 @@ pub struct Host;
 #[async_trait::async_trait]
 impl ControlPoint for Host {
     async fn on_task(&self, request: TaskRequest) -> Result<MessageContent, CallbackError> {
-        let negotiating = request.description.starts_with("negotiate");
-        let mut content = MessageContent::text(request.description);
-        if negotiating {
-            content
-                .extensions
-                .push(NEGOTIATION_T_EXTENSION_URI.to_owned());
-            let mut metadata = Map::new();
-            MetadataContent::new(NEGOTIATION_T_EXTENSION_URI).write_into(&mut metadata);
-            content.metadata = Some(metadata);
+        if request.description.starts_with("negotiate") {
+            return Ok(a2aflow_tests::negotiation_activating(request.description));
         }
-        Ok(content)
+        Ok(MessageContent::text(request.description))
     }
 
     async fn on_self_task(&self, _request: TaskRequest) -> Result<TaskResult, CallbackError> {
@@ -42,22 +31,7 @@ impl ControlPoint for Host {
         &self,
         request: NegotiationRequest,
     ) -> Result<NegotiationReply, CallbackError> {
-        let received = NegotiationContext::from_json(&request.negotiation_context)
-            .map_err(|e| CallbackError::Other(format!("unreadable proposal: {e}")))?;
-        let reply = a2at::reply_context(&received, Performative::Accept)
-            .map_err(|e| CallbackError::Other(format!("cannot answer: {e}")))?;
-        let mut metadata = Map::new();
-        let mut content = MetadataContent::new(NEGOTIATION_T_EXTENSION_URI);
-        content.prompt_text = Some("ACCEPT".to_owned());
-        content.negotiation_context = Some(reply);
-        content.write_into(&mut metadata);
-        Ok(NegotiationReply::Send {
-            content: MessageContent {
-                parts: vec![Part::text("ACCEPT")],
-                metadata: Some(metadata),
-                extensions: vec![NEGOTIATION_T_EXTENSION_URI.to_owned()],
-            },
-        })
+        a2aflow_tests::negotiation_reply(&request, Performative::Accept, "ACCEPT")
     }
 }
 
