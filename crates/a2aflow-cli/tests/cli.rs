@@ -97,27 +97,8 @@ fn graph_of_a_broken_document_exits_1() {
 
 // ---- subcommands that talk to agents: a testkit server in a background runtime ----
 
-struct Agents {
-    server: a2aflow_testkit::TestServer,
-    _rt: tokio::runtime::Runtime,
-}
-
-fn agents() -> Agents {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let server = rt
-        .block_on(
-            a2aflow_testkit::TestServer::builder()
-                .agent(a2aflow_testkit::AgentSpec::new("alpha"))
-                .agent(a2aflow_testkit::AgentSpec::new("beta").streaming(true))
-                .spawn(),
-        )
-        .unwrap();
-    Agents { server, _rt: rt }
-}
+mod common;
+use common::agents;
 
 const RUN_WORKFLOW: &str = r#"{"id": "cli-run", "steps": [
   {"name": "ask", "subtasks": [{"agent": "a", "description": "task look"}, {"agent": "b", "description": "stream it"}],

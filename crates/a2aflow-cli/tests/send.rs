@@ -19,27 +19,8 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-struct Agents {
-    server: a2aflow_testkit::TestServer,
-    _rt: tokio::runtime::Runtime,
-}
-
-fn agents() -> Agents {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let server = rt
-        .block_on(
-            a2aflow_testkit::TestServer::builder()
-                .agent(a2aflow_testkit::AgentSpec::new("alpha"))
-                .agent(a2aflow_testkit::AgentSpec::new("beta").streaming(true))
-                .spawn(),
-        )
-        .unwrap();
-    Agents { server, _rt: rt }
-}
+mod common;
+use common::agents;
 
 #[test]
 fn a_direct_message_exits_0_and_prints_its_text() {
