@@ -19,9 +19,12 @@ use a2aflow_model::{
 };
 use a2aflow_protocol::client::{A2aEngineClient, ClientConfig};
 use a2aflow_protocol::{
-    Binding, CallOptions, RemoteError, StreamResponseStream, Transport, TransportError,
+    Binding, CallOptions, HttpClient, RemoteError, StreamResponseStream, Transport, TransportError,
+    connect,
 };
+use a2aflow_testkit::{AgentSpec, Fault, Route, TestServer};
 use async_trait::async_trait;
+use futures_util::StreamExt;
 use serde_json::{Map, Value, json};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -48,6 +51,12 @@ enum Reply {
     Fail(TransportError),
     /// Answers after `Duration` (a late identity).
     Late(Duration, SendMessageResponse),
+    /// A stream that opens at once but whose first item comes only after `Duration` (`None`:
+    /// never); the fake signals when its head is first read and when the stream is dropped.
+    LateStream(
+        Option<Duration>,
+        Vec<Result<StreamResponse, TransportError>>,
+    ),
 }
 
 /// Builds replies from the request (so the script can echo the context id).
@@ -84,6 +93,19 @@ struct Fake {
     script: Mutex<Script>,
     log: Mutex<Log>,
     cancelled: Notify,
+    /// A permit once the head of a [`Reply::LateStream`] is being waited for.
+    late_stream_read: Arc<Notify>,
+    /// A permit once a [`Reply::LateStream`] is dropped.
+    late_stream_dropped: Arc<Notify>,
+}
+
+/// Stores a permit in its `Notify` when dropped.
+struct DropSignal(Arc<Notify>);
+
+impl Drop for DropSignal {
+    fn drop(&mut self) {
+        self.0.notify_one();
+    }
 }
 
 impl std::fmt::Debug for Fake {
@@ -117,7 +139,9 @@ impl Transport for Fake {
                 tokio::time::sleep(d).await;
                 Ok(r)
             }
-            Reply::Stream(_) => panic!("script gave a stream to a blocking send"),
+            Reply::Stream(_) | Reply::LateStream(..) => {
+                panic!("script gave a stream to a blocking send")
+            }
         }
     }
     async fn send_streaming_message(
@@ -134,6 +158,24 @@ impl Transport for Fake {
                 Ok(stream_of(vec![Ok(StreamResponse::Message(m))]))
             }
             Reply::Fail(e) => Err(e),
+            Reply::LateStream(delay, items) => {
+                let read = Arc::clone(&self.late_stream_read);
+                let head = futures_util::stream::once(async move {
+                    read.notify_one();
+                    match delay {
+                        Some(d) => tokio::time::sleep(d).await,
+                        None => std::future::pending().await,
+                    }
+                })
+                .filter_map(|()| async { None });
+                let dropped = DropSignal(Arc::clone(&self.late_stream_dropped));
+                Ok(Box::pin(head.chain(futures_util::stream::iter(items)).map(
+                    move |item| {
+                        let _alive = &dropped;
+                        item
+                    },
+                )))
+            }
             Reply::Late(..) => panic!("late replies are for blocking sends"),
         }
     }
@@ -1243,6 +1285,342 @@ async fn s_cancel_02_late_remote_identity_is_cancelled_after_a_local_timeout() {
         .await
         .expect("late identity cancelled");
     assert_eq!(f.cancels(), ["late-t"]);
+}
+
+/// A streaming fake whose only send opens a stream that delivers `items` after `delay`.
+fn late_stream(delay: Option<Duration>, items: Vec<StreamResponse>) -> Arc<Fake> {
+    fake(vec![Box::new(move |_| {
+        Reply::LateStream(delay, items.iter().cloned().map(Ok).collect())
+    })])
+}
+
+/// Dispatches to `f` (streaming) with `budget`, cancelling once the open stream's head is being
+/// waited for — before the first event — unless the deadline is meant to end it.
+async fn interrupt_before_the_first_event(
+    f: &Arc<Fake>,
+    budget: Duration,
+    cancel: bool,
+) -> TaskFailure {
+    let c = client(f, &card(true, json!([])), ClientConfig::default());
+    let token = CancellationToken::new();
+    let trigger = token.clone();
+    let read = f.late_stream_read.notified();
+    let fire = async move {
+        read.await;
+        if cancel {
+            trigger.cancel();
+        }
+    };
+    let hook = Hook::default();
+    let (r, ()) = tokio::join!(
+        dispatch_with(&c, MessageContent::text("x"), &hook, budget, token),
+        fire
+    );
+    let e = r.unwrap_err();
+    assert_eq!(e.remote_task_id, None, "interrupted before any task id");
+    e
+}
+
+/// Waits (bounded) for `n`, which must come.
+async fn within(bound: Duration, n: impl Future<Output = ()>, what: &str) {
+    tokio::time::timeout(bound, n)
+        .await
+        .unwrap_or_else(|_| panic!("{what} did not happen within {bound:?}"));
+}
+
+/// Asserts that no CancelTask is sent within `bound` (paused clock: the wait ends only once
+/// everything else is idle).
+async fn no_cancel_within(f: &Fake, bound: Duration) {
+    let cancelled = f.cancelled.notified();
+    tokio::pin!(cancelled);
+    cancelled.as_mut().enable();
+    if f.cancels().is_empty() {
+        assert!(
+            tokio::time::timeout(bound, cancelled).await.is_err(),
+            "a CancelTask was sent: {:?}",
+            f.cancels()
+        );
+    }
+    assert_eq!(f.cancels(), Vec::<String>::new());
+}
+
+fn ctx_less_status(task_id: &str, state: TaskState) -> StreamResponse {
+    let mut s = status("any", state);
+    if let StreamResponse::StatusUpdate(u) = &mut s {
+        u.task_id = task_id.into();
+    }
+    s
+}
+
+#[tokio::test(start_paused = true)]
+async fn s_cancel_late_stream_identity_after_open_is_cancelled() {
+    // The first event names the task as a Task, a status update or an artifact update.
+    let mut artifact = chunk("any", "x", false, false);
+    if let StreamResponse::ArtifactUpdate(a) = &mut artifact {
+        a.task_id = "late-a".into();
+    }
+    let firsts = [
+        (
+            "late-t",
+            StreamResponse::Task(task("late-t", "any", TaskState::Submitted)),
+        ),
+        ("late-s", ctx_less_status("late-s", TaskState::Working)),
+        ("late-a", artifact),
+    ];
+    for (id, first) in firsts {
+        let f = late_stream(Some(Duration::from_secs(2)), vec![first]);
+        let cancelled = f.cancelled.notified();
+        tokio::pin!(cancelled);
+        cancelled.as_mut().enable();
+        let e = interrupt_before_the_first_event(&f, Duration::from_secs(60), true).await;
+        assert!(
+            e.failure.is(ErrorCode::WorkflowCancelled),
+            "{:?}",
+            e.failure
+        );
+        assert!(
+            f.cancels().is_empty(),
+            "nothing to cancel before the late event"
+        );
+        within(Duration::from_secs(3), cancelled, "the late CancelTask").await;
+        assert_eq!(f.cancels(), [id]);
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn s_cancel_late_stream_identity_after_a_local_timeout_is_cancelled() {
+    let f = late_stream(
+        Some(Duration::from_secs(2)),
+        vec![StreamResponse::Task(task(
+            "late-t",
+            "any",
+            TaskState::Working,
+        ))],
+    );
+    let cancelled = f.cancelled.notified();
+    tokio::pin!(cancelled);
+    cancelled.as_mut().enable();
+    let e = interrupt_before_the_first_event(&f, Duration::from_secs(1), false).await;
+    assert!(e.failure.is(ErrorCode::WorkflowTimeout), "{:?}", e.failure);
+    within(Duration::from_secs(3), cancelled, "the late CancelTask").await;
+    assert_eq!(f.cancels(), ["late-t"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn s_cancel_late_stream_identity_already_terminal_is_not_cancelled() {
+    let firsts = [
+        StreamResponse::Task(task("done-t", "any", TaskState::Completed)),
+        ctx_less_status("done-s", TaskState::Failed),
+    ];
+    for first in firsts {
+        let f = late_stream(Some(Duration::from_secs(2)), vec![first]);
+        let dropped = f.late_stream_dropped.notified();
+        let e = interrupt_before_the_first_event(&f, Duration::from_secs(60), true).await;
+        assert!(
+            e.failure.is(ErrorCode::WorkflowCancelled),
+            "{:?}",
+            e.failure
+        );
+        within(
+            Duration::from_millis(2100),
+            dropped,
+            "reading the late event",
+        )
+        .await;
+        no_cancel_within(&f, Duration::from_secs(10)).await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn s_cancel_late_stream_without_task_sends_nothing_and_ends() {
+    // The stream ends, fails, or answers with a bare message: nothing names a task.
+    let endings: [Vec<Result<StreamResponse, TransportError>>; 3] = [
+        vec![],
+        vec![Err(TransportError::Connection("reset".into()))],
+        vec![Ok(StreamResponse::Message(agent_msg("no task")))],
+    ];
+    for items in endings {
+        let f = fake(vec![Box::new(move |_| {
+            let items = items
+                .iter()
+                .map(|i| match i {
+                    Ok(e) => Ok(e.clone()),
+                    Err(_) => Err(TransportError::Connection("reset".into())),
+                })
+                .collect();
+            Reply::LateStream(Some(Duration::from_secs(2)), items)
+        })]);
+        let dropped = f.late_stream_dropped.notified();
+        let e = interrupt_before_the_first_event(&f, Duration::from_secs(60), true).await;
+        assert!(
+            e.failure.is(ErrorCode::WorkflowCancelled),
+            "{:?}",
+            e.failure
+        );
+        // Read to its end as soon as it ends, not held until the cancel bound.
+        within(
+            Duration::from_millis(2100),
+            dropped,
+            "the late stream ending",
+        )
+        .await;
+        no_cancel_within(&f, Duration::from_secs(10)).await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn s_cancel_late_stream_that_never_answers_is_dropped_at_the_cancel_bound() {
+    let f = late_stream(None, vec![]);
+    let dropped = f.late_stream_dropped.notified();
+    let e = interrupt_before_the_first_event(&f, Duration::from_secs(60), true).await;
+    assert!(
+        e.failure.is(ErrorCode::WorkflowCancelled),
+        "{:?}",
+        e.failure
+    );
+    let bound = ClientConfig::default().cancel_timeout;
+    within(
+        bound + Duration::from_millis(10),
+        dropped,
+        "dropping the silent stream",
+    )
+    .await;
+    no_cancel_within(&f, Duration::from_secs(10)).await;
+}
+
+// ---------------------------------------------------------------- CANCEL: late identity, testkit
+
+/// The engine client for the testkit agent "agent" (JSON-RPC first).
+async fn testkit_client(server: &TestServer) -> A2aEngineClient {
+    let http = HttpClient::new().unwrap();
+    let card = http
+        .fetch_agent_card(&server.card_url("agent"), &CallOptions::default())
+        .await
+        .unwrap();
+    let transport = connect(&card, &http, Binding::DEFAULT_PREFERENCE).unwrap();
+    A2aEngineClient::new(ClientConfig::default())
+        .unwrap()
+        .with_agent(&card, transport)
+        .unwrap()
+}
+
+/// Polls `probe` (every 10 ms, at most 10 s) until it gives a value.
+async fn eventually<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+    let give_up = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(v) = probe() {
+            return v;
+        }
+        assert!(Instant::now() < give_up, "gave up waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// The task ids of the CancelTask requests the testkit agent received (JSON-RPC).
+fn cancelled_ids(server: &TestServer) -> Vec<String> {
+    server
+        .requests()
+        .iter()
+        .filter(|r| r.route == Some(Route::Cancel))
+        .filter_map(|r| r.body.as_ref()?["params"]["id"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// Dispatches "slow 30" to an agent whose streaming answer is held for `hold` (the request is
+/// read, the task not yet created), cancelling once the request arrived when `cancel` is set.
+async fn interrupt_while_the_stream_opens(
+    budget: Duration,
+    hold: Duration,
+    cancel: bool,
+) -> (TestServer, TaskFailure) {
+    let server = TestServer::builder()
+        .agent(AgentSpec::new("agent"))
+        .spawn()
+        .await
+        .unwrap();
+    server
+        .set_fault("agent", Route::Stream, Fault::Delay(hold))
+        .unwrap();
+    let c = testkit_client(&server).await;
+    let token = CancellationToken::new();
+    let trigger = token.clone();
+    let server_ref = &server;
+    let fire = async move {
+        eventually("the streaming request", || {
+            server_ref
+                .requests()
+                .iter()
+                .any(|r| r.route == Some(Route::Stream))
+                .then_some(())
+        })
+        .await;
+        if cancel {
+            trigger.cancel();
+        }
+    };
+    let hook = Hook::default();
+    let (r, ()) = tokio::join!(
+        dispatch_with(&c, MessageContent::text("slow 30"), &hook, budget, token),
+        fire
+    );
+    let e = r.unwrap_err();
+    assert_eq!(
+        e.remote_task_id, None,
+        "interrupted before the task existed"
+    );
+    assert_eq!(server.task_count("agent"), 0, "the answer is still held");
+    (server, e)
+}
+
+/// The held answer creates the task; the client cancels it: one CancelTask, task CANCELED, in
+/// the dispatch's context.
+async fn assert_late_task_cancelled(server: &TestServer, e: &TaskFailure) {
+    let id = eventually("the late CancelTask", || {
+        cancelled_ids(server).into_iter().next()
+    })
+    .await;
+    assert_eq!(cancelled_ids(server), std::slice::from_ref(&id));
+    assert_eq!(server.task_count("agent"), 1);
+    let task = server
+        .task("agent", &id)
+        .expect("the cancelled task exists");
+    assert_eq!(
+        task["contextId"].as_str(),
+        e.context_id.as_deref(),
+        "the task of this dispatch"
+    );
+    eventually("the task CANCELED", || {
+        let state = server.task("agent", &id)?["status"]["state"].clone();
+        (state == "TASK_STATE_CANCELED").then_some(())
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn s_cancel_late_stream_identity_cancelled_while_the_stream_opens() {
+    let (server, e) =
+        interrupt_while_the_stream_opens(Duration::from_secs(20), Duration::from_millis(500), true)
+            .await;
+    assert!(
+        e.failure.is(ErrorCode::WorkflowCancelled),
+        "{:?}",
+        e.failure
+    );
+    assert_late_task_cancelled(&server, &e).await;
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn s_cancel_late_stream_identity_deadline_while_the_stream_opens() {
+    let (server, e) = interrupt_while_the_stream_opens(
+        Duration::from_millis(300),
+        Duration::from_millis(800),
+        false,
+    )
+    .await;
+    assert!(e.failure.is(ErrorCode::WorkflowTimeout), "{:?}", e.failure);
+    assert_late_task_cancelled(&server, &e).await;
+    server.shutdown().await.unwrap();
 }
 
 // ---------------------------------------------------------------- attach

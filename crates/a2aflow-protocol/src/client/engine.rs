@@ -4,7 +4,8 @@
 //! `ROLE_USER` message, waiting (stream when the card says so, else SendMessage then GetTask with
 //! bounded exponential backoff; a dropped stream is resubscribed, then polled), the Negotiation-T
 //! loop through the kernel's hook, and a bounded best-effort CancelTask when a local failure ends an
-//! interaction whose remote task is known and not final.
+//! interaction whose remote task is known and not final — or, when the interaction was interrupted
+//! before the task id was known, once a late answer names it (`LateAnswer`).
 
 use super::config::ClientConfig;
 use super::end_state::{Observation, observe, state_name, with_identity};
@@ -118,6 +119,65 @@ fn is_transient(e: &TransportError) -> bool {
 /// The gates: the interaction stops, the remote task may be resumed later.
 fn is_gate(f: &Failure) -> bool {
     f.is(ErrorCode::A2aAuthRequired) || f.is(ErrorCode::NegotiationNotNegotiable)
+}
+
+/// An answer still on its way when the interaction was interrupted (cancelled, deadline) before
+/// any answer named the remote task: the blocking send, the streaming send still opening, or the
+/// open stream whose first event has not arrived. Dropping it aborts the spawned send.
+enum LateAnswer {
+    /// A SendMessage in flight.
+    Blocking(tokio::task::JoinHandle<Result<SendMessageResponse, TransportError>>),
+    /// A SendStreamingMessage whose response head has not arrived.
+    Opening(tokio::task::JoinHandle<Result<StreamResponseStream, TransportError>>),
+    /// An open stream that has not yet delivered an event naming a task.
+    Stream(StreamResponseStream),
+}
+
+impl Drop for LateAnswer {
+    fn drop(&mut self) {
+        match self {
+            LateAnswer::Blocking(h) => h.abort(),
+            LateAnswer::Opening(h) => h.abort(),
+            LateAnswer::Stream(_) => {}
+        }
+    }
+}
+
+impl LateAnswer {
+    /// Waits (unbounded: the caller bounds it) for the first answer and returns the task it
+    /// names with whether that task is final; `None` when the answer names no task or fails.
+    async fn identity(&mut self) -> Option<(String, bool)> {
+        let first = match self {
+            LateAnswer::Blocking(h) => match h.await {
+                Ok(Ok(response)) => Some(event_of(response)),
+                _ => None,
+            },
+            LateAnswer::Opening(h) => match h.await {
+                Ok(Ok(mut stream)) => stream.next().await.and_then(Result::ok),
+                _ => None,
+            },
+            LateAnswer::Stream(stream) => stream.next().await.and_then(Result::ok),
+        };
+        named_task(&first?)
+    }
+}
+
+/// A blocking answer as the stream event it is equivalent to.
+fn event_of(response: SendMessageResponse) -> StreamResponse {
+    match response {
+        SendMessageResponse::Task(t) => StreamResponse::Task(t),
+        SendMessageResponse::Message(m) => StreamResponse::Message(m),
+    }
+}
+
+/// The remote task an answer names and whether it is final; `None` for a message outside any task.
+fn named_task(event: &StreamResponse) -> Option<(String, bool)> {
+    match event {
+        StreamResponse::Task(t) => Some((t.id.clone(), t.status.state.is_terminal())),
+        StreamResponse::StatusUpdate(u) => Some((u.task_id.clone(), u.status.state.is_terminal())),
+        StreamResponse::ArtifactUpdate(a) => Some((a.task_id.clone(), false)),
+        StreamResponse::Message(m) => m.task_id.clone().map(|id| (id, false)),
+    }
 }
 
 /// Sends one best-effort CancelTask, bounded; failures are logged, never surfaced.
@@ -307,7 +367,7 @@ struct Interaction<'a> {
     force_poll: bool,
     poll_delay: Duration,
     poll_failures: u32,
-    late_send: Option<tokio::task::JoinHandle<Result<SendMessageResponse, TransportError>>>,
+    late: Option<LateAnswer>,
 }
 
 impl<'a> Interaction<'a> {
@@ -335,7 +395,7 @@ impl<'a> Interaction<'a> {
             force_poll: false,
             poll_delay: config.poll_interval,
             poll_failures: 0,
-            late_send: None,
+            late: None,
         }
     }
 
@@ -504,7 +564,16 @@ impl<'a> Interaction<'a> {
             .as_deref()
             .map(|h| h.split(',').map(str::to_owned).collect())
             .unwrap_or_default();
-        let options = self.options().with_extensions(header);
+        // The send may outlive an interruption by the cancel bound (its late answer can still name
+        // a task to cancel, see `finish`), so the transport's own limit is extended by that bound;
+        // the interaction itself still stops waiting at its deadline.
+        let send_deadline = self
+            .deadline
+            .checked_add(self.config.cancel_timeout)
+            .unwrap_or(self.deadline);
+        let options = CallOptions::default()
+            .with_deadline(send_deadline)
+            .with_extensions(header);
         // Nothing is sent (or announced) once the run is over.
         bounded(&self.cancel, self.deadline, std::future::ready(())).await?;
         if self.events.is_enabled() {
@@ -552,43 +621,54 @@ impl<'a> Interaction<'a> {
             metadata: None,
             tenant: None,
         };
+        // The send runs in its own task so that a task id revealed after a local timeout or
+        // cancellation can still be cancelled (see `finish`).
+        let transport = Arc::clone(&self.agent.transport);
         if streaming {
-            let transport = &self.agent.transport;
-            let opened = bounded(
-                &self.cancel,
-                self.deadline,
-                transport.send_streaming_message(&request, &options),
-            )
-            .await?;
-            self.stream = Some(opened.map_err(|e| transport_failure(&e))?);
+            let open = async move { transport.send_streaming_message(&request, &options).await };
+            let handle = tokio::spawn(open);
+            self.stream = Some(self.await_send(handle, LateAnswer::Opening).await?);
             return Ok(());
         }
-        // The blocking send runs in its own task so that a task id revealed after a local
-        // timeout or cancellation can still be cancelled (see `finish`).
-        let transport = Arc::clone(&self.agent.transport);
-        let mut handle =
-            tokio::spawn(async move { transport.send_message(&request, &options).await });
-        let joined = match bounded(&self.cancel, self.deadline, &mut handle).await {
-            Ok(joined) => joined,
+        let handle = tokio::spawn(async move { transport.send_message(&request, &options).await });
+        let response = self.await_send(handle, LateAnswer::Blocking).await?;
+        self.apply(event_of(response)).await
+    }
+
+    /// Waits for a spawned send; when the wait is interrupted, the send is kept (as `late`) for
+    /// [`finish`](Self::finish).
+    async fn await_send<T>(
+        &mut self,
+        mut handle: tokio::task::JoinHandle<Result<T, TransportError>>,
+        late: fn(tokio::task::JoinHandle<Result<T, TransportError>>) -> LateAnswer,
+    ) -> Result<T, Failure> {
+        match bounded(&self.cancel, self.deadline, &mut handle).await {
+            Ok(joined) => joined
+                .map_err(|e| {
+                    Failure::new(ErrorCode::A2aConnection, format!("send task failed: {e}"))
+                })?
+                .map_err(|e| transport_failure(&e)),
             Err(f) => {
-                self.late_send = Some(handle);
-                return Err(f);
+                self.late = Some(late(handle));
+                Err(f)
             }
-        };
-        let response = joined
-            .map_err(|e| Failure::new(ErrorCode::A2aConnection, format!("send task failed: {e}")))?
-            .map_err(|e| transport_failure(&e))?;
-        let event = match response {
-            SendMessageResponse::Task(t) => StreamResponse::Task(t),
-            SendMessageResponse::Message(m) => StreamResponse::Message(m),
-        };
-        self.apply(event).await
+        }
     }
 
     /// One waiting step: the next stream event, a resubscribe, or one poll.
     async fn observe(&mut self) -> Result<(), Failure> {
         if let Some(stream) = self.stream.as_mut() {
-            match bounded(&self.cancel, self.deadline, stream.next()).await? {
+            let next = match bounded(&self.cancel, self.deadline, stream.next()).await {
+                Ok(next) => next,
+                Err(f) => {
+                    // Interrupted before any event named the task: the stream may still do so.
+                    if self.reducer.task_id().is_none() {
+                        self.late = self.stream.take().map(LateAnswer::Stream);
+                    }
+                    return Err(f);
+                }
+            };
+            match next {
                 Some(Ok(event)) => return self.apply(event).await,
                 Some(Err(e)) => {
                     self.stream = None;
@@ -816,7 +896,7 @@ impl<'a> Interaction<'a> {
                             self.config.cancel_timeout,
                         );
                         let _ = handle.await;
-                    } else if let Some(late) = self.late_send.take() {
+                    } else if let Some(late) = self.late.take() {
                         self.cancel_late_identity(late);
                     }
                 }
@@ -853,23 +933,22 @@ impl<'a> Interaction<'a> {
         result
     }
 
-    /// A blocking send interrupted locally may still create a task: when its answer arrives
-    /// (within the cancel bound) and names a non-final task, that task is cancelled.
-    fn cancel_late_identity(
-        &self,
-        late: tokio::task::JoinHandle<Result<SendMessageResponse, TransportError>>,
-    ) {
+    /// A send interrupted locally may still create a task: when its first answer (the blocking
+    /// answer, or the first stream event) arrives within the cancel bound and names a non-final
+    /// task, that task is cancelled. Detached, so the caller waits for none of it; it ends within
+    /// `cancel_timeout` (waiting for the answer; the send is aborted then) plus `cancel_timeout`
+    /// (the CancelTask). The late answer is never applied: the failure stays the original one.
+    fn cancel_late_identity(&self, mut late: LateAnswer) {
         let transport = Arc::clone(&self.agent.transport);
         let bound = self.config.cancel_timeout;
         tokio::spawn(async move {
-            let Ok(Ok(Ok(SendMessageResponse::Task(task)))) =
-                tokio::time::timeout(bound, late).await
-            else {
+            let named = tokio::time::timeout(bound, late.identity()).await;
+            drop(late);
+            let Ok(Some((task_id, false))) = named else {
                 return;
             };
-            if !task.status.state.is_terminal() {
-                let _ = spawn_cancel(transport, task.id, bound).await;
-            }
+            tracing::debug!(task_id, "late remote task identity; cancelling it");
+            let _ = spawn_cancel(transport, task_id, bound).await;
         });
     }
 }
