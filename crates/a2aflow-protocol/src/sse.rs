@@ -112,36 +112,34 @@ impl SseParser {
         self.buf.extend_from_slice(chunk);
         let mut start = 0;
         let mut i = self.scan_from;
-        while i < self.buf.len() {
-            let b = self.buf[i];
-            if b == b'\n' || b == b'\r' {
-                let line_end = i;
-                let next = if b == b'\r' {
-                    if i + 1 == self.buf.len() {
-                        // A CR at the end of the buffer may be the first half of CRLF.
-                        break;
-                    }
-                    if self.buf[i + 1] == b'\n' {
-                        i + 2
-                    } else {
-                        i + 1
-                    }
-                } else {
-                    i + 1
-                };
-                let line = std::mem::take(&mut self.buf);
-                let res = self.line(&line[start..line_end], out);
-                self.buf = line;
-                if let Err(e) = res {
-                    self.failed = Some(e.clone());
-                    return Err(e);
+        while let Some(offset) = memchr::memchr2(b'\n', b'\r', &self.buf[i..]) {
+            let line_end = i + offset;
+            let next = if self.buf[line_end] == b'\r' {
+                match self.buf.get(line_end + 1) {
+                    // A CR at the end of the buffer may be the first half of CRLF.
+                    None => break,
+                    Some(b'\n') => line_end + 2,
+                    Some(_) => line_end + 1,
                 }
-                start = next;
-                i = next;
             } else {
-                i += 1;
+                line_end + 1
+            };
+            let line = std::mem::take(&mut self.buf);
+            let res = self.line(&line[start..line_end], out);
+            self.buf = line;
+            if let Err(e) = res {
+                self.failed = Some(e.clone());
+                return Err(e);
             }
+            start = next;
+            i = next;
         }
+        // Resume at the unfinished line's end: the buffer's end, or a trailing CR.
+        let i = if self.buf.last() == Some(&b'\r') && self.buf.len() > start {
+            self.buf.len() - 1
+        } else {
+            self.buf.len()
+        };
         self.buf.drain(..start);
         self.scan_from = i - start;
         // Bound the partial line the way `line` will count it once complete, so the verdict never
@@ -219,12 +217,18 @@ impl SseParser {
                 if self.has_data {
                     self.data.push('\n');
                 }
-                self.data.push_str(&String::from_utf8_lossy(value));
+                push_lossy(&mut self.data, value);
                 self.has_data = true;
             }
-            b"event" => self.event = Some(String::from_utf8_lossy(value).into_owned()),
+            b"event" => {
+                let mut event = String::new();
+                push_lossy(&mut event, value);
+                self.event = Some(event);
+            }
             b"id" if !value.contains(&0) => {
-                self.id = Some(String::from_utf8_lossy(value).into_owned());
+                let mut id = String::new();
+                push_lossy(&mut id, value);
+                self.id = Some(id);
             }
             _ => {} // `retry` and unknown fields are ignored.
         }
@@ -243,6 +247,15 @@ impl SseParser {
             data: std::mem::take(&mut self.data),
             id: self.id.clone(),
         });
+    }
+}
+
+/// Appends `bytes` as text, invalid UTF-8 replaced by U+FFFD. Valid input (the normal case) takes
+/// the fast validation path; `from_utf8_lossy` alone walks it chunk by chunk.
+fn push_lossy(dst: &mut String, bytes: &[u8]) {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => dst.push_str(text),
+        Err(_) => dst.push_str(&String::from_utf8_lossy(bytes)),
     }
 }
 
@@ -273,6 +286,17 @@ mod tests {
         assert_eq!(lf, vec![data("{\"a\":1}"), data("{\"b\":2}")]);
         assert_eq!(crlf, lf);
         assert_eq!(cr, lf);
+    }
+
+    #[test]
+    fn invalid_utf8_is_replaced_and_valid_text_is_kept() {
+        let ev = parse_all(
+            b"event: e\xffx\nid: 7\xfe\ndata: caf\xc3\xa9 \xe2\x82\xac\ndata: bad \xc3(\n\n",
+        );
+        assert_eq!(ev.len(), 1);
+        assert_eq!(ev[0].data, "caf\u{e9} \u{20ac}\nbad \u{fffd}(");
+        assert_eq!(ev[0].event.as_deref(), Some("e\u{fffd}x"));
+        assert_eq!(ev[0].id.as_deref(), Some("7\u{fffd}"));
     }
 
     #[test]
