@@ -124,7 +124,16 @@ pub async fn run(
 ) -> ExecutionResult {
     let sink = root_sink(&options);
     let source = Source::Raw(workflow.into());
-    run_with_sink(source, input, control_point, client, options, sink, None).await
+    spawned(run_with_sink(
+        source,
+        input,
+        control_point,
+        client,
+        options,
+        sink,
+        None,
+    ))
+    .await
 }
 
 /// Runs a [`PreparedWorkflow`]: the same as [`run`] without validating and planning again.
@@ -137,7 +146,53 @@ pub async fn run_prepared(
 ) -> ExecutionResult {
     let sink = root_sink(&options);
     let source = Source::Prepared(prepared.clone());
-    run_with_sink(source, input, control_point, client, options, sink, None).await
+    spawned(run_with_sink(
+        source,
+        input,
+        control_point,
+        client,
+        options,
+        sink,
+        None,
+    ))
+    .await
+}
+
+/// Drives a root run as its own task of the current runtime and waits for it. The executor is
+/// woken each time one of the run's tasks ends; as its own task that wake-up lands on a runtime
+/// worker, where a caller blocked in `block_on` would otherwise be woken (a futex wake and a
+/// context switch) once per finished task. Dropping the returned future aborts the task, which
+/// drops the run exactly as dropping an unspawned run would. A panic is resumed in the caller.
+async fn spawned(
+    run: impl std::future::Future<Output = ExecutionResult> + Send + 'static,
+) -> ExecutionResult {
+    struct AbortOnDrop(JoinHandle<ExecutionResult>);
+    impl Drop for AbortOnDrop {
+        fn drop(&mut self) {
+            self.0.abort();
+        }
+    }
+    let mut task = AbortOnDrop(tokio::spawn(run.in_current_span()));
+    match (&mut task.0).await {
+        Ok(result) => result,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(e) => abnormal_end(&e),
+    }
+}
+
+/// The result of a run task that ended without returning one (aborted, or its runtime shut down).
+fn abnormal_end(e: &tokio::task::JoinError) -> ExecutionResult {
+    ExecutionResult {
+        execution_id: String::new(),
+        workflow_id: String::new(),
+        success: false,
+        failure: Some(Failure::new(
+            ErrorCode::WorkflowExecutionFailed,
+            format!("the run task ended abnormally: {e}"),
+        )),
+        steps: Vec::new(),
+        skipped_steps: Vec::new(),
+    }
 }
 
 /// A root run's event sink: the host's synchronous callback, or none.
@@ -302,17 +357,7 @@ impl EventStream {
         match self.handle.take() {
             Some(h) => match h.await {
                 Ok(r) => r,
-                Err(e) => ExecutionResult {
-                    execution_id: String::new(),
-                    workflow_id: String::new(),
-                    success: false,
-                    failure: Some(Failure::new(
-                        ErrorCode::WorkflowExecutionFailed,
-                        format!("the run task ended abnormally: {e}"),
-                    )),
-                    steps: Vec::new(),
-                    skipped_steps: Vec::new(),
-                },
+                Err(e) => abnormal_end(&e),
             },
             None => ExecutionResult {
                 execution_id: String::new(),

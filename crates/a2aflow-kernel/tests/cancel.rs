@@ -162,3 +162,31 @@ async fn s_cancel_08_negotiation_shares_the_run_deadline() {
     assert_eq!(r.failure.unwrap().code, "workflow.timeout");
     assert_eq!(host.negotiation_calls.lock().unwrap().len(), 1);
 }
+
+#[tokio::test(start_paused = true)]
+async fn dropping_the_run_future_stops_the_run() {
+    // `run` drives the run as its own task; dropping the caller's future must still end it,
+    // exactly as dropping an unspawned run did: nothing after the drop is dispatched.
+    let host = Arc::new(Host::default());
+    let client = Arc::new(InMemoryClient::new().with_default(Some(delayed(1_000))));
+    let rec = Recorder::default();
+    let run = go(
+        wf(vec![step("a", &["x"], &["b"]), step("b", &["z"], &[])]),
+        &host,
+        &client,
+        &rec,
+    );
+    assert!(
+        tokio::time::timeout(Duration::from_millis(100), run)
+            .await
+            .is_err(),
+        "the run is still waiting on `a` when it is dropped"
+    );
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    assert_eq!(client.dispatches("x"), 1);
+    assert_eq!(
+        client.dispatches("z"),
+        0,
+        "the dropped run went on to step b"
+    );
+}
