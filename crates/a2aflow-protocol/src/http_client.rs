@@ -51,6 +51,24 @@ pub(crate) struct WireTap {
     pub(crate) agent: String,
 }
 
+impl WireTap {
+    /// Logs a request; the URL is only rendered when the log is active.
+    fn request(&self, method: &Method, uri: &Uri, headers: &HeaderMap, body: &[u8]) {
+        if self.log.is_active() {
+            self.log
+                .log_request(&self.agent, method, &uri.to_string(), headers, body);
+        }
+    }
+
+    /// Logs a response; the URL is only rendered when the log is active.
+    fn response(&self, uri: &Uri, status: StatusCode, headers: &HeaderMap, body: &[u8]) {
+        if self.log.is_active() {
+            self.log
+                .log_response(&self.agent, &uri.to_string(), status, headers, body);
+        }
+    }
+}
+
 impl std::fmt::Debug for HttpClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HttpClient")
@@ -259,13 +277,7 @@ impl HttpClient {
             let (parts, incoming) = resp.into_parts();
             let body = read_limited(incoming, self.inner.limits.max_response_body).await?;
             let tap = &self.inner.wire;
-            tap.log.log_response(
-                &tap.agent,
-                &out.uri.to_string(),
-                status,
-                &parts.headers,
-                &body,
-            );
+            tap.response(out.uri, status, &parts.headers, &body);
             Ok(Reply { status, body })
         };
         tokio::time::timeout_at(deadline, work)
@@ -298,13 +310,7 @@ impl HttpClient {
                 });
             let tap = &self.inner.wire;
             if status.is_success() && is_sse {
-                tap.log.log_response(
-                    &tap.agent,
-                    &out.uri.to_string(),
-                    status,
-                    resp.headers(),
-                    b"",
-                );
+                tap.response(out.uri, status, resp.headers(), b"");
                 return Ok(resp.into_body());
             }
             let ct = resp
@@ -315,13 +321,7 @@ impl HttpClient {
                 .to_owned();
             let (parts, incoming) = resp.into_parts();
             let body = read_limited(incoming, limit).await?;
-            tap.log.log_response(
-                &tap.agent,
-                &out.uri.to_string(),
-                status,
-                &parts.headers,
-                &body,
-            );
+            tap.response(out.uri, status, &parts.headers, &body);
             Err(
                 classify_error_body(status.as_u16(), &body).unwrap_or_else(|| {
                     TransportError::InvalidResponse(format!(
@@ -410,10 +410,9 @@ impl HttpClient {
             .body(Full::new(out.body.clone().unwrap_or_default()))
             .map_err(|e| TransportError::InvalidRequest(e.to_string()))?;
         let tap = &self.inner.wire;
-        tap.log.log_request(
-            &tap.agent,
+        tap.request(
             &out.method,
-            &out.uri.to_string(),
+            out.uri,
             &headers,
             out.body.as_deref().unwrap_or_default(),
         );
