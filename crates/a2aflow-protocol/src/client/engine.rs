@@ -37,6 +37,7 @@ use futures_util::StreamExt;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -121,26 +122,19 @@ fn is_gate(f: &Failure) -> bool {
     f.is(ErrorCode::A2aAuthRequired) || f.is(ErrorCode::NegotiationNotNegotiable)
 }
 
+/// A send in flight, owning its request: it can outlive the wait that started it.
+type PendingSend<T> = Pin<Box<dyn Future<Output = Result<T, TransportError>> + Send>>;
+
 /// An answer still on its way when the interaction was interrupted (cancelled, deadline) before
 /// any answer named the remote task: the blocking send, the streaming send still opening, or the
-/// open stream whose first event has not arrived. Dropping it aborts the spawned send.
+/// open stream whose first event has not arrived. Dropping it drops the request.
 enum LateAnswer {
     /// A SendMessage in flight.
-    Blocking(tokio::task::JoinHandle<Result<SendMessageResponse, TransportError>>),
+    Blocking(PendingSend<SendMessageResponse>),
     /// A SendStreamingMessage whose response head has not arrived.
-    Opening(tokio::task::JoinHandle<Result<StreamResponseStream, TransportError>>),
+    Opening(PendingSend<StreamResponseStream>),
     /// An open stream that has not yet delivered an event naming a task.
     Stream(StreamResponseStream),
-}
-
-impl Drop for LateAnswer {
-    fn drop(&mut self) {
-        match self {
-            LateAnswer::Blocking(h) => h.abort(),
-            LateAnswer::Opening(h) => h.abort(),
-            LateAnswer::Stream(_) => {}
-        }
-    }
 }
 
 impl LateAnswer {
@@ -148,13 +142,10 @@ impl LateAnswer {
     /// names with whether that task is final; `None` when the answer names no task or fails.
     async fn identity(&mut self) -> Option<(String, bool)> {
         let first = match self {
-            LateAnswer::Blocking(h) => match h.await {
-                Ok(Ok(response)) => Some(event_of(response)),
-                _ => None,
-            },
-            LateAnswer::Opening(h) => match h.await {
-                Ok(Ok(mut stream)) => stream.next().await.and_then(Result::ok),
-                _ => None,
+            LateAnswer::Blocking(send) => send.await.ok().map(event_of),
+            LateAnswer::Opening(send) => match send.await {
+                Ok(mut stream) => stream.next().await.and_then(Result::ok),
+                Err(_) => None,
             },
             LateAnswer::Stream(stream) => stream.next().await.and_then(Result::ok),
         };
@@ -621,35 +612,32 @@ impl<'a> Interaction<'a> {
             metadata: None,
             tenant: None,
         };
-        // The send runs in its own task so that a task id revealed after a local timeout or
-        // cancellation can still be cancelled (see `finish`).
+        // The send owns its request, so that when the wait is interrupted it can be kept and a
+        // task id revealed late can still be cancelled (see `finish`).
         let transport = Arc::clone(&self.agent.transport);
         if streaming {
-            let open = async move { transport.send_streaming_message(&request, &options).await };
-            let handle = tokio::spawn(open);
-            self.stream = Some(self.await_send(handle, LateAnswer::Opening).await?);
+            let open: PendingSend<StreamResponseStream> =
+                Box::pin(async move { transport.send_streaming_message(&request, &options).await });
+            self.stream = Some(self.await_send(open, LateAnswer::Opening).await?);
             return Ok(());
         }
-        let handle = tokio::spawn(async move { transport.send_message(&request, &options).await });
-        let response = self.await_send(handle, LateAnswer::Blocking).await?;
+        let send: PendingSend<SendMessageResponse> =
+            Box::pin(async move { transport.send_message(&request, &options).await });
+        let response = self.await_send(send, LateAnswer::Blocking).await?;
         self.apply(event_of(response)).await
     }
 
-    /// Waits for a spawned send; when the wait is interrupted, the send is kept (as `late`) for
+    /// Waits for a send; when the wait is interrupted, the send is kept (as `late`) for
     /// [`finish`](Self::finish).
     async fn await_send<T>(
         &mut self,
-        mut handle: tokio::task::JoinHandle<Result<T, TransportError>>,
-        late: fn(tokio::task::JoinHandle<Result<T, TransportError>>) -> LateAnswer,
+        mut send: PendingSend<T>,
+        late: fn(PendingSend<T>) -> LateAnswer,
     ) -> Result<T, Failure> {
-        match bounded(&self.cancel, self.deadline, &mut handle).await {
-            Ok(joined) => joined
-                .map_err(|e| {
-                    Failure::new(ErrorCode::A2aConnection, format!("send task failed: {e}"))
-                })?
-                .map_err(|e| transport_failure(&e)),
+        match bounded(&self.cancel, self.deadline, &mut send).await {
+            Ok(answer) => answer.map_err(|e| transport_failure(&e)),
             Err(f) => {
-                self.late = Some(late(handle));
+                self.late = Some(late(send));
                 Err(f)
             }
         }
