@@ -122,17 +122,13 @@ pub async fn run(
     client: Arc<dyn RemoteClient>,
     options: RunOptions,
 ) -> ExecutionResult {
-    let sink = root_sink(&options);
-    let source = Source::Raw(workflow.into());
-    spawned(run_with_sink(
-        source,
+    root_run(
+        Source::Raw(workflow.into()),
         input,
         control_point,
         client,
         options,
-        sink,
-        None,
-    ))
+    )
     .await
 }
 
@@ -144,8 +140,25 @@ pub async fn run_prepared(
     client: Arc<dyn RemoteClient>,
     options: RunOptions,
 ) -> ExecutionResult {
+    root_run(
+        Source::Prepared(prepared.clone()),
+        input,
+        control_point,
+        client,
+        options,
+    )
+    .await
+}
+
+/// A root run: the host's event callback as its sink, driven as its own task ([`spawned`]).
+async fn root_run(
+    source: Source,
+    input: RunInput,
+    control_point: Arc<dyn ControlPoint>,
+    client: Arc<dyn RemoteClient>,
+    options: RunOptions,
+) -> ExecutionResult {
     let sink = root_sink(&options);
-    let source = Source::Prepared(prepared.clone());
     spawned(run_with_sink(
         source,
         input,

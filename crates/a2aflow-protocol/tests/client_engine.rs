@@ -1330,6 +1330,20 @@ async fn within(bound: Duration, n: impl Future<Output = ()>, what: &str) {
         .unwrap_or_else(|_| panic!("{what} did not happen within {bound:?}"));
 }
 
+/// Cancels `f`'s dispatch before the first stream event (`workflow.cancelled`), then requires the
+/// late stream to be dropped within `by` and no CancelTask to follow.
+async fn late_stream_is_dropped_without_cancel(f: &Arc<Fake>, by: Duration, what: &str) {
+    let dropped = f.late_stream_dropped.notified();
+    let e = interrupt_before_the_first_event(f, Duration::from_secs(60), true).await;
+    assert!(
+        e.failure.is(ErrorCode::WorkflowCancelled),
+        "{:?}",
+        e.failure
+    );
+    within(by, dropped, what).await;
+    no_cancel_within(f, Duration::from_secs(10)).await;
+}
+
 /// Asserts that no CancelTask is sent within `bound` (paused clock: the wait ends only once
 /// everything else is idle).
 async fn no_cancel_within(f: &Fake, bound: Duration) {
@@ -1416,20 +1430,12 @@ async fn s_cancel_late_stream_identity_already_terminal_is_not_cancelled() {
     ];
     for first in firsts {
         let f = late_stream(Some(Duration::from_secs(2)), vec![first]);
-        let dropped = f.late_stream_dropped.notified();
-        let e = interrupt_before_the_first_event(&f, Duration::from_secs(60), true).await;
-        assert!(
-            e.failure.is(ErrorCode::WorkflowCancelled),
-            "{:?}",
-            e.failure
-        );
-        within(
+        late_stream_is_dropped_without_cancel(
+            &f,
             Duration::from_millis(2100),
-            dropped,
             "reading the late event",
         )
         .await;
-        no_cancel_within(&f, Duration::from_secs(10)).await;
     }
 }
 
@@ -1452,42 +1458,26 @@ async fn s_cancel_late_stream_without_task_sends_nothing_and_ends() {
                 .collect();
             Reply::LateStream(Some(Duration::from_secs(2)), items)
         })]);
-        let dropped = f.late_stream_dropped.notified();
-        let e = interrupt_before_the_first_event(&f, Duration::from_secs(60), true).await;
-        assert!(
-            e.failure.is(ErrorCode::WorkflowCancelled),
-            "{:?}",
-            e.failure
-        );
         // Read to its end as soon as it ends, not held until the cancel bound.
-        within(
+        late_stream_is_dropped_without_cancel(
+            &f,
             Duration::from_millis(2100),
-            dropped,
             "the late stream ending",
         )
         .await;
-        no_cancel_within(&f, Duration::from_secs(10)).await;
     }
 }
 
 #[tokio::test(start_paused = true)]
 async fn s_cancel_late_stream_that_never_answers_is_dropped_at_the_cancel_bound() {
     let f = late_stream(None, vec![]);
-    let dropped = f.late_stream_dropped.notified();
-    let e = interrupt_before_the_first_event(&f, Duration::from_secs(60), true).await;
-    assert!(
-        e.failure.is(ErrorCode::WorkflowCancelled),
-        "{:?}",
-        e.failure
-    );
     let bound = ClientConfig::default().cancel_timeout;
-    within(
+    late_stream_is_dropped_without_cancel(
+        &f,
         bound + Duration::from_millis(10),
-        dropped,
         "dropping the silent stream",
     )
     .await;
-    no_cancel_within(&f, Duration::from_secs(10)).await;
 }
 
 // ---------------------------------------------------------------- CANCEL: late identity, testkit
