@@ -40,8 +40,8 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::time::{Instant, Sleep};
-use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 /// One agent the client can reach.
 #[derive(Debug, Clone)]
@@ -59,29 +59,17 @@ pub struct A2aEngineClient {
     config: ClientConfig,
 }
 
-/// What ends every wait of one interaction: its token firing or its deadline passing. Made once
-/// per interaction (one timer entry, one cancellation waiter) instead of once per wait.
-struct Stop {
-    cancelled: Pin<Box<WaitForCancellationFutureOwned>>,
-    deadline: Pin<Box<Sleep>>,
-}
-
-impl Stop {
-    fn new(cancel: &CancellationToken, deadline: Instant) -> Self {
-        Stop {
-            cancelled: Box::pin(cancel.clone().cancelled_owned()),
-            deadline: Box::pin(tokio::time::sleep_until(deadline)),
-        }
-    }
-
-    /// Waits for `fut` unless the token fires or the deadline passes first.
-    async fn bounded<T>(&mut self, fut: impl Future<Output = T>) -> Result<T, Failure> {
-        tokio::select! {
-            biased;
-            () = self.cancelled.as_mut() => Err(Failure::new(ErrorCode::WorkflowCancelled, "Task interaction cancelled")),
-            () = self.deadline.as_mut() => Err(Failure::new(ErrorCode::WorkflowTimeout, "Task interaction timed out")),
-            v = fut => Ok(v),
-        }
+/// Waits for `fut` unless the token fires or the deadline passes first.
+async fn bounded<T>(
+    cancel: &CancellationToken,
+    deadline: Instant,
+    fut: impl Future<Output = T>,
+) -> Result<T, Failure> {
+    tokio::select! {
+        biased;
+        () = cancel.cancelled() => Err(Failure::new(ErrorCode::WorkflowCancelled, "Task interaction cancelled")),
+        () = tokio::time::sleep_until(deadline) => Err(Failure::new(ErrorCode::WorkflowTimeout, "Task interaction timed out")),
+        v = fut => Ok(v),
     }
 }
 
@@ -363,7 +351,7 @@ struct Interaction<'a> {
     negotiation: Option<Negotiation<'a>>,
     events: EventEmitter,
     deadline: Instant,
-    stop: Stop,
+    cancel: CancellationToken,
     stream: Option<StreamResponseStream>,
     resubscribes: u32,
     poll_only: bool,
@@ -391,7 +379,7 @@ impl<'a> Interaction<'a> {
             negotiation,
             events,
             deadline,
-            stop: Stop::new(&cancel, deadline),
+            cancel,
             stream: None,
             resubscribes: 0,
             poll_only: false,
@@ -524,7 +512,7 @@ impl<'a> Interaction<'a> {
             previous_exchanges: neg.state.exchanges().to_vec(),
             remaining_budget: neg.state.remaining_budget(),
         };
-        let reply = self.stop.bounded(neg.hook.negotiate(request)).await??;
+        let reply = bounded(&self.cancel, self.deadline, neg.hook.negotiate(request)).await??;
         match reply {
             NegotiationReply::Stop { code, reason } => {
                 Err(self.negotiation_failed(stop_failure(&code, &reason)).await)
@@ -578,7 +566,7 @@ impl<'a> Interaction<'a> {
             .with_deadline(send_deadline)
             .with_extensions(header);
         // Nothing is sent (or announced) once the run is over.
-        self.stop.bounded(std::future::ready(())).await?;
+        bounded(&self.cancel, self.deadline, std::future::ready(())).await?;
         if self.events.is_enabled() {
             self.events
                 .emit(
@@ -646,7 +634,7 @@ impl<'a> Interaction<'a> {
         mut send: PendingSend<T>,
         late: fn(PendingSend<T>) -> LateAnswer,
     ) -> Result<T, Failure> {
-        match self.stop.bounded(&mut send).await {
+        match bounded(&self.cancel, self.deadline, &mut send).await {
             Ok(answer) => answer.map_err(|e| transport_failure(&e)),
             Err(f) => {
                 self.late = Some(late(send));
@@ -658,7 +646,7 @@ impl<'a> Interaction<'a> {
     /// One waiting step: the next stream event, a resubscribe, or one poll.
     async fn observe(&mut self) -> Result<(), Failure> {
         if let Some(stream) = self.stream.as_mut() {
-            let next = match self.stop.bounded(stream.next()).await {
+            let next = match bounded(&self.cancel, self.deadline, stream.next()).await {
                 Ok(next) => next,
                 Err(f) => {
                     // Interrupted before any event named the task: the stream may still do so.
@@ -709,10 +697,12 @@ impl<'a> Interaction<'a> {
             };
             let options = self.options();
             let transport = &self.agent.transport;
-            match self
-                .stop
-                .bounded(transport.subscribe_to_task(&request, &options))
-                .await?
+            match bounded(
+                &self.cancel,
+                self.deadline,
+                transport.subscribe_to_task(&request, &options),
+            )
+            .await?
             {
                 Ok(stream) => self.stream = Some(stream),
                 Err(e) => {
@@ -723,9 +713,12 @@ impl<'a> Interaction<'a> {
             return Ok(());
         }
         self.force_poll = false;
-        self.stop
-            .bounded(tokio::time::sleep(self.poll_delay))
-            .await?;
+        bounded(
+            &self.cancel,
+            self.deadline,
+            tokio::time::sleep(self.poll_delay),
+        )
+        .await?;
         self.poll_delay = (self.poll_delay * 2).min(self.config.max_poll_interval);
         let request = GetTaskRequest {
             id: task_id,
@@ -734,10 +727,12 @@ impl<'a> Interaction<'a> {
         };
         let options = self.options();
         let transport = &self.agent.transport;
-        let polled = self
-            .stop
-            .bounded(transport.get_task(&request, &options))
-            .await?;
+        let polled = bounded(
+            &self.cancel,
+            self.deadline,
+            transport.get_task(&request, &options),
+        )
+        .await?;
         match polled {
             Ok(task) => {
                 self.poll_failures = 0;
@@ -809,10 +804,12 @@ impl<'a> Interaction<'a> {
     async fn release_stream(&mut self) {
         if let Some(mut stream) = self.stream.take() {
             let drain = async { while stream.next().await.is_some() {} };
-            let _ = self
-                .stop
-                .bounded(tokio::time::timeout(STREAM_DRAIN, drain))
-                .await;
+            let _ = bounded(
+                &self.cancel,
+                self.deadline,
+                tokio::time::timeout(STREAM_DRAIN, drain),
+            )
+            .await;
         }
     }
 
@@ -830,11 +827,13 @@ impl<'a> Interaction<'a> {
         };
         let options = self.options();
         let transport = &self.agent.transport;
-        let listed = self
-            .stop
-            .bounded(transport.list_tasks(&request, &options))
-            .await?
-            .map_err(|e| transport_failure(&e))?;
+        let listed = bounded(
+            &self.cancel,
+            self.deadline,
+            transport.list_tasks(&request, &options),
+        )
+        .await?
+        .map_err(|e| transport_failure(&e))?;
         let mut tasks: Vec<Task> = listed
             .tasks
             .into_iter()
