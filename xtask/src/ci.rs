@@ -59,12 +59,21 @@ fn fuzz_smoke(root: &Path) -> Result<(), String> {
         root,
         "bash",
         &["fuzz/run-short.sh", FUZZ_SMOKE_SECS],
-        &[("FUZZ_SANITIZER", "none"), ("FUZZ_PROFILE", "dev")],
+        &[
+            ("FUZZ_SANITIZER", "none"),
+            ("FUZZ_PROFILE", "dev"),
+            BUILD_ENV,
+        ],
     )
 }
 
 /// Seconds each fuzz target runs in CI.
 const FUZZ_SMOKE_SECS: &str = "10";
+
+/// Environment for the cargo builds of `ci`: no incremental state. CI builds once from a clean
+/// clone, so incremental caches only cost disk (they were a third of `target/` when a clean CI
+/// run ran out of space).
+const BUILD_ENV: (&str, &str) = ("CARGO_INCREMENTAL", "0");
 
 /// `cargo xtask ci [--skip-interop]`.
 pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
@@ -103,9 +112,9 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
             "-D",
             "warnings",
         ],
-        &[],
+        &[BUILD_ENV],
     )?;
-    let mut envs: Vec<(&str, String)> = Vec::new();
+    let mut envs: Vec<(&str, String)> = vec![(BUILD_ENV.0, BUILD_ENV.1.to_owned())];
     if !skip_interop {
         let python = crate::ci::interop::ensure_python_peer(root)?;
         envs.push(("A2AFLOW_PY_PEER", python));
@@ -121,7 +130,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
         root,
         "cargo",
         &["doc", "--workspace", "--no-deps", "--all-features"],
-        &[("RUSTDOCFLAGS", "-D warnings")],
+        &[("RUSTDOCFLAGS", "-D warnings"), BUILD_ENV],
     )?;
     fuzz_smoke(root)?;
     println!("\nci: all steps passed in {:.1?}", started.elapsed());
