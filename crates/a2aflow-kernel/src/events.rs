@@ -92,7 +92,10 @@ impl EventHub {
         }
         let event = self.event(*seq, kind, step, task_id, data());
         *seq += 1;
-        self.deliver(event).await;
+        // Boxed: the channel send with its deadline is most of this future's size, and every
+        // future that may emit (each task's, each dispatch's) would otherwise carry it inline,
+        // also when no sink is set. Only delivered events pay for the allocation.
+        Box::pin(self.deliver(event)).await;
     }
 
     fn event(
@@ -248,7 +251,12 @@ impl EventEmitter {
             tracing::warn!(kind = %kind, "a remote client may only emit agent_* and negotiation_* events; ignored");
             return;
         }
-        self.emit_any(kind, data).await;
+        if self.target.is_none() {
+            return;
+        }
+        // Boxed so that a client's futures, which call this at every step of an interaction,
+        // do not carry the whole delivery inline; only an emitter with a sink allocates.
+        Box::pin(self.emit_any(kind, data)).await;
     }
 
     pub(crate) async fn emit_any(&self, kind: EventKind, data: Value) {
