@@ -17,13 +17,17 @@ use serde::de::IgnoredAny;
 use std::borrow::Cow;
 
 /// The members of a `StreamResponse` / `SendMessageResponse` object, each decoded directly.
+///
+/// Each member is boxed: inline, the four members made this struct about 1.2 KB, and serde moves
+/// it by value through every layer of the decode (measured: a fifth of an event's decoding
+/// instructions were `memcpy`).
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Payload {
-    message: Option<Message>,
-    task: Option<Task>,
-    status_update: Option<TaskStatusUpdateEvent>,
-    artifact_update: Option<TaskArtifactUpdateEvent>,
+    message: Option<Box<Message>>,
+    task: Option<Box<Task>>,
+    status_update: Option<Box<TaskStatusUpdateEvent>>,
+    artifact_update: Option<Box<TaskArtifactUpdateEvent>>,
     /// An `error` member makes a bare object an error envelope (HTTP+JSON framing).
     error: Option<IgnoredAny>,
 }
@@ -33,23 +37,24 @@ impl Payload {
     /// task, status update, artifact update); `None` when there is none.
     pub(crate) fn into_stream_response(self) -> Option<StreamResponse> {
         if let Some(m) = self.message {
-            return Some(StreamResponse::Message(m));
+            return Some(StreamResponse::Message(*m));
         }
         if let Some(t) = self.task {
-            return Some(StreamResponse::Task(t));
+            return Some(StreamResponse::Task(*t));
         }
         if let Some(s) = self.status_update {
-            return Some(StreamResponse::StatusUpdate(s));
+            return Some(StreamResponse::StatusUpdate(*s));
         }
-        self.artifact_update.map(StreamResponse::ArtifactUpdate)
+        self.artifact_update
+            .map(|a| StreamResponse::ArtifactUpdate(*a))
     }
 
     /// The `SendMessageResponse`, choosing like `a2a-lf` (task before message); `None` when
     /// neither is present.
     pub(crate) fn into_send_response(self) -> Option<SendMessageResponse> {
         match (self.task, self.message) {
-            (Some(t), _) => Some(SendMessageResponse::Task(t)),
-            (None, Some(m)) => Some(SendMessageResponse::Message(m)),
+            (Some(t), _) => Some(SendMessageResponse::Task(*t)),
+            (None, Some(m)) => Some(SendMessageResponse::Message(*m)),
             (None, None) => None,
         }
     }
