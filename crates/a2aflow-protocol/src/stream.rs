@@ -4,15 +4,17 @@
 //! the caller's overall deadline, and `event: error` mapped to a typed error that ends the stream.
 
 use std::collections::VecDeque;
+use std::future::Future;
 use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use a2aflow_model::a2a::StreamResponse;
+use bytes::Bytes;
 use futures_util::Stream;
-use http_body_util::BodyExt;
-use hyper::body::Incoming;
+use hyper::body::{Body, Frame, Incoming};
 use serde_json::Value;
-use tokio::time::Instant;
+use tokio::time::{Instant, Sleep};
 
 use crate::envelope::remote_error;
 use crate::error::{TimeoutPhase, TransportError};
@@ -86,7 +88,9 @@ pub(crate) fn decode_event(
         .map_err(|e| TransportError::InvalidResponse(format!("not a StreamResponse: {e}")))
 }
 
-struct State {
+/// The open stream. Polled by hand rather than built with `stream::unfold`: unfold moves this
+/// whole state (≈ 550 bytes) in and out of a new future for every event.
+struct EventStream {
     body: Incoming,
     parser: SseParser,
     queue: VecDeque<SseEvent>,
@@ -98,6 +102,9 @@ struct State {
     /// never complete a line (a byte drip) do not count, so they cannot hold a stream forever.
     last_progress: Instant,
     deadline: Option<(Instant, TimeoutPhase, Duration)>,
+    /// The timer for the current wait, created the first time a frame is not ready at once and
+    /// reset afterwards (one timer per stream, not one per frame).
+    timer: Option<Pin<Box<Sleep>>>,
     eof: bool,
     tap: WireTap,
     url: String,
@@ -128,7 +135,7 @@ pub(crate) fn event_stream(
     idle: Duration,
     deadline: Option<(Instant, TimeoutPhase, Duration)>,
 ) -> StreamResponseStream {
-    let state = State {
+    Box::pin(EventStream {
         body,
         parser: SseParser::new(max_event),
         queue: VecDeque::new(),
@@ -137,86 +144,119 @@ pub(crate) fn event_stream(
         idle,
         last_progress: Instant::now(),
         deadline,
+        timer: None,
         eof: false,
         tap,
         url,
         failure: None,
         done: false,
-    };
-    Box::pin(futures_util::stream::unfold(state, |mut st| async move {
+    })
+}
+
+impl EventStream {
+    /// When the current wait for a frame ends, and the error it ends with: the idle limit, or the
+    /// caller's deadline when that comes first.
+    fn wait_limit(&self) -> (Instant, TransportError) {
+        let mut until = self.last_progress + self.idle;
+        let mut timeout = TransportError::Timeout {
+            phase: TimeoutPhase::IdleStream,
+            after: self.idle,
+        };
+        if let Some((d, phase, after)) = self.deadline {
+            if d < until {
+                until = d;
+                timeout = TransportError::Timeout { phase, after };
+            }
+        }
+        (until, timeout)
+    }
+
+    /// Feeds one body frame (or the end of the body) to the parser, queueing completed events.
+    fn take_frame(&mut self, frame: Option<Result<Frame<Bytes>, hyper::Error>>) {
+        let res = match frame {
+            Some(Ok(frame)) => match frame.into_data() {
+                Ok(data) => {
+                    let r = self
+                        .parser
+                        .feed_into(&data, &mut self.scratch)
+                        .map_err(sse_error);
+                    if !self.scratch.is_empty() || self.parser.is_idle() {
+                        self.last_progress = Instant::now();
+                    }
+                    self.queue.extend(self.scratch.drain(..));
+                    r
+                }
+                Err(_) => Ok(()), // trailers
+            },
+            Some(Err(e)) => Err(classify_body_error(&e)),
+            None => {
+                self.eof = true;
+                self.parser
+                    .finish()
+                    .map(|evs| self.queue.extend(evs))
+                    .map_err(sse_error)
+            }
+        };
+        if let Err(e) = res {
+            // Events completed before the failure are still delivered first.
+            self.eof = true;
+            self.failure = Some(e);
+        }
+    }
+}
+
+impl Stream for EventStream {
+    type Item = Result<StreamResponse, TransportError>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let st = self.get_mut();
         loop {
             if st.done {
-                return None;
+                return Poll::Ready(None);
             }
             if let Some(ev) = st.queue.pop_front() {
                 st.tap
                     .log
                     .log_sse_event(&st.tap.agent, &st.url, ev.event.as_deref(), &ev.data);
                 match decode_event(ev, st.framing) {
-                    Ok(Some(item)) => return Some((Ok(item), st)),
+                    Ok(Some(item)) => return Poll::Ready(Some(Ok(item))),
                     Ok(None) => continue,
                     Err(e) => {
                         st.done = true;
-                        return Some((Err(e), st));
+                        return Poll::Ready(Some(Err(e)));
                     }
                 }
             }
             if let Some(e) = st.failure.take() {
                 st.done = true;
-                return Some((Err(e), st));
+                return Poll::Ready(Some(Err(e)));
             }
             if st.eof {
-                return None;
+                return Poll::Ready(None);
             }
-            let mut wait_until = st.last_progress + st.idle;
-            let mut timeout = TransportError::Timeout {
-                phase: TimeoutPhase::IdleStream,
-                after: st.idle,
-            };
-            if let Some((d, phase, after)) = st.deadline {
-                if d < wait_until {
-                    wait_until = d;
-                    timeout = TransportError::Timeout { phase, after };
-                }
-            }
-            let frame = match tokio::time::timeout_at(wait_until, st.body.frame()).await {
-                Err(_) => {
-                    st.done = true;
-                    return Some((Err(timeout), st));
-                }
-                Ok(f) => f,
-            };
-            let res = match frame {
-                Some(Ok(frame)) => match frame.into_data() {
-                    Ok(data) => {
-                        let r = st
-                            .parser
-                            .feed_into(&data, &mut st.scratch)
-                            .map_err(sse_error);
-                        if !st.scratch.is_empty() || st.parser.is_idle() {
-                            st.last_progress = Instant::now();
+            // Like `timeout_at`: a frame that is ready is taken; the limit ends only a real wait.
+            match Pin::new(&mut st.body).poll_frame(cx) {
+                Poll::Ready(frame) => st.take_frame(frame),
+                Poll::Pending => {
+                    let (until, timeout) = st.wait_limit();
+                    let timer = match &mut st.timer {
+                        Some(timer) => {
+                            if timer.deadline() != until {
+                                timer.as_mut().reset(until);
+                            }
+                            timer
                         }
-                        st.queue.extend(st.scratch.drain(..));
-                        r
+                        None => st.timer.insert(Box::pin(tokio::time::sleep_until(until))),
+                    };
+                    if timer.as_mut().poll(cx).is_ready() {
+                        st.done = true;
+                        return Poll::Ready(Some(Err(timeout)));
                     }
-                    Err(_) => Ok(()), // trailers
-                },
-                Some(Err(e)) => Err(classify_body_error(&e)),
-                None => {
-                    st.eof = true;
-                    st.parser
-                        .finish()
-                        .map(|evs| st.queue.extend(evs))
-                        .map_err(sse_error)
+                    return Poll::Pending;
                 }
-            };
-            if let Err(e) = res {
-                // Events completed before the failure are still delivered first.
-                st.eof = true;
-                st.failure = Some(e);
             }
         }
-    }))
+    }
 }
 
 #[cfg(test)]
