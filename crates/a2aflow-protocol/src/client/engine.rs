@@ -11,7 +11,7 @@ use super::config::ClientConfig;
 use super::end_state::{Observation, observe, state_name, with_identity};
 use super::neg_context::Levels;
 use super::negotiation::{
-    Entry, FailedAt, NegotiationLoop, aborted_failure, emit_failed, stop_failure,
+    Entry, FailedAt, NegotiationLoop, aborted_failure, emit_failed, not_activated, stop_failure,
 };
 use super::view::{Applied, ResponseReducer, TaskView};
 use crate::error::{TimeoutPhase, TransportError};
@@ -40,8 +40,8 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::time::Instant;
-use tokio_util::sync::CancellationToken;
+use tokio::time::{Instant, Sleep};
+use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
 /// One agent the client can reach.
 #[derive(Debug, Clone)]
@@ -59,18 +59,33 @@ pub struct A2aEngineClient {
     config: ClientConfig,
 }
 
-/// Waits for `fut` unless the token fires or the deadline passes first.
-async fn bounded<T>(
-    cancel: &CancellationToken,
-    deadline: Instant,
-    fut: impl Future<Output = T>,
-) -> Result<T, Failure> {
-    tokio::select! {
-        biased;
-        () = cancel.cancelled() => Err(Failure::new(ErrorCode::WorkflowCancelled, "Task interaction cancelled")),
-        () = tokio::time::sleep_until(deadline) => Err(Failure::new(ErrorCode::WorkflowTimeout, "Task interaction timed out")),
-        v = fut => Ok(v),
+/// What ends every wait of one interaction: its token firing or its deadline passing, checked in
+/// that order before the awaited future. Both are made once per interaction and pinned in the
+/// caller's future, so an interaction keeps one timer entry and one cancellation waiter instead
+/// of registering new ones for each of its waits.
+struct Stop<'a> {
+    cancelled: Pin<&'a mut WaitForCancellationFutureOwned>,
+    timer: Pin<&'a mut Sleep>,
+}
+
+impl Stop<'_> {
+    /// Waits for `fut` unless the token fires or the deadline passes first.
+    async fn bounded<T>(&mut self, fut: impl Future<Output = T>) -> Result<T, Failure> {
+        tokio::select! {
+            biased;
+            () = self.cancelled.as_mut() => Err(interrupted_by_cancel()),
+            () = self.timer.as_mut() => Err(interrupted_by_deadline()),
+            v = fut => Ok(v),
+        }
     }
+}
+
+fn interrupted_by_cancel() -> Failure {
+    Failure::new(ErrorCode::WorkflowCancelled, "Task interaction cancelled")
+}
+
+fn interrupted_by_deadline() -> Failure {
+    Failure::new(ErrorCode::WorkflowTimeout, "Task interaction timed out")
 }
 
 fn metadata_of(content: &MessageContent) -> Option<HashMap<String, Value>> {
@@ -95,7 +110,7 @@ fn transport_failure(e: &TransportError) -> Failure {
         TransportError::Timeout {
             phase: TimeoutPhase::Deadline,
             ..
-        } => Failure::new(ErrorCode::WorkflowTimeout, "Task interaction timed out"),
+        } => interrupted_by_deadline(),
         other => other.to_failure(),
     }
 }
@@ -279,12 +294,15 @@ impl A2aEngineClient {
         events: EventEmitter,
     ) -> Result<TaskOutcome, TaskFailure> {
         let agent = self.agent(agent).map_err(TaskFailure::new)?;
+        let cancelled = std::pin::pin!(cancel.cancelled_owned());
+        let timer = std::pin::pin!(tokio::time::sleep_until(deadline));
+        let stop = Stop { cancelled, timer };
         let mut run = Interaction::new(
             agent,
             &self.config,
             context_id.to_owned(),
             deadline,
-            cancel,
+            stop,
             events,
             None,
         );
@@ -301,18 +319,22 @@ impl A2aEngineClient {
 impl RemoteClient for A2aEngineClient {
     async fn dispatch(&self, request: DispatchRequest<'_>) -> Result<TaskOutcome, TaskFailure> {
         let agent = self.agent(request.agent).map_err(TaskFailure::new)?;
+        let state = NegotiationLoop::new(&request.content, self.config.max_negotiation_exchanges);
         let negotiation = Negotiation {
-            state: NegotiationLoop::new(&request.content, self.config.max_negotiation_exchanges),
+            original: state.activated().then(|| request.content.clone()),
+            state,
             hook: request.negotiation,
             task: request.task,
-            original: request.content.clone(),
         };
+        let cancelled = std::pin::pin!(request.cancel.cancelled_owned());
+        let timer = std::pin::pin!(tokio::time::sleep_until(request.deadline));
+        let stop = Stop { cancelled, timer };
         let mut run = Interaction::new(
             agent,
             &self.config,
             a2a::new_context_id(),
             request.deadline,
-            request.cancel,
+            stop,
             request.events,
             Some(negotiation),
         );
@@ -326,7 +348,9 @@ struct Negotiation<'a> {
     state: NegotiationLoop,
     hook: &'a dyn NegotiationHook,
     task: &'a TaskRequest,
-    original: MessageContent,
+    /// The host's submission, kept only when it activated Negotiation-T: without activation a
+    /// proposal fails (`negotiation.not_activated`) before the hook could need it.
+    original: Option<MessageContent>,
 }
 
 enum Start {
@@ -351,7 +375,7 @@ struct Interaction<'a> {
     negotiation: Option<Negotiation<'a>>,
     events: EventEmitter,
     deadline: Instant,
-    cancel: CancellationToken,
+    stop: Stop<'a>,
     stream: Option<StreamResponseStream>,
     resubscribes: u32,
     poll_only: bool,
@@ -367,7 +391,7 @@ impl<'a> Interaction<'a> {
         config: &'a ClientConfig,
         context_id: String,
         deadline: Instant,
-        cancel: CancellationToken,
+        stop: Stop<'a>,
         events: EventEmitter,
         negotiation: Option<Negotiation<'a>>,
     ) -> Self {
@@ -379,7 +403,7 @@ impl<'a> Interaction<'a> {
             negotiation,
             events,
             deadline,
-            cancel,
+            stop,
             stream: None,
             resubscribes: 0,
             poll_only: false,
@@ -457,7 +481,11 @@ impl<'a> Interaction<'a> {
                 self.reducer.view(),
             )
             .with_detail("gate", true)),
-            Observation::InputRequired | Observation::DirectMessage => self.negotiate().await,
+            // Boxed: the negotiation exchange (host callback, reply checks, events) would
+            // otherwise more than double every wait's future, and most tasks never negotiate.
+            Observation::InputRequired | Observation::DirectMessage => {
+                Box::pin(self.negotiate()).await
+            }
         }
     }
 
@@ -501,10 +529,14 @@ impl<'a> Interaction<'a> {
             }
             Some(Entry::Ask(p)) => p,
         };
+        let Some(original) = neg.original.clone() else {
+            // `on_candidate` asks only when the submission activated Negotiation-T.
+            return Err(self.negotiation_failed(not_activated()).await);
+        };
         self.reducer.mark_negotiating();
         let request = NegotiationRequest {
             task: neg.task.clone(),
-            original: neg.original.clone(),
+            original,
             context_id: self.context_id.clone(),
             remote_task_id: proposal.remote_task_id.clone(),
             negotiation_context: proposal.context.to_json(),
@@ -512,7 +544,7 @@ impl<'a> Interaction<'a> {
             previous_exchanges: neg.state.exchanges().to_vec(),
             remaining_budget: neg.state.remaining_budget(),
         };
-        let reply = bounded(&self.cancel, self.deadline, neg.hook.negotiate(request)).await??;
+        let reply = self.stop.bounded(neg.hook.negotiate(request)).await??;
         match reply {
             NegotiationReply::Stop { code, reason } => {
                 Err(self.negotiation_failed(stop_failure(&code, &reason)).await)
@@ -566,7 +598,7 @@ impl<'a> Interaction<'a> {
             .with_deadline(send_deadline)
             .with_extensions(header);
         // Nothing is sent (or announced) once the run is over.
-        bounded(&self.cancel, self.deadline, std::future::ready(())).await?;
+        self.stop.bounded(std::future::ready(())).await?;
         if self.events.is_enabled() {
             self.events
                 .emit(
@@ -634,7 +666,7 @@ impl<'a> Interaction<'a> {
         mut send: PendingSend<T>,
         late: fn(PendingSend<T>) -> LateAnswer,
     ) -> Result<T, Failure> {
-        match bounded(&self.cancel, self.deadline, &mut send).await {
+        match self.stop.bounded(&mut send).await {
             Ok(answer) => answer.map_err(|e| transport_failure(&e)),
             Err(f) => {
                 self.late = Some(late(send));
@@ -646,7 +678,7 @@ impl<'a> Interaction<'a> {
     /// One waiting step: the next stream event, a resubscribe, or one poll.
     async fn observe(&mut self) -> Result<(), Failure> {
         if let Some(stream) = self.stream.as_mut() {
-            let next = match bounded(&self.cancel, self.deadline, stream.next()).await {
+            let next = match self.stop.bounded(stream.next()).await {
                 Ok(next) => next,
                 Err(f) => {
                     // Interrupted before any event named the task: the stream may still do so.
@@ -697,12 +729,10 @@ impl<'a> Interaction<'a> {
             };
             let options = self.options();
             let transport = &self.agent.transport;
-            match bounded(
-                &self.cancel,
-                self.deadline,
-                transport.subscribe_to_task(&request, &options),
-            )
-            .await?
+            match self
+                .stop
+                .bounded(transport.subscribe_to_task(&request, &options))
+                .await?
             {
                 Ok(stream) => self.stream = Some(stream),
                 Err(e) => {
@@ -713,12 +743,9 @@ impl<'a> Interaction<'a> {
             return Ok(());
         }
         self.force_poll = false;
-        bounded(
-            &self.cancel,
-            self.deadline,
-            tokio::time::sleep(self.poll_delay),
-        )
-        .await?;
+        self.stop
+            .bounded(tokio::time::sleep(self.poll_delay))
+            .await?;
         self.poll_delay = (self.poll_delay * 2).min(self.config.max_poll_interval);
         let request = GetTaskRequest {
             id: task_id,
@@ -727,12 +754,10 @@ impl<'a> Interaction<'a> {
         };
         let options = self.options();
         let transport = &self.agent.transport;
-        let polled = bounded(
-            &self.cancel,
-            self.deadline,
-            transport.get_task(&request, &options),
-        )
-        .await?;
+        let polled = self
+            .stop
+            .bounded(transport.get_task(&request, &options))
+            .await?;
         match polled {
             Ok(task) => {
                 self.poll_failures = 0;
@@ -748,7 +773,21 @@ impl<'a> Interaction<'a> {
     }
 
     /// Folds one received object into the view and emits its `agent_*` event.
-    async fn apply(&mut self, event: StreamResponse) -> Result<(), Failure> {
+    ///
+    /// The fold runs when this is called (callers await at once); the returned future holds only
+    /// the event to emit, not the received object, so that every wait's future stays small.
+    fn apply(&mut self, event: StreamResponse) -> impl Future<Output = Result<(), Failure>> + '_ {
+        let folded = self.fold(event);
+        async move {
+            if let Some((kind, data)) = folded? {
+                self.events.emit(kind, data).await;
+            }
+            Ok(())
+        }
+    }
+
+    /// The fold of [`apply`](Self::apply), with the event's data when events are on.
+    fn fold(&mut self, event: StreamResponse) -> Result<Option<(EventKind, Value)>, Failure> {
         let kind = match &event {
             StreamResponse::Task(_) | StreamResponse::StatusUpdate(_) => {
                 EventKind::AgentStatusUpdate
@@ -757,12 +796,11 @@ impl<'a> Interaction<'a> {
             StreamResponse::Message(_) => EventKind::AgentMessageEvent,
         };
         let folded = self.reducer.fold(event)?;
-        if self.events.is_enabled() {
-            let applied = self.reducer.applied(folded);
-            let data = self.event_data(kind, &applied);
-            self.events.emit(kind, data).await;
+        if !self.events.is_enabled() {
+            return Ok(None);
         }
-        Ok(())
+        let applied = self.reducer.applied(folded);
+        Ok(Some((kind, self.event_data(kind, &applied))))
     }
 
     fn event_data(&self, kind: EventKind, applied: &Applied) -> Value {
@@ -804,12 +842,10 @@ impl<'a> Interaction<'a> {
     async fn release_stream(&mut self) {
         if let Some(mut stream) = self.stream.take() {
             let drain = async { while stream.next().await.is_some() {} };
-            let _ = bounded(
-                &self.cancel,
-                self.deadline,
-                tokio::time::timeout(STREAM_DRAIN, drain),
-            )
-            .await;
+            let _ = self
+                .stop
+                .bounded(tokio::time::timeout(STREAM_DRAIN, drain))
+                .await;
         }
     }
 
@@ -827,13 +863,11 @@ impl<'a> Interaction<'a> {
         };
         let options = self.options();
         let transport = &self.agent.transport;
-        let listed = bounded(
-            &self.cancel,
-            self.deadline,
-            transport.list_tasks(&request, &options),
-        )
-        .await?
-        .map_err(|e| transport_failure(&e))?;
+        let listed = self
+            .stop
+            .bounded(transport.list_tasks(&request, &options))
+            .await?
+            .map_err(|e| transport_failure(&e))?;
         let mut tasks: Vec<Task> = listed
             .tasks
             .into_iter()
@@ -854,7 +888,7 @@ impl<'a> Interaction<'a> {
     }
 
     /// Ends the interaction: cleanup cancel when needed, the `agent_response` event, the result.
-    async fn finish(mut self, result: Result<(), Failure>) -> Result<TaskOutcome, TaskFailure> {
+    async fn finish(&mut self, result: Result<(), Failure>) -> Result<TaskOutcome, TaskFailure> {
         self.release_stream().await;
         let remote_task_id = self.reducer.task_id().map(str::to_owned);
         let evidence = self.reducer.evidence();
@@ -863,12 +897,20 @@ impl<'a> Interaction<'a> {
         let result = match result {
             Ok(()) => {
                 // Outputs come from the final answer only: an earlier proposal or status
-                // message is evidence, never business output.
-                let answer = self.reducer.current_evidence(ReceivedKind::Task);
+                // message is evidence, never business output. The evidence usually ends with
+                // it already.
+                let outputs = match evidence.last() {
+                    Some(last) if self.reducer.evidence_ends_with_view() => {
+                        project_outputs(std::slice::from_ref(last), true)
+                    }
+                    _ => {
+                        project_outputs(&[self.reducer.current_evidence(ReceivedKind::Task)], true)
+                    }
+                };
                 Ok(TaskOutcome {
                     context_id: Some(self.context_id.clone()),
                     remote_task_id: remote_task_id.clone(),
-                    outputs: project_outputs(std::slice::from_ref(&answer), true),
+                    outputs,
                     received_messages: evidence,
                 })
             }

@@ -47,6 +47,14 @@ fn invalid_context(reason: impl std::fmt::Display) -> Failure {
     Failure::new(ErrorCode::NegotiationInvalidContext, reason.to_string())
 }
 
+/// A proposal for a task whose submission did not activate Negotiation-T.
+pub(crate) fn not_activated() -> Failure {
+    Failure::new(
+        ErrorCode::NegotiationNotActivated,
+        "Remote requested Negotiation-T although it was not activated by the host",
+    )
+}
+
 fn exchange_failure(e: &ExchangeError, context: &NegotiationContext) -> Failure {
     invalid_context(e).with_detail("negotiationContext", context.to_json())
 }
@@ -74,6 +82,11 @@ impl NegotiationLoop {
             progression: HashMap::new(),
             aborted: false,
         }
+    }
+
+    /// True when the host's own submission activated Negotiation-T.
+    pub fn activated(&self) -> bool {
+        self.activated
     }
 
     /// True once the host sent ABORT.
@@ -111,10 +124,7 @@ impl NegotiationLoop {
             ));
         }
         if !self.activated {
-            return Err(Failure::new(
-                ErrorCode::NegotiationNotActivated,
-                "Remote requested Negotiation-T although it was not activated by the host",
-            ));
+            return Err(not_activated());
         }
         let context = levels.context().map_err(invalid_context)?;
         a2at::check_incoming_propose(&context).map_err(|e| exchange_failure(&e, &context))?;

@@ -402,22 +402,29 @@ impl ResponseReducer {
         }
     }
 
+    /// True when [`evidence`](Self::evidence) ends with the task's final view (there is a task
+    /// with a state, and the answer was not a direct message): that last entry is then what
+    /// [`current_evidence`](Self::current_evidence) would build.
+    pub fn evidence_ends_with_view(&self) -> bool {
+        self.view.task_id.is_some()
+            && self.view.state.is_some()
+            && self.view.direct_message.is_none()
+    }
+
     /// All evidence so far, ending with the final view of the task (when there is a task).
     /// Direct messages and each distinct status message appear once, in arrival order.
     pub fn evidence(&self) -> Vec<ReceivedMessage> {
         let mut out = self.evidence.clone();
-        if self.view.task_id.is_some() && self.view.state.is_some() {
+        if self.evidence_ends_with_view() {
             let fin = self.current_evidence(ReceivedKind::Task);
-            if fin.kind == ReceivedKind::Task {
-                // The final snapshot repeats the last status message; drop the earlier duplicate.
-                if let (Some(last), Some(msg)) = (out.last(), fin.message.as_ref())
-                    && last.kind != ReceivedKind::Message
-                    && last.message.as_ref().map(|m| &m.message_id) == Some(&msg.message_id)
-                {
-                    out.pop();
-                }
-                out.push(fin);
+            // The final snapshot repeats the last status message; drop the earlier duplicate.
+            if let (Some(last), Some(msg)) = (out.last(), fin.message.as_ref())
+                && last.kind != ReceivedKind::Message
+                && last.message.as_ref().map(|m| &m.message_id) == Some(&msg.message_id)
+            {
+                out.pop();
             }
+            out.push(fin);
         }
         out
     }
