@@ -3,15 +3,18 @@
 //! `a2a-lf` decodes a `StreamResponse` or `SendMessageResponse` through a
 //! `HashMap<String, Value>` and then clones the chosen member into the typed value, so an event
 //! read as `&str → Value → HashMap → Value clone → type` is parsed three times. The structs here
-//! decode the same members straight from the bytes into the typed values. They are a fast path
-//! only: whenever the input is not a plain success (an `error` member, no member or several, a
-//! JSON-RPC frame that is not `2.0`, anything that fails to parse), the caller falls back to the
-//! checked `Value` path, so error mapping and messages stay exactly what they were.
+//! decode the same members straight from the bytes into the typed values, through the serde
+//! mirrors of [`mirror`] (which also skip `a2a-lf`'s detours for parts and timestamps). They are
+//! a fast path only: whenever the input is not a plain success (an `error` member, no member or
+//! several, a JSON-RPC frame that is not `2.0`, a raw part, anything that fails to parse), the
+//! caller falls back to the checked `Value` path, so error mapping and messages stay exactly
+//! what they were.
 
-use a2aflow_model::a2a::{
-    Message, SendMessageResponse, StreamResponse, Task, TaskArtifactUpdateEvent,
-    TaskStatusUpdateEvent,
-};
+mod mirror;
+mod timestamp;
+
+use a2aflow_model::a2a::{SendMessageResponse, StreamResponse};
+use mirror::{LeanArtifactUpdate, LeanMessage, LeanStatusUpdate, LeanTask};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use std::borrow::Cow;
@@ -24,10 +27,10 @@ use std::borrow::Cow;
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Payload {
-    message: Option<Box<Message>>,
-    task: Option<Box<Task>>,
-    status_update: Option<Box<TaskStatusUpdateEvent>>,
-    artifact_update: Option<Box<TaskArtifactUpdateEvent>>,
+    message: Option<Box<LeanMessage>>,
+    task: Option<Box<LeanTask>>,
+    status_update: Option<Box<LeanStatusUpdate>>,
+    artifact_update: Option<Box<LeanArtifactUpdate>>,
     /// An `error` member makes a bare object an error envelope (HTTP+JSON framing).
     error: Option<IgnoredAny>,
 }
@@ -37,24 +40,24 @@ impl Payload {
     /// task, status update, artifact update); `None` when there is none.
     pub(crate) fn into_stream_response(self) -> Option<StreamResponse> {
         if let Some(m) = self.message {
-            return Some(StreamResponse::Message(*m));
+            return Some(StreamResponse::Message(m.0));
         }
         if let Some(t) = self.task {
-            return Some(StreamResponse::Task(*t));
+            return Some(StreamResponse::Task(t.0));
         }
         if let Some(s) = self.status_update {
-            return Some(StreamResponse::StatusUpdate(*s));
+            return Some(StreamResponse::StatusUpdate(s.0));
         }
         self.artifact_update
-            .map(|a| StreamResponse::ArtifactUpdate(*a))
+            .map(|a| StreamResponse::ArtifactUpdate(a.0))
     }
 
     /// The `SendMessageResponse`, choosing like `a2a-lf` (task before message); `None` when
     /// neither is present.
     pub(crate) fn into_send_response(self) -> Option<SendMessageResponse> {
         match (self.task, self.message) {
-            (Some(t), _) => Some(SendMessageResponse::Task(*t)),
-            (None, Some(m)) => Some(SendMessageResponse::Message(*m)),
+            (Some(t), _) => Some(SendMessageResponse::Task(t.0)),
+            (None, Some(m)) => Some(SendMessageResponse::Message(m.0)),
             (None, None) => None,
         }
     }
