@@ -4,9 +4,12 @@
 //! requests with the same concurrency — the limit the engine is compared with.
 //!
 //! Run with `cargo bench -p a2aflow-protocol --bench client_throughput`. Criterion reports
-//! elements (tasks) per second; at the end the bench prints, per case, the process CPU time per
-//! 1,000 tasks (user + system, server included: a load-independent cost figure on a shared
-//! machine) and the connections the server accepted per run, then the peak RSS of the process.
+//! elements (tasks) per second; then, per mode, the engine's throughput as a fraction of the
+//! bare loop's over alternating pairs of runs (`paired_*`, median of 15 pairs; set
+//! `A2AFLOW_BENCH_PAIRS`), which cancels the machine's drift between criterion's cases; at the
+//! end the bench prints, per case, the process CPU time per 1,000 tasks (user + system, server
+//! included: a load-independent cost figure on a shared machine) and the connections the server
+//! accepted per run, then the peak RSS of the process.
 //!
 //! Fairness: the engine and the bare loop talk to different agents of the same server (same
 //! behaviour), so neither runs against a task store grown by the other's iterations; each case
@@ -169,6 +172,58 @@ fn measured(cost: &mut Cost, server: &TestServer, f: impl FnOnce()) {
     cost.runs += 1;
 }
 
+/// Engine and bare runs in alternating pairs (engine first in even pairs, bare first in odd
+/// ones) after one unmeasured run of each, each timed on the wall clock: the engine's throughput as a fraction of the bare loop's,
+/// per pair. A pair compares two runs a second apart, so the machine's drift over the minutes
+/// between criterion's cases (±15 % on the shared 2-core VM) cancels out of each ratio.
+fn paired(pairs: usize, engine: impl Fn(), bare: impl Fn()) -> Vec<f64> {
+    let timed = |f: &dyn Fn()| {
+        let t0 = std::time::Instant::now();
+        f();
+        t0.elapsed().as_secs_f64()
+    };
+    // One unmeasured run of each first: connections, pools and the task stores warm up.
+    engine();
+    bare();
+    (0..pairs)
+        .map(|i| {
+            let (e, b) = if i % 2 == 0 {
+                let e = timed(&engine);
+                (e, timed(&bare))
+            } else {
+                let b = timed(&bare);
+                (timed(&engine), b)
+            };
+            b / e
+        })
+        .collect()
+}
+
+/// How many pairs [`paired`] runs: `A2AFLOW_BENCH_PAIRS` (default 15), and none when the bench
+/// was given a filter that does not name them (one criterion case run alone).
+fn pair_count() -> usize {
+    let filtered = std::env::args()
+        .skip(1)
+        .any(|a| !a.starts_with('-') && !a.contains("paired"));
+    if filtered {
+        return 0;
+    }
+    std::env::var("A2AFLOW_BENCH_PAIRS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(15)
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    match s.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => s[n / 2],
+        n => (s[n / 2 - 1] + s[n / 2]) / 2.0,
+    }
+}
+
 fn peak_rss_kib() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     status
@@ -237,6 +292,25 @@ fn bench(c: &mut Criterion) {
     });
     costs.push(("bare_hyper_jsonrpc_streaming", std::mem::take(&mut cost)));
     group.finish();
+    let pairs = pair_count();
+    if pairs > 0 {
+        for (mode, client, url, streaming) in [
+            ("blocking", &blocking, &blocking_url, false),
+            ("streaming", &streaming, &streaming_url, true),
+        ] {
+            let ratios = paired(
+                pairs,
+                || rt.block_on(run_engine(client.clone(), workflow(mode))),
+                || rt.block_on(run_bare(&bare, url, streaming)),
+            );
+            let shown: Vec<String> = ratios.iter().map(|r| format!("{r:.2}")).collect();
+            eprintln!(
+                "paired_{mode}: engine / bare throughput per pair [{}], median {:.2}",
+                shown.join(", "),
+                median(&ratios)
+            );
+        }
+    }
     // Clock ticks are 1/100 s on Linux (`getconf CLK_TCK`).
     for (name, c) in costs.iter().filter(|(_, c)| c.runs > 0) {
         eprintln!(
