@@ -272,6 +272,23 @@ impl Executor {
             interrupt: None,
         };
         for (i, sub) in step.subtasks.iter().enumerate() {
+            // A run cancelled (or past its deadline) while its step was being started, e.g. by
+            // the host's sink on `step_start`, announces no further task: the rest end CANCELED
+            // here, with no `task_request` event, no callback and no request.
+            if let Some(interrupt) = crate::task::interrupted(&sh.run_token, sh.deadline) {
+                let failure = interrupt.failure(sh.timeout.as_millis());
+                let mut view = subtask_view(&sh, s, i);
+                fail_view(&mut view, TaskOutcomeStatus::Canceled, failure.clone());
+                running.views[i] = Some(view);
+                running.remaining -= 1;
+                running.interrupt.get_or_insert(interrupt);
+                // Handles stay indexed by subtask; this one has nothing left to stop.
+                running
+                    .handles
+                    .push((CancellationToken::new(), Arc::new(AtomicBool::new(true))));
+                self.fail_run(failure);
+                continue;
+            }
             let workflow_input = if i + 1 == n {
                 input.take().unwrap_or_default()
             } else {
@@ -337,6 +354,14 @@ impl Executor {
                 }
                 .instrument(task_span),
             );
+        }
+        if running.remaining == 0 {
+            // Every task was stopped before it was announced.
+            let failure = running.interrupt.map(|i| i.failure(sh.timeout.as_millis()));
+            let views = running.views.into_iter().flatten().collect();
+            self.finish_step(s, StepStatus::Canceled, views, failure)
+                .await;
+            return;
         }
         self.state[s] = StepState::Running(Box::new(running));
     }

@@ -190,3 +190,69 @@ async fn dropping_the_run_future_stops_the_run() {
         "the dropped run went on to step b"
     );
 }
+
+/// The host's sink cancels the run when the `nth` event of `kind` arrives (callback sinks run
+/// inline, so the cancel lands inside the kernel's emit).
+fn cancel_on(rec: &Recorder, kind: a2aflow_model::EventKind, nth: usize) -> RunOptions {
+    let token = CancellationToken::new();
+    let (t, seen, record) = (
+        token.clone(),
+        std::sync::atomic::AtomicUsize::new(0),
+        rec.callback(),
+    );
+    RunOptions {
+        cancel: token,
+        on_event: Some(Arc::new(move |e: &a2aflow_model::Event| {
+            record(e);
+            if e.kind == kind && seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1 == nth {
+                t.cancel();
+            }
+        })),
+        ..rec.options()
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cancel_on_step_start_announces_no_task() {
+    use a2aflow_model::EventKind;
+    let host = Arc::new(Host::default());
+    let client = Arc::new(InMemoryClient::new());
+    let rec = Recorder::default();
+    let opts = cancel_on(&rec, EventKind::StepStart, 1);
+    let r = go_with(wf(vec![step("s", &["A", "B"], &[])]), &host, &client, opts).await;
+    assert_eq!(r.failure.as_ref().unwrap().code, "workflow.cancelled");
+    assert_eq!(rec.count(EventKind::TaskRequest), 0, "{:?}", rec.kinds());
+    assert_eq!(client.total_dispatches(), 0);
+    assert_eq!(r.steps[0].status, StepStatus::Canceled);
+    let tasks = &r.steps[0].task_results;
+    assert_eq!(tasks.len(), 2);
+    for (t, agent) in tasks.iter().zip(["A", "B"]) {
+        assert_eq!(t.agent_name, agent);
+        assert_eq!(t.status, TaskOutcomeStatus::Canceled);
+        assert_eq!(t.error_code.as_deref(), Some("workflow.cancelled"));
+    }
+    let complete = rec.pos(EventKind::StepComplete, Some("s"));
+    assert!(complete.is_some(), "{:?}", rec.kinds());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cancel_on_a_task_request_announces_no_later_task() {
+    use a2aflow_model::EventKind;
+    let host = Arc::new(Host::default());
+    let client = Arc::new(InMemoryClient::new());
+    let rec = Recorder::default();
+    let opts = cancel_on(&rec, EventKind::TaskRequest, 1);
+    let r = go_with(
+        wf(vec![step("s", &["A", "B", "C"], &[])]),
+        &host,
+        &client,
+        opts,
+    )
+    .await;
+    assert_eq!(r.failure.as_ref().unwrap().code, "workflow.cancelled");
+    assert_eq!(rec.count(EventKind::TaskRequest), 1, "{:?}", rec.kinds());
+    assert_eq!(client.total_dispatches(), 0);
+    assert_eq!(r.steps[0].status, StepStatus::Canceled);
+    let statuses: Vec<_> = r.steps[0].task_results.iter().map(|t| t.status).collect();
+    assert_eq!(statuses, [TaskOutcomeStatus::Canceled; 3]);
+}
