@@ -888,25 +888,29 @@ impl<'a> Interaction<'a> {
     }
 
     /// Ends the interaction: cleanup cancel when needed, the `agent_response` event, the result.
+    /// The final view moves into the evidence: the interaction ends here.
     async fn finish(&mut self, result: Result<(), Failure>) -> Result<TaskOutcome, TaskFailure> {
         self.release_stream().await;
         let remote_task_id = self.reducer.task_id().map(str::to_owned);
-        let evidence = self.reducer.evidence();
+        // Everything read from the view happens before the evidence takes it.
+        let result = match result {
+            // Outputs come from the final answer only: an earlier proposal or status message
+            // is evidence, never business output. The evidence usually ends with it already;
+            // when it does not, the current view is the answer.
+            Ok(()) => Ok((!self.reducer.evidence_ends_with_view())
+                .then(|| self.reducer.current_evidence(ReceivedKind::Task))),
+            Err(failure) => Err(self.fail(failure, remote_task_id.as_deref()).await),
+        };
+        let evidence = self.reducer.take_evidence();
         // A copy of the evidence only when the `agent_response` event will carry it.
         let for_event = self.events.is_enabled().then(|| evidence.clone());
         let result = match result {
-            Ok(()) => {
-                // Outputs come from the final answer only: an earlier proposal or status
-                // message is evidence, never business output. The evidence usually ends with
-                // it already.
-                let outputs = match evidence.last() {
-                    Some(last) if self.reducer.evidence_ends_with_view() => {
-                        project_outputs(std::slice::from_ref(last), true)
-                    }
-                    _ => {
-                        project_outputs(&[self.reducer.current_evidence(ReceivedKind::Task)], true)
-                    }
-                };
+            Ok(answer) => {
+                let outputs = answer
+                    .as_ref()
+                    .or(evidence.last())
+                    .map(|a| project_outputs(std::slice::from_ref(a), true))
+                    .unwrap_or_default();
                 Ok(TaskOutcome {
                     context_id: Some(self.context_id.clone()),
                     remote_task_id: remote_task_id.clone(),
@@ -914,30 +918,12 @@ impl<'a> Interaction<'a> {
                     received_messages: evidence,
                 })
             }
-            Err(failure) => {
-                let view = self.reducer.view();
-                let cancel_it =
-                    !view.is_terminal() && (!is_gate(&failure) || self.config.cancel_gated_tasks);
-                if cancel_it {
-                    if let Some(id) = &remote_task_id {
-                        let handle = spawn_cancel(
-                            Arc::clone(&self.agent.transport),
-                            id.clone(),
-                            self.config.cancel_timeout,
-                        );
-                        let _ = handle.await;
-                    } else if let Some(late) = self.late.take() {
-                        self.cancel_late_identity(late);
-                    }
-                }
-                let failure = with_identity(failure, view, &self.context_id);
-                Err(TaskFailure {
-                    failure,
-                    context_id: Some(self.context_id.clone()),
-                    remote_task_id: remote_task_id.clone(),
-                    received_messages: evidence,
-                })
-            }
+            Err(failure) => Err(TaskFailure {
+                failure,
+                context_id: Some(self.context_id.clone()),
+                remote_task_id: remote_task_id.clone(),
+                received_messages: evidence,
+            }),
         };
         if let Some(evidence) = for_event
             && self.events.is_enabled()
@@ -961,6 +947,28 @@ impl<'a> Interaction<'a> {
                 .await;
         }
         result
+    }
+
+    /// A failed interaction: the cleanup cancel of a known non-final remote task (gates only
+    /// when configured), else of a task a late answer may still name; the failure gains the
+    /// remote identity.
+    async fn fail(&mut self, failure: Failure, remote_task_id: Option<&str>) -> Failure {
+        let view = self.reducer.view();
+        let cancel_it =
+            !view.is_terminal() && (!is_gate(&failure) || self.config.cancel_gated_tasks);
+        if cancel_it {
+            if let Some(id) = remote_task_id {
+                let handle = spawn_cancel(
+                    Arc::clone(&self.agent.transport),
+                    id.to_owned(),
+                    self.config.cancel_timeout,
+                );
+                let _ = handle.await;
+            } else if let Some(late) = self.late.take() {
+                self.cancel_late_identity(late);
+            }
+        }
+        with_identity(failure, self.reducer.view(), &self.context_id)
     }
 
     /// A send interrupted locally may still create a task: when its first answer (the blocking

@@ -380,26 +380,7 @@ impl ResponseReducer {
     /// The current view as one piece of evidence: the direct message when the answer was a
     /// Message, otherwise the task (state, status message, task metadata, assembled artifacts).
     pub fn current_evidence(&self, kind: ReceivedKind) -> ReceivedMessage {
-        if let Some(m) = &self.view.direct_message {
-            return ReceivedMessage {
-                kind: ReceivedKind::Message,
-                task_id: m.task_id.clone().filter(|t| !t.trim().is_empty()),
-                context_id: Some(self.context_id.clone()),
-                state: None,
-                message: Some(m.clone()),
-                task_metadata: None,
-                artifacts: Vec::new(),
-            };
-        }
-        ReceivedMessage {
-            kind,
-            task_id: self.view.task_id.clone(),
-            context_id: Some(self.context_id.clone()),
-            state: self.view.state.clone(),
-            message: self.view.status_message.clone(),
-            task_metadata: self.view.task_metadata.clone(),
-            artifacts: self.view.artifacts.clone(),
-        }
+        view_evidence(kind, self.view.clone(), self.context_id.clone())
     }
 
     /// True when [`evidence`](Self::evidence) ends with the task's final view (there is a task
@@ -418,19 +399,68 @@ impl ResponseReducer {
         // empty vector reserves four (1.4 KB kept per task by the run's result).
         let mut out = Vec::with_capacity(self.evidence.len() + 1);
         out.extend_from_slice(&self.evidence);
-        if self.evidence_ends_with_view() {
-            let fin = self.current_evidence(ReceivedKind::Task);
-            // The final snapshot repeats the last status message; drop the earlier duplicate.
-            if let (Some(last), Some(msg)) = (out.last(), fin.message.as_ref())
-                && last.kind != ReceivedKind::Message
-                && last.message.as_ref().map(|m| &m.message_id) == Some(&msg.message_id)
-            {
-                out.pop();
-            }
-            out.push(fin);
-        }
-        out
+        let fin = self
+            .evidence_ends_with_view()
+            .then(|| self.current_evidence(ReceivedKind::Task));
+        close_evidence(out, fin)
     }
+
+    /// [`evidence`](Self::evidence), for the end of an interaction: the evidence and the final
+    /// view move out instead of being copied (artifacts, status message, metadata). The reducer
+    /// is left with no evidence and an empty view.
+    pub fn take_evidence(&mut self) -> Vec<ReceivedMessage> {
+        let ends = self.evidence_ends_with_view();
+        let mut out = std::mem::take(&mut self.evidence);
+        let fin = ends.then(|| {
+            let view = std::mem::take(&mut self.view);
+            view_evidence(ReceivedKind::Task, view, self.context_id.clone())
+        });
+        out.reserve_exact(usize::from(fin.is_some()));
+        close_evidence(out, fin)
+    }
+}
+
+/// The evidence entry for `view`: its direct message when the answer was one, else the task
+/// view as `kind`.
+fn view_evidence(kind: ReceivedKind, view: TaskView, context_id: String) -> ReceivedMessage {
+    if let Some(m) = view.direct_message {
+        return ReceivedMessage {
+            kind: ReceivedKind::Message,
+            task_id: m.task_id.clone().filter(|t| !t.trim().is_empty()),
+            context_id: Some(context_id),
+            state: None,
+            message: Some(m),
+            task_metadata: None,
+            artifacts: Vec::new(),
+        };
+    }
+    ReceivedMessage {
+        kind,
+        task_id: view.task_id,
+        context_id: Some(context_id),
+        state: view.state,
+        message: view.status_message,
+        task_metadata: view.task_metadata,
+        artifacts: view.artifacts,
+    }
+}
+
+/// Appends the final view's entry `fin` to the evidence `out`. The final snapshot repeats the
+/// last status message, so an earlier entry carrying the same message is dropped.
+fn close_evidence(
+    mut out: Vec<ReceivedMessage>,
+    fin: Option<ReceivedMessage>,
+) -> Vec<ReceivedMessage> {
+    if let Some(fin) = fin {
+        if let (Some(last), Some(msg)) = (out.last(), fin.message.as_ref())
+            && last.kind != ReceivedKind::Message
+            && last.message.as_ref().map(|m| &m.message_id) == Some(&msg.message_id)
+        {
+            out.pop();
+        }
+        out.push(fin);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -606,5 +636,41 @@ pub(crate) mod tests {
         assert_eq!(r.evidence()[0].kind, ReceivedKind::Message);
         m.context_id = Some("c2".into());
         assert!(r.apply(StreamResponse::Message(m)).is_err());
+    }
+
+    #[test]
+    fn moving_the_evidence_out_gives_what_copying_it_gives() {
+        let with_message = |state, text: &str| {
+            let mut t = task("t1", "c1", state);
+            t.status.message = Some(Message::new(Role::Agent, vec![Part::text(text)]));
+            StreamResponse::Task(t)
+        };
+        let mut direct = Message::new(Role::Agent, vec![Part::text("here you go")]);
+        direct.context_id = Some("c1".into());
+        let cases: Vec<Vec<StreamResponse>> = vec![
+            // No answer at all: no evidence.
+            vec![],
+            // A snapshot, then the final state repeating the status message.
+            vec![
+                with_message(TaskState::Working, "thinking"),
+                with_message(TaskState::Completed, "thinking"),
+            ],
+            // Distinct status messages, each kept once.
+            vec![
+                with_message(TaskState::Working, "thinking"),
+                with_message(TaskState::Failed, "boom"),
+            ],
+            // A direct message.
+            vec![StreamResponse::Message(direct)],
+        ];
+        for events in cases {
+            let mut r = ResponseReducer::new("c1");
+            for e in events {
+                r.apply(e).unwrap();
+            }
+            let copied = r.evidence();
+            assert_eq!(r.take_evidence(), copied);
+            assert!(r.evidence().is_empty());
+        }
     }
 }
