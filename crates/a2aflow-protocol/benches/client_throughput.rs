@@ -5,11 +5,12 @@
 //!
 //! Run with `cargo bench -p a2aflow-protocol --bench client_throughput`. Criterion reports
 //! elements (tasks) per second; then, per mode, the engine's throughput as a fraction of the
-//! bare loop's over alternating pairs of runs (`paired_*`, median of 15 pairs; set
-//! `A2AFLOW_BENCH_PAIRS`), which cancels the machine's drift between criterion's cases; at the
-//! end the bench prints, per case, the process CPU time per 1,000 tasks (user + system, server
-//! included: a load-independent cost figure on a shared machine) and the connections the server
-//! accepted per run, then the peak RSS of the process.
+//! bare loop's over alternating pairs of runs (`paired_*`, median of 15 pairs), which cancels
+//! the machine's drift between criterion's cases. `A2AFLOW_BENCH_PAIRS` sets the number of pairs
+//! (and runs them even when a criterion filter names one case). At the end the bench prints, per
+//! case, the process CPU time per 1,000 tasks (user + system, server included: a load-independent
+//! cost figure on a shared machine) and the connections the server accepted per run, then the
+//! peak RSS of the process.
 //!
 //! Fairness: the engine and the bare loop talk to different agents of the same server (same
 //! behaviour), so neither runs against a task store grown by the other's iterations; each case
@@ -20,7 +21,7 @@ use a2aflow_kernel::{CallbackError, ControlPoint, RunInput, RunOptions, run};
 use a2aflow_model::{MessageContent, Step, StepType, Subtask, TaskRequest, Workflow};
 use a2aflow_protocol::client::{A2aEngineClient, ClientConfig};
 use a2aflow_protocol::{Binding, CallOptions, HttpClient, connect};
-use a2aflow_testkit::{AgentSpec, TestServer};
+use a2aflow_testkit::{AgentSpec, DEFAULT_TASK_BOUND, TestServer};
 use async_trait::async_trait;
 use bytes::Bytes;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
@@ -172,19 +173,43 @@ fn measured(cost: &mut Cost, server: &TestServer, f: impl FnOnce()) {
     cost.runs += 1;
 }
 
+/// Most unmeasured runs a side gets before the pairs.
+const MAX_WARM_UP: usize = 40;
+
+/// Runs `f` unmeasured until it is at its steady state: a run opened no new connection (the
+/// client's pool has grown to what this concurrency needs) and the agent's task store has
+/// reached its bound (so every later task evicts an old one, as in every measured run), within
+/// [`MAX_WARM_UP`] runs. Returns the runs made.
+fn warm_up(server: &TestServer, f: &dyn Fn()) -> usize {
+    let store_full = DEFAULT_TASK_BOUND.div_ceil(TASKS);
+    for run in 1..=MAX_WARM_UP {
+        let before = server.total_connections();
+        f();
+        if run >= store_full && server.total_connections() == before {
+            return run;
+        }
+    }
+    MAX_WARM_UP
+}
+
 /// Engine and bare runs in alternating pairs (engine first in even pairs, bare first in odd
-/// ones) after one unmeasured run of each, each timed on the wall clock: the engine's throughput as a fraction of the bare loop's,
-/// per pair. A pair compares two runs a second apart, so the machine's drift over the minutes
-/// between criterion's cases (±15 % on the shared 2-core VM) cancels out of each ratio.
-fn paired(pairs: usize, engine: impl Fn(), bare: impl Fn()) -> Vec<f64> {
+/// ones), each timed on the wall clock: the engine's throughput as a fraction of the bare
+/// loop's, per pair. A pair compares two runs a second apart, so the machine's drift over the
+/// minutes between criterion's cases (±15 % on the shared 2-core VM) cancels out of each ratio.
+/// Both sides are first [`warm_up`]ed to their steady state, so the figure does not depend on
+/// whether criterion's cases ran before (in a fresh process, the first runs of each side pay
+/// for growing the connection pool and the agent's store is still filling).
+fn paired(pairs: usize, server: &TestServer, engine: impl Fn(), bare: impl Fn()) -> Vec<f64> {
     let timed = |f: &dyn Fn()| {
         let t0 = std::time::Instant::now();
         f();
         t0.elapsed().as_secs_f64()
     };
-    // One unmeasured run of each first: connections, pools and the task stores warm up.
-    engine();
-    bare();
+    let warm = (warm_up(server, &engine), warm_up(server, &bare));
+    eprintln!(
+        "paired: {} engine and {} bare warm-up runs before the pairs",
+        warm.0, warm.1
+    );
     (0..pairs)
         .map(|i| {
             let (e, b) = if i % 2 == 0 {
@@ -199,19 +224,53 @@ fn paired(pairs: usize, engine: impl Fn(), bare: impl Fn()) -> Vec<f64> {
         .collect()
 }
 
-/// How many pairs [`paired`] runs: `A2AFLOW_BENCH_PAIRS` (default 15), and none when the bench
-/// was given a filter that does not name them (one criterion case run alone).
+/// How many pairs [`paired`] runs: `A2AFLOW_BENCH_PAIRS` when set; otherwise 15, or none when
+/// the bench was given a criterion filter that does not name them (one case run alone).
 fn pair_count() -> usize {
-    let filtered = std::env::args()
-        .skip(1)
-        .any(|a| !a.starts_with('-') && !a.contains("paired"));
-    if filtered {
-        return 0;
-    }
-    std::env::var("A2AFLOW_BENCH_PAIRS")
+    if let Some(n) = std::env::var("A2AFLOW_BENCH_PAIRS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(15)
+    {
+        return n;
+    }
+    match criterion_filter(std::env::args().skip(1)) {
+        Some(f) if !f.contains("paired") => 0,
+        _ => 15,
+    }
+}
+
+/// The criterion filter among the bench's arguments: the first positional one, the values of
+/// criterion's valued options (`--save-baseline main`, `--measurement-time 5`, ...) skipped.
+fn criterion_filter(mut args: impl Iterator<Item = String>) -> Option<String> {
+    const VALUED: [&str; 19] = [
+        "-c",
+        "--color",
+        "-s",
+        "--save-baseline",
+        "-b",
+        "--baseline",
+        "--baseline-lenient",
+        "--load-baseline",
+        "--sample-size",
+        "--warm-up-time",
+        "--measurement-time",
+        "--nresamples",
+        "--noise-threshold",
+        "--confidence-level",
+        "--significance-level",
+        "--profile-time",
+        "--plotting-backend",
+        "--output-format",
+        "--format",
+    ];
+    while let Some(a) = args.next() {
+        if VALUED.contains(&a.as_str()) {
+            args.next();
+        } else if !a.starts_with('-') {
+            return Some(a);
+        }
+    }
+    None
 }
 
 fn median(v: &[f64]) -> f64 {
@@ -300,6 +359,7 @@ fn bench(c: &mut Criterion) {
         ] {
             let ratios = paired(
                 pairs,
+                &server,
                 || rt.block_on(run_engine(client.clone(), workflow(mode))),
                 || rt.block_on(run_bare(&bare, url, streaming)),
             );
