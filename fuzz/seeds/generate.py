@@ -3,7 +3,8 @@
 fixtures. Run from the repository root: python3 fuzz/seeds/generate.py
 
 Input layouts follow the fuzz targets' doc comments: sse_parser seeds start with a limit byte and
-two split-seed bytes; error_envelope seeds start with the HTTP status as a little-endian u16.
+two split-seed bytes; error_envelope seeds start with the HTTP status as a little-endian u16;
+stream_event seeds start with a framing byte (0: JSON-RPC, 1: HTTP+JSON).
 """
 import hashlib, json, os, re, shutil, struct
 
@@ -28,7 +29,8 @@ def write(target, data):
 
 
 def main():
-    for t in ["sse_parser", "error_envelope", "workflow_loader", "negotiation_context", "delegation_record"]:
+    for t in ["sse_parser", "error_envelope", "workflow_loader", "negotiation_context", "delegation_record",
+              "stream_event"]:
         shutil.rmtree(os.path.join(OUT, t), ignore_errors=True)
     exchanges = json.load(open(PY))
     for e in exchanges:
@@ -39,9 +41,12 @@ def main():
             write("sse_parser", b"\xff\x01\x00" + body)  # default limit
             write("sse_parser", b"\x40\x07\x13" + body)  # 257-byte limit, other splits
             # Each data payload is an A2A response that may hold an error envelope.
+            framing = b"\x01" if e["file"].startswith("rest/") else b"\x00"
             for m in re.finditer(rb"^data: ?(.*)$", body, re.M):
-                if b'"error"' in m.group(1):
-                    write("error_envelope", struct.pack("<H", 200) + m.group(1).rstrip(b"\r"))
+                data = m.group(1).rstrip(b"\r")
+                write("stream_event", framing + data)
+                if b'"error"' in data:
+                    write("error_envelope", struct.pack("<H", 200) + data)
         elif body and (resp["status"] >= 400 or b'"error"' in body):
             write("error_envelope", struct.pack("<H", resp["status"]) + body)
     # Hand-written edge shapes.

@@ -54,13 +54,44 @@ pub(crate) fn decode_event(
             return Ok(Some(item));
         }
     }
-    // Not a plain success: the checked path maps errors and explains what is wrong.
-    let mut v: Value = serde_json::from_str(&ev.data)
+    checked_event(&ev.data, ev.is_error(), framing)
+}
+
+/// Both decodings of one event's data: the one-pass path ([`crate::payload`]; `None` means it
+/// declined) and the checked path. For the differential fuzz target
+/// (`fuzz/fuzz_targets/stream_event.rs`), which checks that whatever the one-pass path accepts,
+/// the checked path decodes to the same value. Not part of the stable API.
+#[doc(hidden)]
+pub fn decode_both_ways(
+    data: &str,
+    json_rpc: bool,
+) -> (
+    Option<StreamResponse>,
+    Result<Option<StreamResponse>, TransportError>,
+) {
+    let framing = if json_rpc {
+        Framing::JsonRpc
+    } else {
+        Framing::Bare
+    };
+    (
+        crate::payload::stream_response(data, json_rpc),
+        checked_event(data, false, framing),
+    )
+}
+
+/// The checked path: through a `Value`, mapping error envelopes and explaining what is wrong.
+fn checked_event(
+    data: &str,
+    is_error: bool,
+    framing: Framing,
+) -> Result<Option<StreamResponse>, TransportError> {
+    let mut v: Value = serde_json::from_str(data)
         .map_err(|e| TransportError::InvalidResponse(format!("an SSE event is not JSON: {e}")))?;
     if let Some(r) = remote_error(&v, None) {
         return Err(TransportError::Remote(r));
     }
-    if ev.is_error() || v.get("error").is_some() {
+    if is_error || v.get("error").is_some() {
         return Err(TransportError::InvalidResponse(
             "an error event without a readable A2A error envelope".into(),
         ));
@@ -346,5 +377,44 @@ mod tests {
                 .unwrap()
                 .is_none()
         );
+    }
+
+    const TASK: &str =
+        r#"{"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}}"#;
+
+    /// Whatever the one-pass path accepts, the checked path decodes to the same value.
+    fn agree(data: &str, json_rpc: bool) {
+        let (fast, checked) = decode_both_ways(data, json_rpc);
+        if let Some(fast) = fast {
+            match checked {
+                Ok(Some(reference)) => assert_eq!(fast, reference, "{data}"),
+                other => panic!("one-pass accepted {data}; checked path: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn null_members_are_read_as_the_checked_path_reads_them() {
+        for (data, json_rpc) in [
+            (
+                format!(
+                    r#"{{"jsonrpc": "2.0", "id": 1, "result": {{"message": null, "task": {TASK}}}}}"#
+                ),
+                true,
+            ),
+            (
+                format!(
+                    r#"{{"jsonrpc": "2.0", "id": 1, "result": {{"task": {TASK}}}, "error": null}}"#
+                ),
+                true,
+            ),
+            (format!(r#"{{"task": {TASK}, "error": null}}"#), false),
+            (
+                format!(r#"{{"task": {TASK}, "statusUpdate": null}}"#),
+                false,
+            ),
+        ] {
+            agree(&data, json_rpc);
+        }
     }
 }

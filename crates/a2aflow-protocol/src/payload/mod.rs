@@ -24,15 +24,31 @@ use std::borrow::Cow;
 /// Each member is boxed: inline, the four members made this struct about 1.2 KB, and serde moves
 /// it by value through every layer of the decode (measured: a fifth of an event's decoding
 /// instructions were `memcpy`).
+///
+/// A member that is present must hold a value: `a2a-lf` takes the first present member as the
+/// answer, so a `null` one fails its decode, and here it declines the one pass ([`present`]).
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Payload {
+    #[serde(default, deserialize_with = "present")]
     message: Option<Box<LeanMessage>>,
+    #[serde(default, deserialize_with = "present")]
     task: Option<Box<LeanTask>>,
+    #[serde(default, deserialize_with = "present")]
     status_update: Option<Box<LeanStatusUpdate>>,
+    #[serde(default, deserialize_with = "present")]
     artifact_update: Option<Box<LeanArtifactUpdate>>,
-    /// An `error` member makes a bare object an error envelope (HTTP+JSON framing).
+    /// An `error` member, even `null`, makes a bare object an error envelope (HTTP+JSON framing).
+    #[serde(default, deserialize_with = "present")]
     error: Option<IgnoredAny>,
+}
+
+/// A member read as present whatever it holds: `null` is not read as "absent" (as `Option`
+/// would), so it reaches `T`, which decides (a struct fails on it, [`IgnoredAny`] takes it).
+fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
 }
 
 impl Payload {
@@ -85,6 +101,8 @@ pub(crate) struct RpcFrame<'a, R> {
     jsonrpc: Option<Cow<'a, str>>,
     id: Option<serde_json::Value>,
     result: Option<R>,
+    /// Present, even `null`: not a plain success.
+    #[serde(default, deserialize_with = "present")]
     error: Option<IgnoredAny>,
 }
 
