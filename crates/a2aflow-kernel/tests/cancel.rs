@@ -212,18 +212,28 @@ fn cancel_on(rec: &Recorder, kind: a2aflow_model::EventKind, nth: usize) -> RunO
     }
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_cancel_on_step_start_announces_no_task() {
-    use a2aflow_model::EventKind;
+/// One step over `agents`, run with the sink cancelling on the first event of `kind`: the
+/// result, the events and the dispatches made.
+async fn cancelled_on(
+    kind: a2aflow_model::EventKind,
+    agents: &[&str],
+) -> (a2aflow_model::ExecutionResult, Recorder, usize) {
     let host = Arc::new(Host::default());
     let client = Arc::new(InMemoryClient::new());
     let rec = Recorder::default();
-    let opts = cancel_on(&rec, EventKind::StepStart, 1);
-    let r = go_with(wf(vec![step("s", &["A", "B"], &[])]), &host, &client, opts).await;
+    let opts = cancel_on(&rec, kind, 1);
+    let r = go_with(wf(vec![step("s", agents, &[])]), &host, &client, opts).await;
     assert_eq!(r.failure.as_ref().unwrap().code, "workflow.cancelled");
-    assert_eq!(rec.count(EventKind::TaskRequest), 0, "{:?}", rec.kinds());
-    assert_eq!(client.total_dispatches(), 0);
     assert_eq!(r.steps[0].status, StepStatus::Canceled);
+    (r, rec, client.total_dispatches())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cancel_on_step_start_announces_no_task() {
+    use a2aflow_model::EventKind;
+    let (r, rec, dispatches) = cancelled_on(EventKind::StepStart, &["A", "B"]).await;
+    assert_eq!(rec.count(EventKind::TaskRequest), 0, "{:?}", rec.kinds());
+    assert_eq!(dispatches, 0);
     let tasks = &r.steps[0].task_results;
     assert_eq!(tasks.len(), 2);
     for (t, agent) in tasks.iter().zip(["A", "B"]) {
@@ -238,21 +248,9 @@ async fn a_cancel_on_step_start_announces_no_task() {
 #[tokio::test(start_paused = true)]
 async fn a_cancel_on_a_task_request_announces_no_later_task() {
     use a2aflow_model::EventKind;
-    let host = Arc::new(Host::default());
-    let client = Arc::new(InMemoryClient::new());
-    let rec = Recorder::default();
-    let opts = cancel_on(&rec, EventKind::TaskRequest, 1);
-    let r = go_with(
-        wf(vec![step("s", &["A", "B", "C"], &[])]),
-        &host,
-        &client,
-        opts,
-    )
-    .await;
-    assert_eq!(r.failure.as_ref().unwrap().code, "workflow.cancelled");
+    let (r, rec, dispatches) = cancelled_on(EventKind::TaskRequest, &["A", "B", "C"]).await;
     assert_eq!(rec.count(EventKind::TaskRequest), 1, "{:?}", rec.kinds());
-    assert_eq!(client.total_dispatches(), 0);
-    assert_eq!(r.steps[0].status, StepStatus::Canceled);
+    assert_eq!(dispatches, 0);
     let statuses: Vec<_> = r.steps[0].task_results.iter().map(|t| t.status).collect();
     assert_eq!(statuses, [TaskOutcomeStatus::Canceled; 3]);
 }
