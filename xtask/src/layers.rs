@@ -58,12 +58,7 @@ pub const FORBIDDEN: &[&str] = &[
 ];
 
 /// The only crates allowed to depend on `a2at` directly (same list as `deny.toml`'s wrappers).
-pub const A2AT_WRAPPERS: &[&str] = &[
-    "a2aflow-protocol",
-    "a2aflow-extensions",
-    "a2aflow",
-    "a2aflow-tests",
-];
+pub const A2AT_WRAPPERS: &[&str] = &["a2aflow-protocol", "a2aflow-extensions", "a2aflow"];
 
 /// Runs `cargo metadata --all-features` on the manifest and checks every rule.
 /// Returns the violations, one human-readable line each (empty when the graph is clean).
