@@ -395,26 +395,47 @@ mod tests {
 
     #[test]
     fn null_members_are_read_as_the_checked_path_reads_them() {
-        for (data, json_rpc) in [
+        // (data, JSON-RPC framing, whether the event decodes to the task)
+        for (data, json_rpc, is_task) in [
+            // `a2a-lf` takes the first member present, and cannot read `null` as a message.
             (
                 format!(
                     r#"{{"jsonrpc": "2.0", "id": 1, "result": {{"message": null, "task": {TASK}}}}}"#
                 ),
                 true,
+                false,
             ),
+            // An `error` member, even `null`, is not a plain success.
             (
                 format!(
                     r#"{{"jsonrpc": "2.0", "id": 1, "result": {{"task": {TASK}}}, "error": null}}"#
                 ),
                 true,
+                false,
             ),
-            (format!(r#"{{"task": {TASK}, "error": null}}"#), false),
+            (
+                format!(r#"{{"task": {TASK}, "error": null}}"#),
+                false,
+                false,
+            ),
+            // A null member after the chosen one is never read by `a2a-lf`.
             (
                 format!(r#"{{"task": {TASK}, "statusUpdate": null}}"#),
                 false,
+                true,
             ),
         ] {
             agree(&data, json_rpc);
+            let framing = if json_rpc {
+                Framing::JsonRpc
+            } else {
+                Framing::Bare
+            };
+            match decode_event(ev(None, &data), framing) {
+                Ok(Some(StreamResponse::Task(t))) if is_task => assert_eq!(t.id, "t"),
+                Err(TransportError::InvalidResponse(_)) if !is_task => {}
+                other => panic!("{data}: {other:?}"),
+            }
         }
     }
 }
