@@ -9,12 +9,17 @@
 //! the machine's drift between criterion's cases. `A2AFLOW_BENCH_PAIRS` sets the number of pairs
 //! (and runs them even when a criterion filter names one case). At the end the bench prints, per
 //! case, the process CPU time per 1,000 tasks (user + system, server included: a load-independent
-//! cost figure on a shared machine) and the connections the server accepted per run, then the
-//! peak RSS of the process.
+//! cost figure on a shared machine) and the connections the server accepted per run, for the
+//! criterion cases and for each side of the pairs, then the peak RSS of the process.
 //!
 //! Fairness: the engine and the bare loop talk to different agents of the same server (same
 //! behaviour), so neither runs against a task store grown by the other's iterations; each case
 //! can also be run alone in its own process (`-- --bench <case name>`).
+//!
+//! Where the server runs: by default in this process, on the bench's own runtime. With
+//! `A2AFLOW_BENCH_SERVER=process` it runs in a child process (this bench binary re-run as the
+//! server), as a remote agent would: the two sides then share neither runtime nor allocator, and
+//! the CPU figures printed at the end are the client's alone, without the server's share.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use a2aflow_kernel::{CallbackError, ControlPoint, RunInput, RunOptions, run};
@@ -24,12 +29,14 @@ use a2aflow_protocol::{Binding, CallOptions, HttpClient, connect};
 use a2aflow_testkit::{AgentSpec, DEFAULT_TASK_BOUND, TestServer};
 use async_trait::async_trait;
 use bytes::Bytes;
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, Throughput, criterion_group};
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use serde_json::{Value, json};
-use std::sync::Arc;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 const TASKS: usize = 1_000;
@@ -64,10 +71,131 @@ fn workflow(agent: &str) -> Arc<Workflow> {
     })
 }
 
-async fn engine(server: &TestServer, agent: &str) -> Arc<A2aEngineClient> {
+/// The agents of the bench's server: the engine's and the bare loop's, per mode.
+const AGENTS: [(&str, bool); 4] = [
+    ("blocking", false),
+    ("streaming", true),
+    ("blocking-limit", false),
+    ("streaming-limit", true),
+];
+
+/// Set in the child process that serves the agents (`A2AFLOW_BENCH_SERVER=process`).
+const CHILD_ENV: &str = "A2AFLOW_BENCH_SERVER_CHILD";
+
+async fn spawn_server() -> TestServer {
+    let mut builder = TestServer::builder();
+    for (name, streaming) in AGENTS {
+        builder = builder.agent(AgentSpec::new(name).streaming(streaming));
+    }
+    builder.spawn().await.unwrap()
+}
+
+/// The child side: serves the agents, prints their URLs as one JSON line, answers each
+/// `connections` line with the server's connection count, and stops at the end of its input
+/// (the parent exiting or dropping the pipe).
+fn serve_child() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let server = rt.block_on(spawn_server());
+    let urls: serde_json::Map<String, Value> = AGENTS
+        .iter()
+        .map(|(name, _)| {
+            let urls = json!({"card": server.card_url(name), "jsonrpc": server.jsonrpc_url(name)});
+            ((*name).to_owned(), urls)
+        })
+        .collect();
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{}", Value::Object(urls)).unwrap();
+    out.flush().unwrap();
+    for line in std::io::stdin().lock().lines() {
+        if line.unwrap().trim() == "connections" {
+            writeln!(out, "{}", server.total_connections()).unwrap();
+            out.flush().unwrap();
+        }
+    }
+    rt.block_on(async { server.shutdown().await.unwrap() });
+}
+
+/// The server in a child process, and the pipes to ask it for its connection count.
+struct ChildServer {
+    child: Child,
+    io: Mutex<(ChildStdin, BufReader<ChildStdout>)>,
+    urls: Value,
+}
+
+impl Drop for ChildServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The bench's testkit server, in this process or in a child.
+enum Server {
+    InProcess(TestServer),
+    Child(ChildServer),
+}
+
+impl Server {
+    fn start(rt: &tokio::runtime::Runtime) -> Server {
+        if std::env::var("A2AFLOW_BENCH_SERVER").as_deref() != Ok("process") {
+            return Server::InProcess(rt.block_on(spawn_server()));
+        }
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .env(CHILD_ENV, "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        let urls: Value = serde_json::from_str(&line).unwrap();
+        eprintln!("server: in a child process (pid {})", child.id());
+        Server::Child(ChildServer {
+            child,
+            io: Mutex::new((stdin, stdout)),
+            urls,
+        })
+    }
+
+    fn url(&self, agent: &str, kind: &str) -> String {
+        match self {
+            Server::InProcess(s) if kind == "card" => s.card_url(agent),
+            Server::InProcess(s) => s.jsonrpc_url(agent),
+            Server::Child(c) => c.urls[agent][kind].as_str().unwrap().to_owned(),
+        }
+    }
+
+    fn total_connections(&self) -> usize {
+        match self {
+            Server::InProcess(s) => s.total_connections(),
+            Server::Child(c) => {
+                let mut io = c.io.lock().unwrap();
+                let (stdin, stdout) = &mut *io;
+                writeln!(stdin, "connections").unwrap();
+                let mut line = String::new();
+                stdout.read_line(&mut line).unwrap();
+                line.trim().parse().unwrap()
+            }
+        }
+    }
+
+    fn shutdown(self, rt: &tokio::runtime::Runtime) {
+        match self {
+            Server::InProcess(s) => rt.block_on(async { s.shutdown().await.unwrap() }),
+            Server::Child(c) => drop(c),
+        }
+    }
+}
+
+async fn engine(server: &Server, agent: &str) -> Arc<A2aEngineClient> {
     let http = HttpClient::new().unwrap();
     let card = http
-        .fetch_agent_card(&server.card_url(agent), &CallOptions::default())
+        .fetch_agent_card(&server.url(agent, "card"), &CallOptions::default())
         .await
         .unwrap();
     let transport = connect(&card, &http, &[Binding::JsonRpc]).unwrap();
@@ -165,7 +293,7 @@ struct Cost {
 }
 
 /// Runs `f` once, adding its CPU time and the server connections it opened to `cost`.
-fn measured(cost: &mut Cost, server: &TestServer, f: impl FnOnce()) {
+fn measured(cost: &mut Cost, server: &Server, f: impl FnOnce()) {
     let (t0, c0) = (cpu_ticks().unwrap_or(0), server.total_connections());
     f();
     cost.ticks += cpu_ticks().unwrap_or(0).saturating_sub(t0);
@@ -180,7 +308,7 @@ const MAX_WARM_UP: usize = 40;
 /// client's pool has grown to what this concurrency needs) and the agent's task store has
 /// reached its bound (so every later task evicts an old one, as in every measured run), within
 /// [`MAX_WARM_UP`] runs. Returns the runs made.
-fn warm_up(server: &TestServer, f: &dyn Fn()) -> usize {
+fn warm_up(server: &Server, f: &dyn Fn()) -> usize {
     let store_full = DEFAULT_TASK_BOUND.div_ceil(TASKS);
     for run in 1..=MAX_WARM_UP {
         let before = server.total_connections();
@@ -199,10 +327,17 @@ fn warm_up(server: &TestServer, f: &dyn Fn()) -> usize {
 /// Both sides are first [`warm_up`]ed to their steady state, so the figure does not depend on
 /// whether criterion's cases ran before (in a fresh process, the first runs of each side pay
 /// for growing the connection pool and the agent's store is still filling).
-fn paired(pairs: usize, server: &TestServer, engine: impl Fn(), bare: impl Fn()) -> Vec<f64> {
-    let timed = |f: &dyn Fn()| {
+/// The pairs' CPU time and connections go to `cost` (engine, bare).
+fn paired(
+    pairs: usize,
+    server: &Server,
+    engine: impl Fn(),
+    bare: impl Fn(),
+    cost: &mut (Cost, Cost),
+) -> Vec<f64> {
+    let timed = |cost: &mut Cost, f: &dyn Fn()| {
         let t0 = std::time::Instant::now();
-        f();
+        measured(cost, server, f);
         t0.elapsed().as_secs_f64()
     };
     let warm = (warm_up(server, &engine), warm_up(server, &bare));
@@ -213,11 +348,11 @@ fn paired(pairs: usize, server: &TestServer, engine: impl Fn(), bare: impl Fn())
     (0..pairs)
         .map(|i| {
             let (e, b) = if i % 2 == 0 {
-                let e = timed(&engine);
-                (e, timed(&bare))
+                let e = timed(&mut cost.0, &engine);
+                (e, timed(&mut cost.1, &bare))
             } else {
-                let b = timed(&bare);
-                (timed(&engine), b)
+                let b = timed(&mut cost.1, &bare);
+                (timed(&mut cost.0, &engine), b)
             };
             b / e
         })
@@ -296,22 +431,13 @@ fn bench(c: &mut Criterion) {
         .enable_all()
         .build()
         .unwrap();
-    let server = rt.block_on(async {
-        TestServer::builder()
-            .agent(AgentSpec::new("blocking").streaming(false))
-            .agent(AgentSpec::new("streaming").streaming(true))
-            .agent(AgentSpec::new("blocking-limit").streaming(false))
-            .agent(AgentSpec::new("streaming-limit").streaming(true))
-            .spawn()
-            .await
-            .unwrap()
-    });
+    let server = Server::start(&rt);
     let blocking = rt.block_on(engine(&server, "blocking"));
     let streaming = rt.block_on(engine(&server, "streaming"));
     let bare: Bare = rt.block_on(async { Client::builder(TokioExecutor::new()).build_http() });
-    let blocking_url = server.jsonrpc_url("blocking-limit");
-    let streaming_url = server.jsonrpc_url("streaming-limit");
-    let mut costs: Vec<(&str, Cost)> = Vec::new();
+    let blocking_url = server.url("blocking-limit", "jsonrpc");
+    let streaming_url = server.url("streaming-limit", "jsonrpc");
+    let mut costs: Vec<(String, Cost)> = Vec::new();
 
     let mut group = c.benchmark_group("client_1000_tasks");
     group.sample_size(10);
@@ -325,7 +451,7 @@ fn bench(c: &mut Criterion) {
             })
         });
     });
-    costs.push(("engine_jsonrpc_blocking", std::mem::take(&mut cost)));
+    costs.push(("engine_jsonrpc_blocking".into(), std::mem::take(&mut cost)));
     group.bench_function("bare_hyper_jsonrpc_blocking", |b| {
         b.iter(|| {
             measured(&mut cost, &server, || {
@@ -333,7 +459,10 @@ fn bench(c: &mut Criterion) {
             })
         });
     });
-    costs.push(("bare_hyper_jsonrpc_blocking", std::mem::take(&mut cost)));
+    costs.push((
+        "bare_hyper_jsonrpc_blocking".into(),
+        std::mem::take(&mut cost),
+    ));
     group.bench_function("engine_jsonrpc_streaming", |b| {
         b.iter(|| {
             measured(&mut cost, &server, || {
@@ -341,7 +470,7 @@ fn bench(c: &mut Criterion) {
             })
         });
     });
-    costs.push(("engine_jsonrpc_streaming", std::mem::take(&mut cost)));
+    costs.push(("engine_jsonrpc_streaming".into(), std::mem::take(&mut cost)));
     group.bench_function("bare_hyper_jsonrpc_streaming", |b| {
         b.iter(|| {
             measured(&mut cost, &server, || {
@@ -349,7 +478,10 @@ fn bench(c: &mut Criterion) {
             })
         });
     });
-    costs.push(("bare_hyper_jsonrpc_streaming", std::mem::take(&mut cost)));
+    costs.push((
+        "bare_hyper_jsonrpc_streaming".into(),
+        std::mem::take(&mut cost),
+    ));
     group.finish();
     let pairs = pair_count();
     if pairs > 0 {
@@ -357,12 +489,16 @@ fn bench(c: &mut Criterion) {
             ("blocking", &blocking, &blocking_url, false),
             ("streaming", &streaming, &streaming_url, true),
         ] {
+            let mut cost = (Cost::default(), Cost::default());
             let ratios = paired(
                 pairs,
                 &server,
                 || rt.block_on(run_engine(client.clone(), workflow(mode))),
                 || rt.block_on(run_bare(&bare, url, streaming)),
+                &mut cost,
             );
+            costs.push((format!("paired_engine_{mode}"), cost.0));
+            costs.push((format!("paired_bare_{mode}"), cost.1));
             let shown: Vec<String> = ratios.iter().map(|r| format!("{r:.2}")).collect();
             eprintln!(
                 "paired_{mode}: engine / bare throughput per pair [{}], median {:.2}",
@@ -372,19 +508,32 @@ fn bench(c: &mut Criterion) {
         }
     }
     // Clock ticks are 1/100 s on Linux (`getconf CLK_TCK`).
+    let whose = match server {
+        Server::InProcess(_) => "client and server",
+        Server::Child(_) => "client only",
+    };
     for (name, c) in costs.iter().filter(|(_, c)| c.runs > 0) {
         eprintln!(
-            "{name}: CPU {:.0} ms per 1,000 tasks, {:.1} connections per run ({} runs)",
+            "{name}: CPU ({whose}) {:.0} ms per 1,000 tasks, {:.1} connections per run ({} runs)",
             c.ticks as f64 * 10.0 / c.runs as f64,
             c.connections as f64 / c.runs as f64,
             c.runs
         );
     }
     if let Some(kib) = peak_rss_kib() {
-        eprintln!("peak RSS (VmHWM) of the bench process: {kib} KiB");
+        eprintln!("peak RSS (VmHWM) of the bench process ({whose}): {kib} KiB");
     }
-    rt.block_on(async { server.shutdown().await.unwrap() });
+    server.shutdown(&rt);
 }
 
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+// `criterion_main!`, except that the same binary, re-run with `CHILD_ENV`, is the server.
+fn main() {
+    if std::env::var_os(CHILD_ENV).is_some() {
+        serve_child();
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
