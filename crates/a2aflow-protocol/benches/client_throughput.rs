@@ -8,8 +8,8 @@
 //! bare loop's over alternating pairs of runs (`paired_*`, median of 15 pairs), which cancels
 //! the machine's drift between criterion's cases. `A2AFLOW_BENCH_PAIRS` sets the number of pairs
 //! (and runs them even when a criterion filter names one case). At the end the bench prints, per
-//! case, the process CPU time per 1,000 tasks (user + system, server included: a load-independent
-//! cost figure on a shared machine) and the connections the server accepted per run, for the
+//! case, the process CPU time per 1,000 tasks (user + system, server included unless it runs in
+//! a child process, see below: a load-independent cost figure on a shared machine) and the connections the server accepted per run, for the
 //! criterion cases and for each side of the pairs, then the peak RSS of the process.
 //!
 //! Fairness: the engine and the bare loop talk to different agents of the same server (same
@@ -125,6 +125,13 @@ struct ChildServer {
     urls: Value,
 }
 
+impl ChildServer {
+    /// One of the URLs the child printed for `agent` (`card` or `jsonrpc`, see `serve_child`).
+    fn url(&self, agent: &str, kind: &str) -> String {
+        self.urls[agent][kind].as_str().unwrap().to_owned()
+    }
+}
+
 impl Drop for ChildServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -162,11 +169,17 @@ impl Server {
         })
     }
 
-    fn url(&self, agent: &str, kind: &str) -> String {
+    fn card_url(&self, agent: &str) -> String {
         match self {
-            Server::InProcess(s) if kind == "card" => s.card_url(agent),
+            Server::InProcess(s) => s.card_url(agent),
+            Server::Child(c) => c.url(agent, "card"),
+        }
+    }
+
+    fn jsonrpc_url(&self, agent: &str) -> String {
+        match self {
             Server::InProcess(s) => s.jsonrpc_url(agent),
-            Server::Child(c) => c.urls[agent][kind].as_str().unwrap().to_owned(),
+            Server::Child(c) => c.url(agent, "jsonrpc"),
         }
     }
 
@@ -195,7 +208,7 @@ impl Server {
 async fn engine(server: &Server, agent: &str) -> Arc<A2aEngineClient> {
     let http = HttpClient::new().unwrap();
     let card = http
-        .fetch_agent_card(&server.url(agent, "card"), &CallOptions::default())
+        .fetch_agent_card(&server.card_url(agent), &CallOptions::default())
         .await
         .unwrap();
     let transport = connect(&card, &http, &[Binding::JsonRpc]).unwrap();
@@ -435,8 +448,8 @@ fn bench(c: &mut Criterion) {
     let blocking = rt.block_on(engine(&server, "blocking"));
     let streaming = rt.block_on(engine(&server, "streaming"));
     let bare: Bare = rt.block_on(async { Client::builder(TokioExecutor::new()).build_http() });
-    let blocking_url = server.url("blocking-limit", "jsonrpc");
-    let streaming_url = server.url("streaming-limit", "jsonrpc");
+    let blocking_url = server.jsonrpc_url("blocking-limit");
+    let streaming_url = server.jsonrpc_url("streaming-limit");
     let mut costs: Vec<(String, Cost)> = Vec::new();
 
     let mut group = c.benchmark_group("client_1000_tasks");
