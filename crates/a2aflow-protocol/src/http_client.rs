@@ -302,12 +302,7 @@ impl HttpClient {
             let is_sse = resp
                 .headers()
                 .get(header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .is_some_and(|v| {
-                    v.trim()
-                        .to_ascii_lowercase()
-                        .starts_with("text/event-stream")
-                });
+                .is_some_and(is_event_stream);
             let tap = &self.inner.wire;
             if status.is_success() && is_sse {
                 tap.response(out.uri, status, resp.headers(), b"");
@@ -423,6 +418,17 @@ impl HttpClient {
             .await
             .map_err(|e| classify_client_error(&e, &self.inner.limits))
     }
+}
+
+/// True when a `Content-Type` value names the media type `text/event-stream`: compared without
+/// regard to case (RFC 9110 §8.3.1), parameters such as `charset` after a `;` ignored, and no
+/// other media type taken for it (`text/event-streams` is not one).
+fn is_event_stream(content_type: &HeaderValue) -> bool {
+    content_type.to_str().is_ok_and(|v| {
+        v.split(';')
+            .next()
+            .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("text/event-stream"))
+    })
 }
 
 /// Reads a whole body, failing as soon as it passes `limit` bytes.
@@ -568,6 +574,32 @@ pub(crate) fn classify_body_error(e: &hyper::Error) -> TransportError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_event_stream_media_type_is_matched_without_case_and_parameters() {
+        for yes in [
+            "text/event-stream",
+            "text/event-stream; charset=utf-8",
+            "Text/Event-Stream;charset=UTF-8",
+            "  TEXT/EVENT-STREAM  ",
+            "text/event-stream ; charset=utf-8",
+        ] {
+            assert!(is_event_stream(&HeaderValue::from_static(yes)), "{yes}");
+        }
+        for no in [
+            "",
+            "application/json",
+            "text/event-streams",
+            "text/event-stream-x; charset=utf-8",
+            "text/plain; note=text/event-stream",
+            "event-stream",
+        ] {
+            assert!(!is_event_stream(&HeaderValue::from_static(no)), "{no}");
+        }
+        // Not visible ASCII: never an event stream (and no panic).
+        let opaque = HeaderValue::from_bytes(b"text/event-stream\xff").unwrap();
+        assert!(!is_event_stream(&opaque));
+    }
 
     #[test]
     fn card_uri_resolves_the_well_known_path_under_the_base_path() {
