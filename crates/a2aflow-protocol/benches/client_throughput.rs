@@ -7,10 +7,12 @@
 //! elements (tasks) per second; then, per mode, the engine's throughput as a fraction of the
 //! bare loop's over alternating pairs of runs (`paired_*`, median of 15 pairs), which cancels
 //! the machine's drift between criterion's cases. `A2AFLOW_BENCH_PAIRS` sets the number of pairs
-//! (and runs them even when a criterion filter names one case). At the end the bench prints, per
-//! case, the process CPU time per 1,000 tasks (user + system, server included unless it runs in
-//! a child process, see below: a load-independent cost figure on a shared machine) and the connections the server accepted per run, for the
-//! criterion cases and for each side of the pairs, then the peak RSS of the process.
+//! (and runs them even when a criterion filter names one case); each median also goes to stdout
+//! as a `BENCH client_1000_tasks/paired_<mode>=…` line, which `cargo xtask bench` puts in the
+//! consolidated table. At the end the bench prints, per case, the process CPU time per 1,000
+//! tasks (user + system, server included unless it runs in a child process, see below: a
+//! load-independent cost figure on a shared machine) and the connections the server accepted per
+//! run, for the criterion cases and for each side of the pairs, then the peak RSS of the process.
 //!
 //! Fairness: the engine and the bare loop talk to different agents of the same server (same
 //! behaviour), so neither runs against a task store grown by the other's iterations; each case
@@ -180,6 +182,14 @@ impl Server {
         match self {
             Server::InProcess(s) => s.jsonrpc_url(agent),
             Server::Child(c) => c.url(agent, "jsonrpc"),
+        }
+    }
+
+    /// Where the server runs, as the figures' lines say it.
+    fn arrangement(&self) -> &'static str {
+        match self {
+            Server::InProcess(_) => "in process",
+            Server::Child(_) => "in a child process",
         }
     }
 
@@ -517,6 +527,13 @@ fn bench(c: &mut Criterion) {
                 "paired_{mode}: engine / bare throughput per pair [{}], median {:.2}",
                 shown.join(", "),
                 median(&ratios)
+            );
+            // On stdout, for `cargo xtask bench`'s table (it reads `BENCH name=figure` lines).
+            println!(
+                "BENCH client_1000_tasks/paired_{mode}={:.2} engine ÷ bare, median of {pairs} \
+                 alternating pairs, server {}",
+                median(&ratios),
+                server.arrangement()
             );
         }
     }
