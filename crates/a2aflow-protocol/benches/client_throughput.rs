@@ -193,6 +193,14 @@ impl Server {
         }
     }
 
+    /// Whose work this process's CPU time and peak RSS include.
+    fn measured_side(&self) -> &'static str {
+        match self {
+            Server::InProcess(_) => "client and server",
+            Server::Child(_) => "client only",
+        }
+    }
+
     fn total_connections(&self) -> usize {
         match self {
             Server::InProcess(s) => s.total_connections(),
@@ -523,25 +531,21 @@ fn bench(c: &mut Criterion) {
             costs.push((format!("paired_engine_{mode}"), cost.0));
             costs.push((format!("paired_bare_{mode}"), cost.1));
             let shown: Vec<String> = ratios.iter().map(|r| format!("{r:.2}")).collect();
+            let mid = median(&ratios);
             eprintln!(
-                "paired_{mode}: engine / bare throughput per pair [{}], median {:.2}",
+                "paired_{mode}: engine / bare throughput per pair [{}], median {mid:.2}",
                 shown.join(", "),
-                median(&ratios)
             );
             // On stdout, for `cargo xtask bench`'s table (it reads `BENCH name=figure` lines).
             println!(
-                "BENCH client_1000_tasks/paired_{mode}={:.2} engine ÷ bare, median of {pairs} \
+                "BENCH client_1000_tasks/paired_{mode}={mid:.2} engine ÷ bare, median of {pairs} \
                  alternating pairs, server {}",
-                median(&ratios),
                 server.arrangement()
             );
         }
     }
     // Clock ticks are 1/100 s on Linux (`getconf CLK_TCK`).
-    let whose = match server {
-        Server::InProcess(_) => "client and server",
-        Server::Child(_) => "client only",
-    };
+    let whose = server.measured_side();
     for (name, c) in costs.iter().filter(|(_, c)| c.runs > 0) {
         eprintln!(
             "{name}: CPU ({whose}) {:.0} ms per 1,000 tasks, {:.1} connections per run ({} runs)",
