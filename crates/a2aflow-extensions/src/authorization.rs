@@ -112,6 +112,14 @@ impl ExtensionSender {
         let prepared = self.prepare(agent, &content, AUTHORIZATION_T_EXTENSION_URI)?;
         let deadline = Instant::now() + self.config.authorization_timeout;
         match tokio::time::timeout_at(deadline, self.authorize(prepared, deadline)).await {
+            // The calls inside are bounded by the same deadline (their timeout is what is left
+            // of it), so one of them can time out in the very timer tick the operation does, and
+            // is polled first: that is the operation's own timeout, and reported as such.
+            Ok(Err(f))
+                if f.code == ErrorCode::A2aTimeout.as_str() && Instant::now() >= deadline =>
+            {
+                Err(timed_out())
+            }
             Ok(result) => result,
             Err(_) => Err(timed_out()),
         }

@@ -144,6 +144,23 @@ async fn deadline_is_a_timeout_error() {
     server.shutdown().await.unwrap();
 }
 
+/// The stream's own timeout is what is left of the operation's deadline, so both timers fire in
+/// the same tick, and the stream's is polled first. With the clock paused, the runtime jumps
+/// straight to that tick every time: the operation's timeout must still be the one reported.
+#[tokio::test(start_paused = true)]
+async fn a_call_timing_out_in_the_deadlines_tick_is_the_operations_timeout() {
+    let server = server().await;
+    let config = ExtensionConfig::default().with_authorization_timeout(Duration::from_millis(200));
+    let sender = sender(&server, &["auth"], config).await;
+    let err = sender
+        .send_authorization("auth", auth_content("hang"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, "a2a.timeout");
+    assert_eq!(err.message, "Authorization-T operation timed out");
+    server.shutdown().await.unwrap();
+}
+
 #[tokio::test]
 async fn card_without_the_extension_or_plain_content_is_refused_before_sending() {
     let server = server().await;
