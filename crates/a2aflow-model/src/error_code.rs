@@ -142,7 +142,8 @@ error_codes! {
     A2aUnsupportedBinding => "a2a.unsupported_binding",
     /// The connection could not be made or was lost.
     A2aConnection => "a2a.connection",
-    /// A connect, request or idle-stream timeout expired.
+    /// A connect, request or idle-stream timeout expired, or an Authorization-T operation's
+    /// deadline passed.
     A2aTimeout => "a2a.timeout",
     /// TLS handshake or certificate verification failed.
     A2aTls => "a2a.tls",
