@@ -179,6 +179,16 @@ impl SseParser {
         Ok(out)
     }
 
+    /// Gives back an event the caller is done with, so the next event's data reuses its buffer
+    /// instead of allocating a new one (a stream's events are usually of similar size).
+    pub fn recycle(&mut self, event: SseEvent) {
+        if self.data.capacity() == 0 {
+            let mut data = event.data;
+            data.clear();
+            self.data = data;
+        }
+    }
+
     /// True when no partial line or event is buffered.
     pub fn is_idle(&self) -> bool {
         self.buf.is_empty() && !self.has_data && self.event.is_none()
@@ -276,6 +286,23 @@ mod tests {
             data: d.into(),
             ..SseEvent::default()
         }
+    }
+
+    #[test]
+    fn a_recycled_event_lends_its_buffer_to_the_next_one() {
+        let mut p = SseParser::new(1 << 20);
+        let first = p.feed(b"data: a longer first event\n\n").unwrap().remove(0);
+        let (ptr, cap) = (first.data.as_ptr(), first.data.capacity());
+        p.recycle(first);
+        let second = p.feed(b"data: second\n\n").unwrap().remove(0);
+        assert_eq!(second, data("second"));
+        assert_eq!((second.data.as_ptr(), second.data.capacity()), (ptr, cap));
+        // Mid-event, the event being collected keeps its own buffer.
+        let third = p.feed(b"data: thi").unwrap();
+        assert!(third.is_empty());
+        p.recycle(second);
+        let third = p.feed(b"rd\n\n").unwrap().remove(0);
+        assert_eq!(third, data("third"));
     }
 
     #[test]
@@ -442,6 +469,7 @@ mod tests {
             events in proptest::collection::vec(arb_event(), 0..8),
             crlf in any::<bool>(),
             cuts in proptest::collection::vec(any::<prop::sample::Index>(), 0..12),
+            recycle in any::<bool>(),
         ) {
             let (bytes, want) = encode(&events, crlf);
             let mut points: Vec<usize> = cuts.iter().map(|c| c.index(bytes.len() + 1)).collect();
@@ -450,7 +478,14 @@ mod tests {
             let mut got = Vec::new();
             let mut last = 0;
             for at in points.into_iter().chain(std::iter::once(bytes.len())) {
-                got.extend(p.feed(&bytes[last..at]).unwrap());
+                let events = p.feed(&bytes[last..at]).unwrap();
+                if recycle {
+                    // A recycled buffer never leaks into the events that reuse it.
+                    for e in &events {
+                        p.recycle(e.clone());
+                    }
+                }
+                got.extend(events);
                 last = at;
             }
             got.extend(p.finish().unwrap());

@@ -38,7 +38,7 @@ pub(crate) enum Framing {
 /// Decodes one SSE event. `Ok(None)` for events without payload (empty data). A plain success is
 /// decoded in one pass ([`crate::payload`]); anything else takes the checked `Value` path.
 pub(crate) fn decode_event(
-    ev: SseEvent,
+    ev: &SseEvent,
     framing: Framing,
 ) -> Result<Option<StreamResponse>, TransportError> {
     if ev.data.trim().is_empty() {
@@ -249,7 +249,9 @@ impl Stream for EventStream {
                 st.tap
                     .log
                     .log_sse_event(&st.tap.agent, &st.url, ev.event.as_deref(), &ev.data);
-                match decode_event(ev, st.framing) {
+                let decoded = decode_event(&ev, st.framing);
+                st.parser.recycle(ev);
+                match decoded {
                     Ok(Some(item)) => return Poll::Ready(Some(Ok(item))),
                     Ok(None) => continue,
                     Err(e) => {
@@ -308,7 +310,7 @@ mod tests {
             None,
             r#"{"result": {"statusUpdate": {"taskId": "t", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}}}, "id": "s1", "jsonrpc": "2.0"}"#,
         );
-        match decode_event(e, Framing::JsonRpc).unwrap() {
+        match decode_event(&e, Framing::JsonRpc).unwrap() {
             Some(StreamResponse::StatusUpdate(u)) => assert_eq!(u.task_id, "t"),
             other => panic!("{other:?}"),
         }
@@ -321,7 +323,7 @@ mod tests {
             r#"{"task": {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_SUBMITTED"}}}"#,
         );
         assert!(matches!(
-            decode_event(e, Framing::Bare).unwrap(),
+            decode_event(&e, Framing::Bare).unwrap(),
             Some(StreamResponse::Task(_))
         ));
     }
@@ -334,7 +336,7 @@ mod tests {
             r#"{"error": {"code": -32006, "message": "Received Message object in task mode.", "data": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "INVALID_AGENT_RESPONSE", "domain": "a2a-protocol.org", "metadata": {}}]}, "id": "e1", "jsonrpc": "2.0"}"#,
         );
         assert_eq!(
-            decode_event(rpc, Framing::JsonRpc).unwrap_err().code_str(),
+            decode_event(&rpc, Framing::JsonRpc).unwrap_err().code_str(),
             "a2a.invalid_agent_response"
         );
         let rest = ev(
@@ -342,7 +344,7 @@ mod tests {
             r#"{"error": {"code": 500, "status": "INTERNAL", "message": "agent crashed"}}"#,
         );
         assert_eq!(
-            decode_event(rest, Framing::Bare).unwrap_err().code_str(),
+            decode_event(&rest, Framing::Bare).unwrap_err().code_str(),
             "a2a.internal"
         );
         let crash = ev(
@@ -350,7 +352,7 @@ mod tests {
             r#"{"error":{"code":-32603,"message":"agent exploded"},"id":"e2","jsonrpc":"2.0"}"#,
         );
         assert_eq!(
-            decode_event(crash, Framing::JsonRpc)
+            decode_event(&crash, Framing::JsonRpc)
                 .unwrap_err()
                 .code_str(),
             "a2a.internal"
@@ -368,12 +370,12 @@ mod tests {
             (ev(Some("error"), ""), Framing::Bare),
         ] {
             assert_eq!(
-                decode_event(e, f).unwrap_err().code_str(),
+                decode_event(&e, f).unwrap_err().code_str(),
                 "a2a.invalid_response"
             );
         }
         assert!(
-            decode_event(ev(None, " "), Framing::Bare)
+            decode_event(&ev(None, " "), Framing::Bare)
                 .unwrap()
                 .is_none()
         );
@@ -431,7 +433,7 @@ mod tests {
             } else {
                 Framing::Bare
             };
-            match decode_event(ev(None, &data), framing) {
+            match decode_event(&ev(None, &data), framing) {
                 Ok(Some(StreamResponse::Task(t))) if is_task => assert_eq!(t.id, "t"),
                 Err(TransportError::InvalidResponse(_)) if !is_task => {}
                 other => panic!("{data}: {other:?}"),
