@@ -17,7 +17,6 @@ use a2aflow_model::a2a::{SendMessageResponse, StreamResponse};
 use mirror::{LeanArtifactUpdate, LeanMessage, LeanStatusUpdate, LeanTask};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
-use std::borrow::Cow;
 
 /// The members of a `StreamResponse` / `SendMessageResponse` object, each decoded directly.
 ///
@@ -97,8 +96,10 @@ impl<'de> Deserialize<'de> for SendResult {
 /// A JSON-RPC 2.0 response frame whose `result` is decoded as `R` in the same pass.
 #[derive(Debug, Deserialize)]
 pub(crate) struct RpcFrame<'a, R> {
-    #[serde(borrow)]
-    jsonrpc: Option<Cow<'a, str>>,
+    /// Borrowed from the input: serde reads an `Option<Cow<str>>` into an owned `String` (one
+    /// allocation per frame). A version written with escapes cannot be borrowed; the one pass
+    /// then declines and the checked path reads it.
+    jsonrpc: Option<&'a str>,
     id: Option<serde_json::Value>,
     result: Option<R>,
     /// Present, even `null`: not a plain success.
@@ -109,7 +110,7 @@ pub(crate) struct RpcFrame<'a, R> {
 impl<R> RpcFrame<'_, R> {
     /// The result of a `2.0` frame without an `error` member.
     pub(crate) fn into_result(self) -> Option<R> {
-        if self.jsonrpc.as_deref() != Some("2.0") || self.error.is_some() {
+        if self.jsonrpc != Some("2.0") || self.error.is_some() {
             return None;
         }
         self.result
@@ -187,6 +188,18 @@ mod tests {
             };
             assert_eq!(got, want, "{json}");
         }
+    }
+
+    #[test]
+    fn an_escaped_version_is_left_to_the_checked_path() {
+        let plain = r#"{"jsonrpc": "2.0", "id": 1, "result": {"statusUpdate": {"taskId": "t", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}}}}"#;
+        let escaped = plain.replace(r#""2.0""#, r#""2\u002e0""#);
+        assert!(stream_response(plain, true).is_some());
+        // The version cannot be borrowed from the input: the one pass declines, never misreads.
+        assert_eq!(stream_response(&escaped, true), None);
+        let (fast, checked) = crate::stream::decode_both_ways(&escaped, true);
+        assert_eq!(fast, None);
+        assert_eq!(checked.unwrap(), stream_response(plain, true));
     }
 
     #[test]
