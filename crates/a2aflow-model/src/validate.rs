@@ -272,13 +272,14 @@ fn check_step(workflow: &Workflow, graph: &Graph<'_>, i: usize, out: &mut Vec<Pr
         );
     }
     for (j, t) in step.subtasks.iter().enumerate() {
-        let tp = format!("{sp}/subtasks/{j}");
+        // Paths are formatted only for a problem: a valid workflow validates without allocating
+        // per subtask (every run validates its workflow).
         let blank_agent = t.agent.trim().is_empty();
         match &t.workflow {
             Some(w) if !blank_agent => out.push(
                 Problem::new(
                     ErrorCode::WorkflowSubtaskTarget,
-                    tp,
+                    format!("{sp}/subtasks/{j}"),
                     format!(
                         "subtask #{j} of {who} names both agent '{}' and child workflow '{w}'; keep one of them",
                         t.agent
@@ -289,7 +290,7 @@ fn check_step(workflow: &Workflow, graph: &Graph<'_>, i: usize, out: &mut Vec<Pr
             Some(w) if w.trim().is_empty() => out.push(
                 Problem::new(
                     ErrorCode::WorkflowSubtaskTarget,
-                    format!("{tp}/workflow"),
+                    format!("{sp}/subtasks/{j}/workflow"),
                     format!("subtask #{j} of {who} has a blank child workflow id; name the workflow to run or an agent"),
                 )
                 .with_steps([name]),
@@ -297,7 +298,7 @@ fn check_step(workflow: &Workflow, graph: &Graph<'_>, i: usize, out: &mut Vec<Pr
             None if blank_agent && !self_loop => out.push(
                 Problem::new(
                     ErrorCode::WorkflowBlankAgent,
-                    format!("{tp}/agent"),
+                    format!("{sp}/subtasks/{j}/agent"),
                     format!("subtask #{j} of {who} has a blank agent name; name the agent to send to (or a child `workflow`)"),
                 )
                 .with_steps([name]),
