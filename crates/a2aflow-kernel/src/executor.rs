@@ -331,7 +331,9 @@ impl Executor {
             let sh_panic = sh.clone();
             self.jobs.spawn(
                 async move {
-                    match CatchUnwind::new(run_task(job_sh, s, i, request, token, closed)).await {
+                    match CatchUnwind::new(Box::pin(run_task(job_sh, s, i, request, token, closed)))
+                        .await
+                    {
                         Ok(done) => Job::Task(done),
                         Err(m) => {
                             let mut view = subtask_view(&sh_panic, s, i);

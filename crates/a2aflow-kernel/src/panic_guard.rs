@@ -11,26 +11,28 @@ use std::task::{Context, Poll};
 ///
 /// After a panic the inner future is dropped and never polled again, which is why asserting
 /// unwind safety is sound here: no state observed after the panic is reused.
+///
+/// The future is held inline, so it must be `Unpin`. The host's callbacks and the remote
+/// client's dispatch already are (boxed by `async_trait`); other futures are passed as
+/// `Box::pin(fut)`. Boxing here instead would box those boxes a second time, once per task.
 pub(crate) struct CatchUnwind<F> {
-    inner: Option<Pin<Box<F>>>,
+    inner: Option<F>,
 }
 
-impl<F: Future> CatchUnwind<F> {
+impl<F: Future + Unpin> CatchUnwind<F> {
     pub(crate) fn new(fut: F) -> Self {
-        CatchUnwind {
-            inner: Some(Box::pin(fut)),
-        }
+        CatchUnwind { inner: Some(fut) }
     }
 }
 
-impl<F: Future> Future for CatchUnwind<F> {
+impl<F: Future + Unpin> Future for CatchUnwind<F> {
     type Output = Result<F::Output, String>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let Some(inner) = self.inner.as_mut() else {
             return Poll::Ready(Err("future polled after it panicked".to_owned()));
         };
-        match catch_unwind(AssertUnwindSafe(|| inner.as_mut().poll(cx))) {
+        match catch_unwind(AssertUnwindSafe(|| Pin::new(inner).poll(cx))) {
             Ok(Poll::Pending) => Poll::Pending,
             Ok(Poll::Ready(v)) => {
                 self.inner = None;
@@ -61,14 +63,14 @@ mod tests {
 
     #[tokio::test]
     async fn panic_becomes_message_and_values_pass_through() {
-        let ok = CatchUnwind::new(async { 7 }).await;
+        let ok = CatchUnwind::new(Box::pin(async { 7 })).await;
         assert_eq!(ok, Ok(7));
-        let boom = CatchUnwind::new(async {
+        let boom = CatchUnwind::new(Box::pin(async {
             if true {
                 panic!("boom {}", 1);
             }
             0
-        })
+        }))
         .await;
         assert_eq!(boom, Err("boom 1".to_owned()));
     }

@@ -55,7 +55,7 @@ pub(crate) enum Guarded<T> {
 /// Runs `fut` until it finishes, the token fires or the deadline passes; `fut` is not polled at
 /// all when either already happened. A result that arrives when the token has fired or the
 /// deadline has passed is dropped.
-pub(crate) async fn guard<F: Future>(
+pub(crate) async fn guard<F: Future + Unpin>(
     fut: F,
     token: &CancellationToken,
     mut sleep: Pin<&mut Sleep>,
@@ -222,7 +222,7 @@ pub(crate) enum Graced<T> {
 
 /// Runs `fut` until it finishes, the token fires or the deadline passes; on an interruption,
 /// cancels the token and waits at most `grace` for `fut` to wind down.
-pub(crate) async fn with_grace<F: Future>(
+pub(crate) async fn with_grace<F: Future + Unpin>(
     fut: F,
     token: &CancellationToken,
     mut sleep: Pin<&mut Sleep>,
@@ -293,7 +293,7 @@ async fn execute_remote(
         None => None,
         Some(sem) => {
             match guard(
-                sem.clone().acquire_owned(),
+                Box::pin(sem.clone().acquire_owned()),
                 token,
                 sleep.as_mut(),
                 sh.deadline,
