@@ -21,7 +21,18 @@
 //! * ALL_SUCCESS: all subtasks must succeed (all are awaited). ANY_SUCCESS: the first success
 //!   wins; the others are cancelled through their token and recorded CANCELED (in the run's
 //!   result with their context and remote task ids when the client reported them). SELF_LOOP:
-//!   `on_self_task` per subtask, nothing sent. A step without subtasks succeeds.
+//!   `on_self_task` per subtask, nothing sent. A SELF_LOOP step without subtasks succeeds
+//!   without a callback. An ALL_SUCCESS or ANY_SUCCESS step without subtasks never runs:
+//!   validation rejects the workflow with `workflow.empty_subtasks` before anything is sent
+//!   (the runner validates every workflow it is given):
+//!
+//!   ```
+//!   use a2aflow_model::{ErrorCode, LoadOptions, load_workflow_str, validate};
+//!   let empty = r#"{"steps":[{"name":"a","stepType":"AnySuccess"},{"name":"b","stepType":"SelfLoop"}]}"#;
+//!   let loaded = load_workflow_str(empty, LoadOptions::LENIENT).unwrap();
+//!   let errors = validate(&loaded.workflow).unwrap_err();
+//!   assert_eq!(errors.codes(), [ErrorCode::WorkflowEmptySubtasks]); // `a` only; `b` is fine
+//!   ```
 //! * After a step succeeds, its blank edges activate without a callback and every nonblank edge
 //!   calls `on_route` concurrently; all decisions are in before any successor starts. One failed,
 //!   timed-out or missing decision suppresses every successor and fails the run with
