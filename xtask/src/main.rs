@@ -10,14 +10,38 @@ mod ci;
 mod layers;
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
+use std::process::{Command, ExitCode};
 
-fn workspace_root() -> PathBuf {
-    // xtask lives one level below the workspace root.
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+/// The root of the workspace the current directory belongs to, found at run time with
+/// `cargo locate-project --workspace` (never the directory xtask was compiled in: a copy of the
+/// repository that shares a target directory must check itself, not the original tree).
+fn workspace_root() -> Result<PathBuf, String> {
+    let here = std::env::current_dir()
+        .map_err(|e| format!("xtask: cannot read the current directory: {e}"))?;
+    workspace_root_from(&here)
+}
+
+/// The root of the workspace that `dir` belongs to (`cargo locate-project --workspace` run in
+/// `dir`, with the cargo that runs xtask when there is one).
+fn workspace_root_from(dir: &Path) -> Result<PathBuf, String> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = Command::new(&cargo)
+        .args(["locate-project", "--workspace", "--message-format", "plain"])
+        .current_dir(dir)
+        .output()
+        .map_err(|e| format!("xtask: could not start `cargo locate-project`: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "xtask: `cargo locate-project --workspace` failed in {}: {}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let manifest = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    manifest
         .parent()
         .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from("."))
+        .ok_or_else(|| format!("xtask: `cargo locate-project` gave {}", manifest.display()))
 }
 
 fn check_layers(root: &Path) -> Result<(), String> {
@@ -38,8 +62,7 @@ fn check_layers(root: &Path) -> Result<(), String> {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let root = workspace_root();
-    let result = match args.first().map(String::as_str) {
+    let result = workspace_root().and_then(|root| match args.first().map(String::as_str) {
         Some("check-layers") => check_layers(&root),
         Some("ci") => ci::run(&root, &args[1..]),
         Some("bench") => bench::run(&root, &args[1..]),
@@ -47,7 +70,7 @@ fn main() -> ExitCode {
             "usage: cargo xtask <check-layers | ci [--skip-interop] | bench [--no-criterion]>"
                 .to_owned(),
         ),
-    };
+    });
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

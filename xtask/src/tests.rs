@@ -5,7 +5,7 @@ use std::path::Path;
 
 #[test]
 fn workspace_respects_the_layers() {
-    let root = crate::workspace_root();
+    let root = crate::workspace_root().expect("workspace root");
     let problems = layers::check_manifest(&root.join("Cargo.toml")).expect("cargo metadata");
     assert!(
         problems.is_empty(),
@@ -16,8 +16,12 @@ fn workspace_respects_the_layers() {
 
 #[test]
 fn deny_toml_wrappers_match_the_layer_table() {
-    let deny =
-        std::fs::read_to_string(crate::workspace_root().join("deny.toml")).expect("deny.toml");
+    let deny = std::fs::read_to_string(
+        crate::workspace_root()
+            .expect("workspace root")
+            .join("deny.toml"),
+    )
+    .expect("deny.toml");
     let line = deny
         .lines()
         .find(|l| l.contains("crate = \"a2at\""))
@@ -80,6 +84,36 @@ fn check_fixture(kernel_deps: &str, kernel_dev_deps: &str) -> Vec<String> {
     let dir = tempfile::tempdir().unwrap();
     fixture(dir.path(), kernel_deps, kernel_dev_deps);
     layers::check_manifest(&dir.path().join("Cargo.toml")).expect("metadata of fixture")
+}
+
+#[test]
+fn the_workspace_root_is_found_from_the_current_directory_at_run_time() {
+    // A copy of the repository (here: a fixture workspace) is found from inside it, from any
+    // depth, and is not the tree xtask was compiled in.
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path(), "", "");
+    let expected = dir.path().canonicalize().unwrap();
+    for inside in [
+        dir.path().to_path_buf(),
+        dir.path().join("a2aflow-kernel/src"),
+    ] {
+        let root = crate::workspace_root_from(&inside).expect("fixture root");
+        assert_eq!(
+            root.canonicalize().unwrap(),
+            expected,
+            "from {}",
+            inside.display()
+        );
+    }
+    let compiled_in = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    assert_ne!(expected, compiled_in.canonicalize().unwrap());
+}
+
+#[test]
+fn outside_any_workspace_the_root_is_an_error_not_a_guess() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = crate::workspace_root_from(dir.path()).unwrap_err();
+    assert!(e.contains("cargo locate-project"), "{e}");
 }
 
 #[test]
