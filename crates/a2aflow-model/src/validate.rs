@@ -72,8 +72,9 @@ pub fn validate(workflow: &Workflow) -> Result<(), ValidationErrors> {
         return Err(ValidationErrors { problems: out });
     }
     let graph = Graph::new(workflow);
+    let mut walk = Walk::new(workflow.steps.len());
     for i in 0..workflow.steps.len() {
-        check_step(workflow, &graph, i, &mut out);
+        check_step(workflow, &graph, &mut walk, i, &mut out);
     }
     if let Some(p) = graph.cycle(workflow) {
         out.push(p);
@@ -104,6 +105,24 @@ fn label(i: usize, name: &str) -> String {
         format!("step #{i}")
     } else {
         format!("step '{name}'")
+    }
+}
+
+/// Reusable state of [`Graph::is_upstream`]: a visit stamp per step (no set to clear between
+/// walks) and the queue.
+struct Walk {
+    seen: Vec<usize>,
+    stamp: usize,
+    queue: VecDeque<usize>,
+}
+
+impl Walk {
+    fn new(steps: usize) -> Self {
+        Walk {
+            seen: vec![0; steps],
+            stamp: 0,
+            queue: VecDeque::new(),
+        }
     }
 }
 
@@ -152,16 +171,22 @@ impl<'w> Graph<'w> {
             .any(|(i, ps)| ps.iter().all(|&p| p == i))
     }
 
-    /// Every step that reaches `i` through `next` (excluding `i` unless it is on a cycle).
-    fn ancestors(&self, i: usize) -> HashSet<usize> {
-        let mut seen = HashSet::new();
-        let mut queue: VecDeque<usize> = self.pred[i].iter().copied().collect();
-        while let Some(p) = queue.pop_front() {
-            if seen.insert(p) {
-                queue.extend(self.pred[p].iter().copied());
+    /// True when `source` reaches `i` through `next` edges. Walks up from `i` and stops at
+    /// `source`, so the usual context source (a near ancestor) costs a few steps, not the graph.
+    fn is_upstream(&self, source: usize, i: usize, walk: &mut Walk) -> bool {
+        walk.stamp += 1;
+        walk.queue.clear();
+        walk.queue.extend(self.pred[i].iter().copied());
+        while let Some(p) = walk.queue.pop_front() {
+            if p == source {
+                return true;
+            }
+            if walk.seen[p] != walk.stamp {
+                walk.seen[p] = walk.stamp;
+                walk.queue.extend(self.pred[p].iter().copied());
             }
         }
-        seen
+        false
     }
 
     /// The first cycle met by a depth-first walk in document and edge order.
@@ -220,7 +245,13 @@ impl<'w> Graph<'w> {
     }
 }
 
-fn check_step(workflow: &Workflow, graph: &Graph<'_>, i: usize, out: &mut Vec<Problem>) {
+fn check_step(
+    workflow: &Workflow,
+    graph: &Graph<'_>,
+    walk: &mut Walk,
+    i: usize,
+    out: &mut Vec<Problem>,
+) {
     let step = &workflow.steps[i];
     let sp = format!("/steps/{i}");
     let name = step.name.as_str();
@@ -359,7 +390,6 @@ fn check_step(workflow: &Workflow, graph: &Graph<'_>, i: usize, out: &mut Vec<Pr
                 .with_steps([name]),
             );
         }
-        let mut ancestors = None;
         for (k, source) in sources.iter().enumerate() {
             if source == CONTEXT_WILDCARD {
                 continue;
@@ -375,8 +405,7 @@ fn check_step(workflow: &Workflow, graph: &Graph<'_>, i: usize, out: &mut Vec<Pr
                     .with_steps([name, source.as_str()]),
                 ),
                 Some(&s) => {
-                    let anc = ancestors.get_or_insert_with(|| graph.ancestors(i));
-                    if !anc.contains(&s) {
+                    if !graph.is_upstream(s, i, walk) {
                         out.push(
                             Problem::new(
                                 ErrorCode::WorkflowContextNotUpstream,
