@@ -684,7 +684,7 @@ async fn the_deadline_stops_the_whole_tree() {
 }
 
 fn load(text: &str) -> Workflow {
-    a2aflow_model::load_workflow_str(text, a2aflow_model::LoadOptions { strict: true })
+    a2aflow_model::load_workflow_str(text, a2aflow_model::LoadOptions::STRICT)
         .unwrap()
         .workflow
 }

@@ -48,6 +48,12 @@ error_codes! {
     WorkflowUnknownKey => "workflow.unknown_key",
     /// An enum value (such as a step type) the workflow format does not know.
     WorkflowUnknownEnumValue => "workflow.unknown_enum_value",
+    /// The workflow document is larger than a load limit: more bytes than
+    /// `LoadOptions::max_document_bytes` or more steps than `LoadOptions::max_steps`.
+    WorkflowTooLarge => "workflow.too_large",
+    /// The workflow document is not UTF-8, or starts with a byte order mark (only JSON in UTF-8
+    /// without a BOM is accepted).
+    WorkflowInvalidEncoding => "workflow.invalid_encoding",
     /// The workflow has no steps.
     WorkflowNoSteps => "workflow.no_steps",
     /// A step name is empty or whitespace.

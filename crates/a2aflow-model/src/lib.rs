@@ -35,7 +35,8 @@ pub use definition::{
 pub use error_code::{ErrorCode, Failure};
 pub use event::{Event, EventKind};
 pub use load::{
-    LoadErrors, LoadOptions, Loaded, load_workflow_str, load_workflow_value, parse_step_type,
+    LoadErrors, LoadOptions, Loaded, load_workflow_bytes, load_workflow_str, load_workflow_value,
+    parse_step_type,
 };
 pub use problem::{Position, Problem};
 pub use rpc_status::{ErrorEnvelope, RpcStatus};

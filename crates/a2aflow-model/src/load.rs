@@ -34,18 +34,61 @@ use crate::source_map::SourceMap;
 use crate::validate::ValidationErrors;
 use serde_json::{Map, Value};
 
-/// How strictly to load.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// How strictly to load, and how much.
+///
+/// The limits bound what one document may cost before a byte of it is parsed: the document's
+/// size ([`LoadOptions::max_document_bytes`], checked before parsing) and its step count
+/// ([`LoadOptions::max_steps`], checked before any step is read). Both are
+/// `workflow.too_large` errors. The defaults are far above any hand-written workflow and keep a
+/// hostile one cheap (see `docs/guide/workflows.md`, "Limits"); change them with
+/// [`LoadOptions::with_max_document_bytes`] and [`LoadOptions::with_max_steps`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LoadOptions {
     /// Unknown keys are errors instead of warnings.
     pub strict: bool,
+    /// The largest document accepted, in bytes of JSON text.
+    pub max_document_bytes: usize,
+    /// The most steps a workflow may have.
+    pub max_steps: usize,
 }
 
 impl LoadOptions {
-    /// Unknown keys are errors.
-    pub const STRICT: LoadOptions = LoadOptions { strict: true };
-    /// Unknown keys are warnings (the default).
-    pub const LENIENT: LoadOptions = LoadOptions { strict: false };
+    /// The default [`LoadOptions::max_document_bytes`]: 4 MiB.
+    pub const DEFAULT_MAX_DOCUMENT_BYTES: usize = 4 * 1024 * 1024;
+    /// The default [`LoadOptions::max_steps`]: 10,000.
+    pub const DEFAULT_MAX_STEPS: usize = 10_000;
+    /// Unknown keys are errors; default limits.
+    pub const STRICT: LoadOptions = LoadOptions {
+        strict: true,
+        max_document_bytes: Self::DEFAULT_MAX_DOCUMENT_BYTES,
+        max_steps: Self::DEFAULT_MAX_STEPS,
+    };
+    /// Unknown keys are warnings (the default); default limits.
+    pub const LENIENT: LoadOptions = LoadOptions {
+        strict: false,
+        ..Self::STRICT
+    };
+
+    /// The same options with another document size limit (bytes).
+    #[must_use]
+    pub const fn with_max_document_bytes(mut self, bytes: usize) -> Self {
+        self.max_document_bytes = bytes;
+        self
+    }
+
+    /// The same options with another step count limit.
+    #[must_use]
+    pub const fn with_max_steps(mut self, steps: usize) -> Self {
+        self.max_steps = steps;
+        self
+    }
+}
+
+impl Default for LoadOptions {
+    /// [`LoadOptions::LENIENT`].
+    fn default() -> Self {
+        Self::LENIENT
+    }
 }
 
 /// A loaded workflow and the warnings found on the way.
@@ -113,8 +156,93 @@ impl LoadErrors {
     }
 }
 
-/// Loads a workflow from JSON text. Problems carry line and column.
+/// One problem that stops loading, as the error of a load.
+fn stop(problem: Problem) -> LoadErrors {
+    LoadErrors {
+        problems: vec![problem],
+        warnings: Vec::new(),
+    }
+}
+
+/// A `workflow.too_large` problem for a document of more than `limit` bytes.
+fn too_many_bytes(limit: usize) -> Problem {
+    Problem::new(
+        ErrorCode::WorkflowTooLarge,
+        "",
+        format!(
+            "the workflow document is larger than the limit of {limit} bytes; split the workflow or raise the limit (LoadOptions::max_document_bytes)"
+        ),
+    )
+}
+
+/// The position of byte `offset` of `text` (which must be a char boundary): 1-based line and
+/// column, columns counting characters.
+fn position_of(text: &str, offset: usize) -> Position {
+    let before = &text[..offset];
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    Position {
+        line: before.matches('\n').count() + 1,
+        column: before[line_start..].chars().count() + 1,
+    }
+}
+
+const BOM: &str = "\u{feff}";
+
+fn bom_problem() -> Problem {
+    let mut p = Problem::new(
+        ErrorCode::WorkflowInvalidEncoding,
+        "",
+        "the workflow document starts with a UTF-8 byte order mark (BOM); only JSON in UTF-8 without a BOM is accepted, so save the file without it",
+    );
+    p.position = Some(Position { line: 1, column: 1 });
+    p
+}
+
+/// Loads a workflow from the bytes of a file or a body: the size limit is checked first, then
+/// the encoding (UTF-8 without a byte order mark; anything else is a `workflow.invalid_encoding`
+/// problem at the first offending byte), then the text is loaded as by [`load_workflow_str`].
+pub fn load_workflow_bytes(bytes: &[u8], options: LoadOptions) -> Result<Loaded, LoadErrors> {
+    if bytes.len() > options.max_document_bytes {
+        return Err(stop(too_many_bytes(options.max_document_bytes)));
+    }
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => return Err(stop(not_utf8(bytes, e))),
+    };
+    load_workflow_str(text, options)
+}
+
+fn not_utf8(bytes: &[u8], e: std::str::Utf8Error) -> Problem {
+    let at = e.valid_up_to();
+    let hint = if bytes.starts_with(&[0xff, 0xfe]) || bytes.starts_with(&[0xfe, 0xff]) {
+        " (it looks like UTF-16)"
+    } else {
+        ""
+    };
+    // The prefix up to the error is valid UTF-8 by definition of `valid_up_to`.
+    let valid = std::str::from_utf8(&bytes[..at]).unwrap_or_default();
+    let mut p = Problem::new(
+        ErrorCode::WorkflowInvalidEncoding,
+        "",
+        format!(
+            "the workflow document is not valid UTF-8{hint}: byte 0x{:02x} at offset {at} does not start a UTF-8 character; save the file as UTF-8 (without a BOM)",
+            bytes[at]
+        ),
+    );
+    p.position = Some(position_of(valid, at));
+    p
+}
+
+/// Loads a workflow from JSON text. Problems carry line and column. A text longer than
+/// [`LoadOptions::max_document_bytes`] or starting with a byte order mark is refused before
+/// parsing.
 pub fn load_workflow_str(text: &str, options: LoadOptions) -> Result<Loaded, LoadErrors> {
+    if text.len() > options.max_document_bytes {
+        return Err(stop(too_many_bytes(options.max_document_bytes)));
+    }
+    if text.starts_with(BOM) {
+        return Err(stop(bom_problem()));
+    }
     let value: Value = match serde_json::from_str(text) {
         Ok(v) => v,
         Err(e) => {
@@ -177,6 +305,7 @@ pub fn load_workflow_str(text: &str, options: LoadOptions) -> Result<Loaded, Loa
 pub fn load_workflow_value(value: &Value, options: LoadOptions) -> Result<Loaded, LoadErrors> {
     let mut cx = Cx {
         strict: options.strict,
+        max_steps: options.max_steps,
         errors: Vec::new(),
         warnings: Vec::new(),
     };
@@ -263,6 +392,7 @@ const EDGE_KEYS: &[&str] = &["step", "condition"];
 /// The loader's working state: problems so far.
 struct Cx {
     strict: bool,
+    max_steps: usize,
     errors: Vec<Problem>,
     warnings: Vec<Problem>,
 }
@@ -432,11 +562,21 @@ impl Cx {
             }
         }
         let steps_path = child(path, "steps");
-        let steps = self
-            .object_list(obj.get("steps"), "steps", &steps_path)
-            .into_iter()
-            .map(|(p, o)| self.step(o, &p))
-            .collect();
+        let steps = match obj.get("steps") {
+            Some(Value::Array(items)) if items.len() > self.max_steps => {
+                self.errors.push(Problem::new(
+                    ErrorCode::WorkflowTooLarge,
+                    steps_path,
+                    format!(
+                        "the workflow has {} steps, more than the limit of {}; split the workflow or raise the limit (LoadOptions::max_steps)",
+                        items.len(),
+                        self.max_steps
+                    ),
+                ));
+                Vec::new()
+            }
+            steps => self.steps(steps, &steps_path),
+        };
         Workflow {
             id,
             name,
@@ -444,6 +584,13 @@ impl Cx {
             steps,
             callable_by,
         }
+    }
+
+    fn steps(&mut self, steps: Option<&Value>, steps_path: &str) -> Vec<Step> {
+        self.object_list(steps, "steps", steps_path)
+            .into_iter()
+            .map(|(p, o)| self.step(o, &p))
+            .collect()
     }
 
     fn step(&mut self, obj: &Map<String, Value>, path: &str) -> Step {
@@ -951,6 +1098,117 @@ mod tests {
   [workflow.cycle] /data/steps/1/next/0/step (line 3, column 62): the steps form a cycle: a -> b -> a; a workflow must be acyclic, so remove or redirect one of these edges
   [workflow.no_root] /data/steps (line 1, column 20): no step is a root: every step is the target of another step's `next`; at least one step must start the workflow"
         );
+    }
+
+    #[test]
+    fn a_document_over_the_byte_limit_is_refused_before_parsing() {
+        let text = r#"{"steps":[{"name":"a","subtasks":[{"agent":"x"}]}]}"#;
+        let exact = LoadOptions::LENIENT.with_max_document_bytes(text.len());
+        assert!(load_workflow_str(text, exact).is_ok());
+        let small = exact.with_max_document_bytes(text.len() - 1);
+        for e in [
+            load_workflow_str(text, small).unwrap_err(),
+            load_workflow_bytes(text.as_bytes(), small).unwrap_err(),
+            // not even JSON: the size is checked first
+            load_workflow_bytes(&vec![0u8; text.len()], small).unwrap_err(),
+        ] {
+            assert_eq!(e.problems.len(), 1);
+            assert_eq!(e.problems[0].code, ErrorCode::WorkflowTooLarge);
+            assert_eq!(e.problems[0].path, "");
+            assert!(
+                e.problems[0]
+                    .message
+                    .contains(&format!("limit of {} bytes", text.len() - 1)),
+                "{}",
+                e.problems[0].message
+            );
+            assert_eq!(e.to_failure().code, "workflow.too_large");
+        }
+    }
+
+    #[test]
+    fn the_default_limits_are_documented_values() {
+        let d = LoadOptions::default();
+        assert_eq!(d, LoadOptions::LENIENT);
+        assert_eq!(d.max_document_bytes, 4 * 1024 * 1024);
+        assert_eq!(d.max_steps, 10_000);
+        assert_eq!(LoadOptions::STRICT.max_steps, d.max_steps);
+        let big = " ".repeat(d.max_document_bytes + 1);
+        let e = load_workflow_str(&big, d).unwrap_err();
+        assert_eq!(e.problems[0].code, ErrorCode::WorkflowTooLarge);
+    }
+
+    #[test]
+    fn more_steps_than_the_limit_is_one_problem_at_the_steps() {
+        let text =
+            "{\"data\": {\"steps\":\n [{\"name\":\"a\"},{\"name\":\"b\"},{\"name\":\"c\"}]}}";
+        let options = LoadOptions::STRICT.with_max_steps(2);
+        let e = load_workflow_str(text, options).unwrap_err();
+        assert_eq!(e.problems.len(), 1, "{e}");
+        let p = &e.problems[0];
+        assert_eq!(p.code, ErrorCode::WorkflowTooLarge);
+        assert_eq!(p.path, "/data/steps");
+        assert_eq!(p.position, Some(Position { line: 2, column: 2 }));
+        assert!(
+            p.message.contains("has 3 steps, more than the limit of 2"),
+            "{}",
+            p.message
+        );
+        assert!(load_workflow_str(text, options.with_max_steps(3)).is_ok());
+        let value: Value = serde_json::from_str(text).unwrap();
+        let e = load_workflow_value(&value, options).unwrap_err();
+        assert_eq!(e.problems[0].code, ErrorCode::WorkflowTooLarge);
+    }
+
+    #[test]
+    fn non_utf8_bytes_are_an_encoding_problem_at_the_first_bad_byte() {
+        let mut bytes = b"{\"steps\": [\n  {\"name\": \"caf\xc3\xa9".to_vec();
+        bytes.extend_from_slice(b"\xff\"}]}");
+        let e = load_workflow_bytes(&bytes, LoadOptions::LENIENT).unwrap_err();
+        assert_eq!(e.problems.len(), 1);
+        let p = &e.problems[0];
+        assert_eq!(p.code, ErrorCode::WorkflowInvalidEncoding);
+        assert_eq!(p.path, "");
+        // line 2: two spaces, `{"name": "café` is 14 characters, so the bad byte is column 17
+        assert_eq!(
+            p.position,
+            Some(Position {
+                line: 2,
+                column: 17
+            })
+        );
+        assert!(
+            p.message
+                .starts_with("the workflow document is not valid UTF-8: byte 0xff at offset 29"),
+            "{}",
+            p.message
+        );
+        let utf16 = [0xff, 0xfe, b'{', 0, b'}', 0];
+        let e = load_workflow_bytes(&utf16, LoadOptions::LENIENT).unwrap_err();
+        assert!(e.problems[0].message.contains("looks like UTF-16"), "{e}");
+        assert_eq!(
+            e.problems[0].position,
+            Some(Position { line: 1, column: 1 })
+        );
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_refused_with_a_message_saying_why() {
+        let text = "\u{feff}{\"steps\":[{\"name\":\"a\",\"subtasks\":[{\"agent\":\"x\"}]}]}";
+        for e in [
+            load_workflow_str(text, LoadOptions::LENIENT).unwrap_err(),
+            load_workflow_bytes(text.as_bytes(), LoadOptions::LENIENT).unwrap_err(),
+        ] {
+            let p = &e.problems[0];
+            assert_eq!(p.code, ErrorCode::WorkflowInvalidEncoding);
+            assert_eq!(p.position, Some(Position { line: 1, column: 1 }));
+            assert!(
+                p.message
+                    .contains("only JSON in UTF-8 without a BOM is accepted")
+            );
+        }
+        let plain = &text[BOM.len()..];
+        assert!(load_workflow_bytes(plain.as_bytes(), LoadOptions::STRICT).is_ok());
     }
 
     #[test]

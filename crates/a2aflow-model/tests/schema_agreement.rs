@@ -117,3 +117,18 @@ fn valid_documents_that_form_a_dag_pass_validation() {
         }
     }
 }
+
+/// A document of `steps` minimal SELF_LOOP steps.
+fn steps_document(steps: usize) -> String {
+    let step = r#"{"name":"s","stepType":"SelfLoop"}"#;
+    format!("{{\"steps\":[{}]}}", vec![step; steps].join(","))
+}
+
+#[test]
+fn loader_and_schema_agree_on_the_step_limit() {
+    let limit = LoadOptions::DEFAULT_MAX_STEPS;
+    assert_eq!(verdicts(&steps_document(limit)), (true, true));
+    assert_eq!(verdicts(&steps_document(limit + 1)), (false, false));
+    let errors = load_workflow_str(&steps_document(limit + 1), LoadOptions::STRICT).unwrap_err();
+    assert_eq!(errors.problems[0].code, ErrorCode::WorkflowTooLarge);
+}
