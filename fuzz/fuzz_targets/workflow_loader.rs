@@ -1,5 +1,8 @@
-//! Arbitrary text through `a2aflow_model::load_workflow_str` (strict and lenient), then
+//! Arbitrary bytes through `a2aflow_model::load_workflow_bytes` (strict and lenient), then
 //! `a2aflow_model::validate` and `Loaded::locate` on every document that loads.
+//!
+//! Bytes that are not UTF-8 must give exactly one `workflow.invalid_encoding` problem with a
+//! position inside the document; UTF-8 bytes must load exactly as `load_workflow_str` loads them.
 //!
 //! Checks: no panic; strict success implies lenient success with the same workflow; a lenient
 //! load without unknown-key warnings loads strictly too; every reported position is 1-based and
@@ -7,7 +10,9 @@
 //! workflow, serialised back to JSON, loads again to the same workflow.
 #![no_main]
 
-use a2aflow_model::{ErrorCode, LoadOptions, Problem, load_workflow_str, validate};
+use a2aflow_model::{
+    ErrorCode, LoadOptions, Problem, load_workflow_bytes, load_workflow_str, validate,
+};
 use libfuzzer_sys::fuzz_target;
 
 fn check_positions(text: &str, problems: &[Problem]) {
@@ -25,11 +30,24 @@ fn check_positions(text: &str, problems: &[Problem]) {
 }
 
 fuzz_target!(|data: &[u8]| {
+    let strict = load_workflow_bytes(data, LoadOptions::STRICT);
+    let lenient = load_workflow_bytes(data, LoadOptions::LENIENT);
     let Ok(text) = std::str::from_utf8(data) else {
+        let lossy = String::from_utf8_lossy(data);
+        for r in [&strict, &lenient] {
+            let errors = r.as_ref().expect_err("bytes that are not UTF-8 loaded");
+            assert_eq!(errors.problems.len(), 1, "{errors}");
+            assert_eq!(errors.problems[0].code, ErrorCode::WorkflowInvalidEncoding);
+            assert!(errors.problems[0].position.is_some(), "{errors}");
+            check_positions(&lossy, &errors.problems);
+        }
         return;
     };
-    let strict = load_workflow_str(text, LoadOptions::STRICT);
-    let lenient = load_workflow_str(text, LoadOptions::LENIENT);
+    assert_eq!(
+        strict.as_ref().err(),
+        load_workflow_str(text, LoadOptions::STRICT).as_ref().err(),
+        "bytes and text loaded differently"
+    );
 
     for r in [&strict, &lenient] {
         match r {
