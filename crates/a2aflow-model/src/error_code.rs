@@ -62,6 +62,13 @@ error_codes! {
     WorkflowDuplicateStep => "workflow.duplicate_step",
     /// A step uses a name reserved for a terminal route (`end`, `retry`, `endNode`).
     WorkflowReservedStepName => "workflow.reserved_step_name",
+    /// A name or id (workflow id or name, step name, subtask agent or child workflow, `next`
+    /// target, `contextFrom` entry) contains a control character (C0, DEL or C1, such as a
+    /// newline or an escape).
+    WorkflowInvalidName => "workflow.invalid_name",
+    /// A name or id contains an invisible character (zero-width, BOM, word joiner or a bidi
+    /// control): a warning, since it makes two names look alike.
+    WorkflowInvisibleCharacter => "workflow.invisible_character",
     /// A `next` entry has a blank target.
     WorkflowBlankTarget => "workflow.blank_target",
     /// A `next` entry names a step that does not exist.

@@ -21,6 +21,7 @@ pub mod delegation;
 pub mod error_code;
 pub mod event;
 pub mod load;
+pub mod names;
 pub mod problem;
 pub mod rpc_status;
 #[cfg(feature = "schema")]

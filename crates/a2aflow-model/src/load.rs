@@ -29,6 +29,7 @@
 
 use crate::definition::{ContextFrom, Edge, Step, StepType, Subtask, Workflow};
 use crate::error_code::{ErrorCode, Failure};
+use crate::names::{first_hidden, is_invisible_character, visible};
 use crate::problem::{Position, Problem, pointer_token, problems_to_failure, write_problems};
 use crate::source_map::SourceMap;
 use crate::validate::ValidationErrors;
@@ -278,6 +279,7 @@ pub fn load_workflow_str(text: &str, options: LoadOptions) -> Result<Loaded, Loa
         .iter()
         .map(|path| {
             let key = path.rsplit('/').next().unwrap_or_default();
+            let key = visible(key);
             Problem::new(
                 ErrorCode::WorkflowInvalidDocument,
                 path.clone(),
@@ -430,7 +432,8 @@ impl Cx {
                 ErrorCode::WorkflowUnknownKey,
                 child(path, key),
                 format!(
-                    "unknown key `{key}` in {what} (known keys: {})",
+                    "unknown key `{}` in {what} (known keys: {})",
+                    visible(key),
                     known.join(", ")
                 ),
             );
@@ -466,6 +469,33 @@ impl Cx {
             }
         }
         present
+    }
+
+    /// A string member that is a name or id: [`Cx::string`], and a warning when it holds an
+    /// invisible character.
+    fn name(&mut self, obj: &Map<String, Value>, key: &str, path: &str) -> Option<String> {
+        let value = self.string(obj, key, path);
+        if let Some(v) = &value {
+            self.invisible(v, key, &child(path, key));
+        }
+        value
+    }
+
+    /// A `workflow.invisible_character` warning when the name `value` (member `key` at `path`)
+    /// holds an invisible character.
+    fn invisible(&mut self, value: &str, key: &str, path: &str) {
+        if let Some((at, c)) = first_hidden(value, is_invisible_character) {
+            self.warnings.push(Problem::new(
+                ErrorCode::WorkflowInvisibleCharacter,
+                path,
+                format!(
+                    "`{key}` '{}' contains the invisible character U+{:04X} (character {}), so it looks like a name it is not; remove it",
+                    visible(value),
+                    u32::from(c),
+                    at + 1
+                ),
+            ));
+        }
     }
 
     /// A string member; `null` and absence give `None`.
@@ -547,8 +577,8 @@ impl Cx {
 
     fn workflow(&mut self, obj: &Map<String, Value>, path: &str) -> Workflow {
         self.unknown_keys(obj, WORKFLOW_KEYS, path, "the workflow");
-        let id = self.string(obj, "id", path).unwrap_or_default();
-        let name = self.string(obj, "name", path).unwrap_or_default();
+        let id = self.name(obj, "id", path).unwrap_or_default();
+        let name = self.name(obj, "name", path).unwrap_or_default();
         let description = self.string(obj, "description", path).unwrap_or_default();
         let mut callable_by = None;
         for (i, (key, v)) in self
@@ -595,7 +625,7 @@ impl Cx {
 
     fn step(&mut self, obj: &Map<String, Value>, path: &str) -> Step {
         self.unknown_keys(obj, STEP_KEYS, path, "a step");
-        let name = self.string(obj, "name", path).unwrap_or_default();
+        let name = self.name(obj, "name", path).unwrap_or_default();
 
         let mut subtasks = Vec::new();
         for (i, (key, v)) in self
@@ -693,7 +723,9 @@ impl Cx {
                             ErrorCode::WorkflowUnknownEnumValue,
                             path,
                             format!(
-                                "step '{step}' has unknown step type '{s}': use AllSuccess, AnySuccess or SelfLoop (any case, ALL_SUCCESS style also accepted)"
+                                "step '{}' has unknown step type '{}': use AllSuccess, AnySuccess or SelfLoop (any case, ALL_SUCCESS style also accepted)",
+                                visible(step),
+                                visible(s)
                             ),
                         )
                         .with_steps([step]),
@@ -714,10 +746,17 @@ impl Cx {
     fn context_from(&mut self, v: &Value, key: &str, path: &str) -> ContextFrom {
         match v {
             Value::Null => ContextFrom::Predecessors,
-            Value::String(s) => ContextFrom::from_names(vec![s.clone()]),
-            Value::Array(_) => self
-                .string_list(v, key, path)
-                .map_or(ContextFrom::Predecessors, ContextFrom::from_names),
+            Value::String(s) => {
+                self.invisible(s, key, path);
+                ContextFrom::from_names(vec![s.clone()])
+            }
+            Value::Array(_) => {
+                let names = self.string_list(v, key, path);
+                for (i, s) in names.iter().flatten().enumerate() {
+                    self.invisible(s, key, &format!("{path}/{i}"));
+                }
+                names.map_or(ContextFrom::Predecessors, ContextFrom::from_names)
+            }
             other => {
                 self.error(
                     path,
@@ -734,17 +773,17 @@ impl Cx {
     fn subtask(&mut self, obj: &Map<String, Value>, path: &str) -> Subtask {
         self.unknown_keys(obj, SUBTASK_KEYS, path, "a subtask");
         Subtask {
-            agent: self.string(obj, "agent", path).unwrap_or_default(),
+            agent: self.name(obj, "agent", path).unwrap_or_default(),
             skill: self.string(obj, "skill", path).unwrap_or_default(),
             description: self.string(obj, "description", path).unwrap_or_default(),
-            workflow: self.string(obj, "workflow", path),
+            workflow: self.name(obj, "workflow", path),
         }
     }
 
     fn edge(&mut self, obj: &Map<String, Value>, path: &str) -> Edge {
         self.unknown_keys(obj, EDGE_KEYS, path, "a `next` entry");
         Edge {
-            step: self.string(obj, "step", path).unwrap_or_default(),
+            step: self.name(obj, "step", path).unwrap_or_default(),
             condition: self.string(obj, "condition", path).unwrap_or_default(),
         }
     }
@@ -1209,6 +1248,57 @@ mod tests {
         }
         let plain = &text[BOM.len()..];
         assert!(load_workflow_bytes(plain.as_bytes(), LoadOptions::STRICT).is_ok());
+    }
+
+    #[test]
+    fn invisible_characters_in_names_are_warnings_at_their_value() {
+        let text = "{\"id\": \"w\\u200b\", \"steps\": [\n {\"name\": \"a\\u202e\", \"tasks\": [{\"agent\": \"x\\u2060\", \"description\": \"free \\u200b text\"}],\n  \"next\": [{\"step\": \"b\\ufeff\", \"condition\": \"\\u2066ok\"}], \"contextFrom\": [\"z\\u200d\"]}]}";
+        let loaded = load_workflow_str(text, LoadOptions::STRICT).unwrap();
+        let got: Vec<_> = loaded
+            .warnings
+            .iter()
+            .map(|w| (w.code, w.path.as_str(), w.position.map(|p| p.line)))
+            .collect();
+        let code = ErrorCode::WorkflowInvisibleCharacter;
+        assert_eq!(
+            got,
+            [
+                (code, "/id", Some(1)),
+                (code, "/steps/0/name", Some(2)),
+                (code, "/steps/0/tasks/0/agent", Some(2)),
+                (code, "/steps/0/next/0/step", Some(3)),
+                (code, "/steps/0/contextFrom/0", Some(3)),
+            ]
+        );
+        assert!(
+            loaded.warnings[1].message.starts_with(
+                "`name` 'a\\u{202E}' contains the invisible character U+202E (character 2)"
+            ),
+            "{}",
+            loaded.warnings[1].message
+        );
+        // descriptions and conditions are free text: no warning (the graph writers escape them)
+        assert!(
+            loaded
+                .warnings
+                .iter()
+                .all(|w| !w.path.ends_with("description"))
+        );
+    }
+
+    #[test]
+    fn load_messages_show_keys_and_values_escaped() {
+        let text = "{\"steps\":[{\"name\":\"a\\u001b\",\"stepType\":\"x\\n\",\"k\\u001b[2J\":1}]}";
+        let e = load_workflow_str(text, LoadOptions::STRICT).unwrap_err();
+        for p in &e.problems {
+            assert!(!p.message.chars().any(char::is_control), "{:?}", p.message);
+        }
+        assert!(
+            e.problems
+                .iter()
+                .any(|p| p.message.contains("`k\\u{001B}[2J`")),
+            "{e}"
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! |---|---|
 //! | `workflow.no_steps` | the workflow has no steps |
 //! | `workflow.blank_step_name` | a step name is empty or whitespace |
+//! | `workflow.invalid_name` | a name or id holds a control character (see [`crate::names`]) |
 //! | `workflow.reserved_step_name` | a step is named `end`, `retry` or `endNode` |
 //! | `workflow.duplicate_step` | two steps share a name |
 //! | `workflow.empty_subtasks` | a step that is not SELF_LOOP has no subtasks |
@@ -25,6 +26,7 @@
 
 use crate::definition::{CONTEXT_WILDCARD, ContextFrom, RESERVED_STEP_NAMES, StepType, Workflow};
 use crate::error_code::{ErrorCode, Failure};
+use crate::names::{first_hidden, is_control_character, visible};
 use crate::problem::{Problem, problems_to_failure, write_problems};
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -63,6 +65,13 @@ impl ValidationErrors {
 /// every `contextFrom` source is an ancestor.
 pub fn validate(workflow: &Workflow) -> Result<(), ValidationErrors> {
     let mut out = Vec::new();
+    out.extend(control_in_name("workflow id", &workflow.id, "/id", &[]));
+    out.extend(control_in_name(
+        "workflow name",
+        &workflow.name,
+        "/name",
+        &[],
+    ));
     if workflow.steps.is_empty() {
         out.push(Problem::new(
             ErrorCode::WorkflowNoSteps,
@@ -96,6 +105,25 @@ pub fn validate(workflow: &Workflow) -> Result<(), ValidationErrors> {
     }
 }
 
+/// A `workflow.invalid_name` problem when `value` (a name or id, described by `what`) holds a
+/// control character.
+fn control_in_name(what: &str, value: &str, path: &str, steps: &[&str]) -> Option<Problem> {
+    let (at, c) = first_hidden(value, is_control_character)?;
+    Some(
+        Problem::new(
+            ErrorCode::WorkflowInvalidName,
+            path,
+            format!(
+                "{what} '{}' contains the control character U+{:04X} (character {}); names cannot hold newlines, tabs, escapes or other control characters, so remove it",
+                visible(value),
+                u32::from(c),
+                at + 1
+            ),
+        )
+        .with_steps(steps.iter().copied()),
+    )
+}
+
 fn is_reserved(name: &str) -> bool {
     RESERVED_STEP_NAMES.contains(&name)
 }
@@ -104,7 +132,7 @@ fn label(i: usize, name: &str) -> String {
     if name.trim().is_empty() {
         format!("step #{i}")
     } else {
-        format!("step '{name}'")
+        format!("step '{}'", visible(name))
     }
 }
 
@@ -219,8 +247,9 @@ impl<'w> Graph<'w> {
                                 .iter()
                                 .map(|&(x, _)| workflow.steps[x].name.clone())
                                 .collect();
-                            let mut shown = names.clone();
-                            shown.push(workflow.steps[t].name.clone());
+                            let mut shown: Vec<String> =
+                                names.iter().map(|n| visible(n).into_owned()).collect();
+                            shown.push(visible(&workflow.steps[t].name).into_owned());
                             return Some(
                                 Problem::new(
                                     ErrorCode::WorkflowCycle,
@@ -256,6 +285,7 @@ fn check_step(
     let sp = format!("/steps/{i}");
     let name = step.name.as_str();
     let who = label(i, name);
+    let shown = visible(name);
 
     // names
     if name.trim().is_empty() {
@@ -264,13 +294,15 @@ fn check_step(
             format!("{sp}/name"),
             format!("{who} has a blank name; give every step a unique, nonblank name"),
         ));
+    } else if let Some(p) = control_in_name("step name", name, &format!("{sp}/name"), &[name]) {
+        out.push(p);
     } else if is_reserved(name) {
         out.push(
             Problem::new(
                 ErrorCode::WorkflowReservedStepName,
                 format!("{sp}/name"),
                 format!(
-                    "step name '{name}' is reserved for a terminal route ({}); rename the step",
+                    "step name '{shown}' is reserved for a terminal route ({}); rename the step",
                     RESERVED_STEP_NAMES.join(", ")
                 ),
             )
@@ -281,7 +313,7 @@ fn check_step(
             Problem::new(
                 ErrorCode::WorkflowDuplicateStep,
                 format!("{sp}/name"),
-                format!("duplicate step '{name}': steps #{first} and #{i} share the name; step names must be unique"),
+                format!("duplicate step '{shown}': steps #{first} and #{i} share the name; step names must be unique"),
             )
             .with_steps([name]),
         );
@@ -306,14 +338,34 @@ fn check_step(
         // Paths are formatted only for a problem: a valid workflow validates without allocating
         // per subtask (every run validates its workflow).
         let blank_agent = t.agent.trim().is_empty();
+        let agent_control = control_in_name(
+            &format!("agent of subtask #{j} of {who}"),
+            &t.agent,
+            &format!("{sp}/subtasks/{j}/agent"),
+            &[name],
+        );
+        let workflow_control = t.workflow.as_deref().and_then(|w| {
+            control_in_name(
+                &format!("child workflow of subtask #{j} of {who}"),
+                w,
+                &format!("{sp}/subtasks/{j}/workflow"),
+                &[name],
+            )
+        });
+        if agent_control.is_some() || workflow_control.is_some() {
+            out.extend(agent_control);
+            out.extend(workflow_control);
+            continue;
+        }
         match &t.workflow {
             Some(w) if !blank_agent => out.push(
                 Problem::new(
                     ErrorCode::WorkflowSubtaskTarget,
                     format!("{sp}/subtasks/{j}"),
                     format!(
-                        "subtask #{j} of {who} names both agent '{}' and child workflow '{w}'; keep one of them",
-                        t.agent
+                        "subtask #{j} of {who} names both agent '{}' and child workflow '{}'; keep one of them",
+                        visible(&t.agent),
+                        visible(w)
                     ),
                 )
                 .with_steps([name]),
@@ -352,13 +404,21 @@ fn check_step(
                 )
                 .with_steps([name]),
             );
+        } else if let Some(p) = control_in_name(
+            &format!("`next` target #{k} of {who}"),
+            target,
+            &ep,
+            &[name, target],
+        ) {
+            out.push(p);
         } else if !targets.insert(target) {
             out.push(
                 Problem::new(
                     ErrorCode::WorkflowDuplicateTarget,
                     ep,
                     format!(
-                        "{who} lists '{target}' in `next` more than once; keep one entry per target"
+                        "{who} lists '{}' in `next` more than once; keep one entry per target",
+                        visible(target)
                     ),
                 )
                 .with_steps([name, target]),
@@ -369,7 +429,8 @@ fn check_step(
                     ErrorCode::WorkflowUnknownTarget,
                     ep,
                     format!(
-                        "{who} references unknown step '{target}' in `next`; name an existing step or a terminal route ({})",
+                        "{who} references unknown step '{}' in `next`; name an existing step or a terminal route ({})",
+                        visible(target),
                         RESERVED_STEP_NAMES.join(", ")
                     ),
                 )
@@ -395,12 +456,21 @@ fn check_step(
                 continue;
             }
             let cp = format!("{sp}/contextFrom/{k}");
+            if let Some(p) = control_in_name(
+                &format!("`contextFrom` entry #{k} of {who}"),
+                source,
+                &cp,
+                &[name, source.as_str()],
+            ) {
+                out.push(p);
+                continue;
+            }
             match graph.by_name.get(source.as_str()) {
                 None => out.push(
                     Problem::new(
                         ErrorCode::WorkflowUnknownContextStep,
                         cp,
-                        format!("{who} references unknown context step '{source}' in `contextFrom`; name an existing upstream step"),
+                        format!("{who} references unknown context step '{}' in `contextFrom`; name an existing upstream step", visible(source)),
                     )
                     .with_steps([name, source.as_str()]),
                 ),
@@ -410,7 +480,7 @@ fn check_step(
                             Problem::new(
                                 ErrorCode::WorkflowContextNotUpstream,
                                 cp,
-                                format!("{who} context source '{source}' is not an upstream dependency: no path of `next` edges leads from '{source}' to this step"),
+                                format!("{who} context source '{0}' is not an upstream dependency: no path of `next` edges leads from '{0}' to this step", visible(source)),
                             )
                             .with_steps([name, source.as_str()]),
                         );
@@ -732,5 +802,68 @@ mod tests {
         assert!(e.to_string().starts_with(
             "invalid workflow: 5 problems\n  [workflow.unknown_target] /steps/1/next/0/step: "
         ));
+    }
+
+    #[test]
+    fn control_characters_in_names_are_invalid_and_shown_escaped() {
+        let mut a = step("a\nb", &["c\u{1b}[2J", "d"]);
+        a.subtasks[0].agent = "agent\r".into();
+        a.context_from = ContextFrom::Steps(vec!["x\u{7f}".into()]);
+        let mut d = step("d", &[]);
+        d.subtasks[0].agent = String::new();
+        d.subtasks[0].workflow = Some("child\u{85}".into());
+        let mut w = wf(vec![a, d]);
+        w.id = "id\t".into();
+        w.name = "ok name".into();
+        let e = validate(&w).unwrap_err();
+        let got: Vec<_> = e
+            .problems
+            .iter()
+            .filter(|p| p.code == ErrorCode::WorkflowInvalidName)
+            .map(|p| p.path.as_str())
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "/id",
+                "/steps/0/name",
+                "/steps/0/subtasks/0/agent",
+                "/steps/0/next/0/step",
+                "/steps/0/contextFrom/0",
+                "/steps/1/subtasks/0/workflow",
+            ],
+            "{e}"
+        );
+        // no other problem for the same values (no unknown target / context step on top)
+        assert_eq!(e.problems.len(), got.len(), "{e}");
+        assert!(
+            e.problems[1].message.starts_with(
+                "step name 'a\\u{000A}b' contains the control character U+000A (character 2)"
+            ),
+            "{}",
+            e.problems[1].message
+        );
+        for p in &e.problems {
+            assert!(
+                !p.message.chars().any(crate::names::is_control_character),
+                "{:?}",
+                p.message
+            );
+        }
+    }
+
+    #[test]
+    fn messages_about_other_problems_show_hidden_characters_escaped() {
+        // invisible characters are no validation error, but no message carries them raw
+        let w = wf(vec![step("a\u{202E}", &["ghost\u{200B}"])]);
+        let e = validate(&w).unwrap_err();
+        assert_eq!(e.codes(), [ErrorCode::WorkflowUnknownTarget]);
+        assert!(
+            e.problems[0]
+                .message
+                .starts_with("step 'a\\u{202E}' references unknown step 'ghost\\u{200B}'"),
+            "{}",
+            e.problems[0].message
+        );
     }
 }
