@@ -14,6 +14,7 @@ mod run_cmd;
 mod search_cmd;
 mod send_cmd;
 mod validate_cmd;
+mod workflow_file;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -97,7 +98,7 @@ fn main() -> ExitCode {
             strict,
             format,
         } => validate_cmd::run(&files, strict, format),
-        Command::Graph { file, format } => graph_cmd(&file, format),
+        Command::Graph { file, format } => graph::run(&file, format),
         Command::Card { url, format } => card_cmd::run(&url, format),
         Command::Send(args) => send_cmd::run(*args),
         Command::Run(args) => run_cmd::run(*args),
@@ -105,24 +106,4 @@ fn main() -> ExitCode {
         Command::Demo => demo::run(),
     };
     ExitCode::from(code)
-}
-
-fn graph_cmd(file: &std::path::Path, format: graph::GraphFormat) -> u8 {
-    let text = match std::fs::read_to_string(file) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("a2aflow: cannot read {}: {e}", file.display());
-            return 2;
-        }
-    };
-    match a2aflow::model::load_workflow_str(&text, a2aflow::model::LoadOptions::LENIENT) {
-        Ok(loaded) => {
-            print!("{}", graph::render(&loaded.workflow, format));
-            0
-        }
-        Err(e) => {
-            eprintln!("a2aflow: {e}");
-            1
-        }
-    }
 }

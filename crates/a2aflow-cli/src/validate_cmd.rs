@@ -1,8 +1,10 @@
 //! `a2aflow validate FILE… [--strict] [--format text|json]`.
 
 use crate::OutputFormat;
-use a2aflow::model::{LoadOptions, Problem, load_workflow_str, validate};
+use crate::workflow_file::{self, ReadError};
+use a2aflow::model::{LoadErrors, LoadOptions, Loaded, Problem, validate};
 use serde::Serialize;
+use std::io::Write;
 use std::path::PathBuf;
 
 /// What one file's check found.
@@ -19,14 +21,18 @@ pub struct FileReport {
     pub warnings: Vec<Problem>,
 }
 
-/// Loads and validates one document's text.
-pub fn check_text(file: PathBuf, text: &str, strict: bool) -> FileReport {
-    let options = if strict {
+/// The load options of `validate` (and `--strict`): default limits.
+pub fn options(strict: bool) -> LoadOptions {
+    if strict {
         LoadOptions::STRICT
     } else {
         LoadOptions::LENIENT
-    };
-    match load_workflow_str(text, options) {
+    }
+}
+
+/// Validates what loading one document gave.
+pub fn check(file: PathBuf, loaded: Result<&Loaded, LoadErrors>) -> FileReport {
+    match loaded {
         Err(e) => FileReport {
             file,
             valid: false,
@@ -38,7 +44,7 @@ pub fn check_text(file: PathBuf, text: &str, strict: bool) -> FileReport {
                 file,
                 valid: true,
                 errors: Vec::new(),
-                warnings: loaded.warnings,
+                warnings: loaded.warnings.clone(),
             },
             Err(mut errors) => {
                 loaded.locate(&mut errors);
@@ -46,24 +52,54 @@ pub fn check_text(file: PathBuf, text: &str, strict: bool) -> FileReport {
                     file,
                     valid: false,
                     errors: errors.problems,
-                    warnings: loaded.warnings,
+                    warnings: loaded.warnings.clone(),
                 }
             }
         },
     }
 }
 
+/// Loads and validates one document's text.
+#[cfg(test)]
+pub fn check_text(file: PathBuf, text: &str, strict: bool) -> FileReport {
+    let loaded = a2aflow::model::load_workflow_bytes(text.as_bytes(), options(strict));
+    check(file, loaded.as_ref().map_err(Clone::clone))
+}
+
+/// Reads, loads and validates one file; `None` when it cannot be read (the error is printed).
+pub fn check_file(file: &std::path::Path, options: &LoadOptions) -> Option<FileReport> {
+    match workflow_file::read(file, options) {
+        Ok(loaded) => Some(check(file.to_path_buf(), Ok(&loaded))),
+        Err(ReadError::Load { path, errors }) => Some(check(path, Err(errors))),
+        Err(e) => {
+            eprintln!("a2aflow: {e}");
+            None
+        }
+    }
+}
+
+/// Writes one report as the text output does: the verdict line, then one line per problem.
+pub fn write_text(out: &mut dyn Write, r: &FileReport) -> std::io::Result<()> {
+    let verdict = if r.valid { "valid" } else { "invalid" };
+    writeln!(out, "{}: {verdict}", r.file.display())?;
+    for p in &r.errors {
+        writeln!(out, "  error   {p}")?;
+    }
+    for p in &r.warnings {
+        writeln!(out, "  warning {p}")?;
+    }
+    Ok(())
+}
+
 /// Runs the subcommand; returns the process exit code (0 valid, 1 invalid, 2 I/O error).
 pub fn run(files: &[PathBuf], strict: bool, format: OutputFormat) -> u8 {
+    let options = options(strict);
     let mut reports = Vec::new();
     let mut io_error = false;
     for file in files {
-        match std::fs::read_to_string(file) {
-            Ok(text) => reports.push(check_text(file.clone(), &text, strict)),
-            Err(e) => {
-                eprintln!("a2aflow: cannot read {}: {e}", file.display());
-                io_error = true;
-            }
+        match check_file(file, &options) {
+            Some(report) => reports.push(report),
+            None => io_error = true,
         }
     }
     match format {
@@ -75,14 +111,11 @@ pub fn run(files: &[PathBuf], strict: bool, format: OutputFormat) -> u8 {
             }
         },
         OutputFormat::Text => {
+            let mut stdout = std::io::stdout().lock();
             for r in &reports {
-                let verdict = if r.valid { "valid" } else { "invalid" };
-                println!("{}: {verdict}", r.file.display());
-                for p in &r.errors {
-                    println!("  error   {p}");
-                }
-                for p in &r.warnings {
-                    println!("  warning {p}");
+                if let Err(e) = write_text(&mut stdout, r) {
+                    eprintln!("a2aflow: cannot write the report: {e}");
+                    return 2;
                 }
             }
         }

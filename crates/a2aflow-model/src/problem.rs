@@ -66,10 +66,11 @@ impl Problem {
 
 impl std::fmt::Display for Problem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // A path holds the document's keys: shown escaped, like the names in messages.
         let path = if self.path.is_empty() {
-            "/"
+            "/".into()
         } else {
-            &self.path
+            crate::names::visible(&self.path)
         };
         write!(f, "[{}] {path}", self.code)?;
         if let Some(pos) = self.position {
