@@ -127,6 +127,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn display_shows_a_path_with_hidden_characters_escaped() {
+        let p = Problem::new(ErrorCode::WorkflowUnknownKey, "/k\u{1b}[2J\u{202e}", "m");
+        assert_eq!(
+            p.to_string(),
+            "[workflow.unknown_key] /k\\u{001B}[2J\\u{202E}: m"
+        );
+    }
+
+    #[test]
     fn display_shows_code_path_position_and_message() {
         let mut p = Problem::new(
             ErrorCode::WorkflowUnknownKey,
