@@ -8,11 +8,14 @@
 mod card_cmd;
 mod declarative;
 mod demo;
+mod failure_text;
 mod graph;
 mod progress;
 mod run_cmd;
 mod search_cmd;
 mod send_cmd;
+mod signals;
+mod terminal;
 mod validate_cmd;
 
 use clap::{Parser, Subcommand, ValueEnum};

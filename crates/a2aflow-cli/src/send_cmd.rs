@@ -2,6 +2,7 @@
 //! with its artifacts assembled from the stream.
 
 use crate::OutputFormat;
+use crate::terminal::{block, inline, json};
 use a2aflow::config::BindingName;
 use a2aflow::model::a2a::{
     Message, Part, PartContent, Role, SendMessageRequest, SendMessageResponse, StreamResponse,
@@ -199,9 +200,9 @@ fn parts_text(parts: &[Part], indent: &str) -> String {
     let mut out = String::new();
     for p in parts {
         let line = match &p.content {
-            PartContent::Text(t) => t.clone(),
-            PartContent::Data(d) => d.to_string(),
-            PartContent::Url(u) => format!("<{u}>"),
+            PartContent::Text(t) => block(t, indent),
+            PartContent::Data(d) => inline(&d.to_string()),
+            PartContent::Url(u) => format!("<{}>", inline(u)),
             PartContent::Raw(b) => format!("<{} bytes>", b.len()),
         };
         out.push_str(&format!("{indent}{line}\n"));
@@ -211,9 +212,17 @@ fn parts_text(parts: &[Part], indent: &str) -> String {
 
 fn render_text(outcome: &Outcome) -> String {
     match outcome {
-        Outcome::Message(m) => format!("message {}\n{}", m.message_id, parts_text(&m.parts, "  ")),
+        Outcome::Message(m) => format!(
+            "message {}\n{}",
+            inline(&m.message_id),
+            parts_text(&m.parts, "  ")
+        ),
         Outcome::Task(t) => {
-            let mut out = format!("task {} {}\n", t.id, state_name(&t.status.state));
+            let mut out = format!(
+                "task {} {}\n",
+                inline(&t.id),
+                inline(&state_name(&t.status.state))
+            );
             if let Some(m) = &t.status.message {
                 out.push_str("  status:\n");
                 out.push_str(&parts_text(&m.parts, "    "));
@@ -221,7 +230,7 @@ fn render_text(outcome: &Outcome) -> String {
             for a in t.artifacts.iter().flatten() {
                 out.push_str(&format!(
                     "  artifact {}:\n",
-                    a.name.as_deref().unwrap_or(&a.artifact_id)
+                    inline(a.name.as_deref().unwrap_or(&a.artifact_id))
                 ));
                 out.push_str(&parts_text(&a.parts, "    "));
             }
@@ -263,7 +272,7 @@ pub fn run(args: SendArgs) -> u8 {
     let outcome = match runtime.block_on(exchange(&args, &config, req)) {
         Ok(o) => o,
         Err(f) => {
-            eprintln!("a2aflow send: {f}");
+            eprintln!("a2aflow send: {}", inline(&f.to_string()));
             return 1;
         }
     };
@@ -274,7 +283,7 @@ pub fn run(args: SendArgs) -> u8 {
                 Outcome::Task(t) => serde_json::to_string_pretty(t),
             };
             match value {
-                Ok(v) => format!("{v}\n"),
+                Ok(v) => format!("{}\n", json(&v)),
                 Err(e) => {
                     eprintln!("a2aflow send: cannot render the answer: {e}");
                     return 1;
