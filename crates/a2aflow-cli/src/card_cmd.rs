@@ -2,8 +2,8 @@
 
 use crate::OutputFormat;
 use crate::terminal::{block, inline};
+use a2aflow::fetch_agent_cards;
 use a2aflow::model::a2a::AgentCard;
-use a2aflow::{EngineConfig, fetch_agent_cards};
 
 /// A readable summary of a card.
 pub fn summary(card: &AgentCard) -> String {
@@ -77,7 +77,14 @@ pub fn summary(card: &AgentCard) -> String {
 }
 
 /// Runs the subcommand; returns the exit code.
-pub fn run(url: &str, format: OutputFormat) -> u8 {
+pub fn run(url: &str, format: OutputFormat, config: Option<&std::path::Path>) -> u8 {
+    let config = match crate::load_config(config) {
+        Ok(c) => c,
+        Err(f) => {
+            eprintln!("a2aflow card: {}", inline(&f.to_string()));
+            return 2;
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -88,10 +95,7 @@ pub fn run(url: &str, format: OutputFormat) -> u8 {
             return 2;
         }
     };
-    match runtime.block_on(fetch_agent_cards(
-        &[url.to_owned()],
-        &EngineConfig::default(),
-    )) {
+    match runtime.block_on(fetch_agent_cards(&[url.to_owned()], &config)) {
         Ok(cards) => {
             for card in &cards {
                 match format {

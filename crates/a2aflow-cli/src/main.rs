@@ -69,6 +69,9 @@ enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
         format: OutputFormat,
+        /// Engine configuration file (.toml or .json): TLS, limits, timeouts.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
     },
     /// Send one message to one agent; print the Message or the final Task (artifacts assembled).
     /// Exit 0 when the task completed (or the answer is a Message), 1 on any other end state or
@@ -83,6 +86,16 @@ enum Command {
     Search(Box<search_cmd::SearchArgs>),
     /// Run the demo workflow against embedded agents on loopback.
     Demo,
+}
+
+/// The engine configuration from `path` (`.toml` or `.json`), or the defaults.
+pub(crate) fn load_config(
+    path: Option<&std::path::Path>,
+) -> Result<a2aflow::EngineConfig, a2aflow::model::Failure> {
+    match path {
+        Some(p) => a2aflow::EngineConfig::from_file(p),
+        None => Ok(a2aflow::EngineConfig::default()),
+    }
 }
 
 fn main() -> ExitCode {
@@ -101,7 +114,11 @@ fn main() -> ExitCode {
             format,
         } => validate_cmd::run(&files, strict, format),
         Command::Graph { file, format } => graph_cmd(&file, format),
-        Command::Card { url, format } => card_cmd::run(&url, format),
+        Command::Card {
+            url,
+            format,
+            config,
+        } => card_cmd::run(&url, format, config.as_deref()),
         Command::Send(args) => send_cmd::run(*args),
         Command::Run(args) => run_cmd::run(*args),
         Command::Search(args) => search_cmd::run(*args),

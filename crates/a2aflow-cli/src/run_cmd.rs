@@ -192,12 +192,9 @@ pub fn run(args: RunArgs) -> u8 {
             return 1;
         }
     }
-    let mut config = match &args.config {
-        Some(path) => match EngineConfig::from_file(path) {
-            Ok(c) => c,
-            Err(f) => return usage(f),
-        },
-        None => EngineConfig::default(),
+    let mut config = match crate::load_config(args.config.as_deref()) {
+        Ok(c) => c,
+        Err(f) => return usage(f),
     };
     if let Some(b) = &args.binding {
         config.bindings = vec![if b == "rest" {
