@@ -10,6 +10,7 @@ mod declarative;
 mod demo;
 mod failure_text;
 mod graph;
+mod logging;
 mod progress;
 mod run_cmd;
 mod search_cmd;
@@ -24,10 +25,22 @@ use std::process::ExitCode;
 
 /// Run and inspect A2A workflows.
 #[derive(Debug, Parser)]
-#[command(name = "a2aflow", version, about)]
+#[command(
+    name = "a2aflow",
+    version,
+    about,
+    after_help = "The --config file (TOML or JSON: bindings, timeouts, limits, TLS, credentials, \
+                  wire log) is documented key by key in docs/guide/configuration.md."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// More diagnostics on stderr: -v info, -vv debug, -vvv trace (RUST_LOG overrides the level).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
+    /// Log every request and response (secrets redacted) on stderr, target a2aflow::wire.
+    #[arg(long, global = true)]
+    wire_log: bool,
 }
 
 /// Text for people, JSON for programs.
@@ -92,10 +105,15 @@ enum Command {
 pub(crate) fn load_config(
     path: Option<&std::path::Path>,
 ) -> Result<a2aflow::EngineConfig, a2aflow::model::Failure> {
-    match path {
-        Some(p) => a2aflow::EngineConfig::from_file(p),
-        None => Ok(a2aflow::EngineConfig::default()),
+    let mut config = match path {
+        Some(p) => a2aflow::EngineConfig::from_file(p)?,
+        None => a2aflow::EngineConfig::default(),
+    };
+    config.wire_log |= logging::wire_log_on();
+    if config.tls.insecure_skip_verify {
+        logging::warn_insecure_tls();
     }
+    Ok(config)
 }
 
 fn main() -> ExitCode {
@@ -107,6 +125,7 @@ fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
+    logging::init(cli.verbose, cli.wire_log);
     let code = match cli.command {
         Command::Validate {
             files,

@@ -18,6 +18,7 @@ use a2aflow::model::a2a::AgentCard;
 use a2aflow::model::{Failure, LoadOptions, Workflow, load_workflow_str, validate};
 use a2aflow::protocol::HttpClient;
 use a2aflow::protocol::registry::{OrchestratorClient, RegistryClient, service_client};
+use a2aflow::protocol::wirelog::{RedactionPolicy, WireLog};
 use a2aflow::{EngineConfig, HostHooks, check_agents, execute_workflow_stream, fetch_agent_cards};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -121,9 +122,12 @@ pub(crate) fn service_http(
     base_url: &str,
     token_var: &str,
 ) -> Result<HttpClient, Failure> {
-    let builder = HttpClient::builder()
+    let mut builder = HttpClient::builder()
         .limits(config.limits()?)
         .tls(config.tls_config().client_config()?);
+    if config.wire_log {
+        builder = builder.wire_log(WireLog::enabled(RedactionPolicy::new()), base_url);
+    }
     service_client(builder, base_url, token_from_env(token_var).as_deref())
 }
 
