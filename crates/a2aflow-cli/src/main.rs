@@ -82,7 +82,7 @@ enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
         format: OutputFormat,
-        /// Engine configuration file (.toml or .json): TLS, limits, timeouts.
+        /// Engine configuration file (.toml or .json; every key in docs/guide/configuration.md).
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
     },

@@ -70,7 +70,8 @@ pub struct RunArgs {
     /// Credentials file (values from the environment, never the command line).
     #[arg(long, value_name = "FILE")]
     pub credentials: Option<PathBuf>,
-    /// Engine configuration file (.toml or .json); flags override it.
+    /// Engine configuration file (.toml or .json; every key in docs/guide/configuration.md);
+    /// flags override it.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Write every event as one JSON line to this file.

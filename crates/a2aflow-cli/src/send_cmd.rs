@@ -40,7 +40,8 @@ pub struct SendArgs {
     /// Credentials file (values from the environment, never the command line).
     #[arg(long, value_name = "FILE")]
     pub credentials: Option<PathBuf>,
-    /// Engine configuration file (.toml or .json); flags override it.
+    /// Engine configuration file (.toml or .json; every key in docs/guide/configuration.md);
+    /// flags override it.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// The whole exchange's deadline in seconds (card fetch, send, stream); past it the task is

@@ -338,6 +338,23 @@ mod tests {
         );
     }
 
+    /// The fenced block of `lang` in the configuration guide.
+    fn guide_block(lang: &str) -> &'static str {
+        let guide = include_str!("../../../docs/guide/configuration.md");
+        let start = guide.find(&format!("```{lang}\n")).unwrap() + lang.len() + 4;
+        let len = guide[start..].find("```").unwrap();
+        &guide[start..start + len]
+    }
+
+    #[test]
+    fn the_guide_examples_parse_to_the_same_config() {
+        let toml = EngineConfig::from_toml_str(guide_block("toml")).unwrap();
+        let json = EngineConfig::from_json_str(guide_block("json")).unwrap();
+        assert_eq!(toml, json);
+        assert_eq!(toml.timeouts.run_secs, 300.0);
+        assert_eq!(toml.max_concurrent_remote_tasks, Some(8));
+    }
+
     #[test]
     fn the_wire_log_is_off_unless_configured() {
         assert!(!EngineConfig::default().wire_log);
