@@ -1,17 +1,25 @@
 //! `a2aflow card URL`: fetch an agent card (with `A2A-Version: 1.0`) and show what a client needs.
 
 use crate::OutputFormat;
+use crate::terminal::{block, inline};
+use a2aflow::fetch_agent_cards;
 use a2aflow::model::a2a::AgentCard;
-use a2aflow::{EngineConfig, fetch_agent_cards};
 
 /// A readable summary of a card.
 pub fn summary(card: &AgentCard) -> String {
-    let mut out = format!("{} {}\n  {}\n", card.name, card.version, card.description);
+    let mut out = format!(
+        "{} {}\n  {}\n",
+        inline(&card.name),
+        inline(&card.version),
+        block(&card.description, "  ")
+    );
     out.push_str("  bindings:\n");
     for i in &card.supported_interfaces {
         out.push_str(&format!(
             "    {} {} ({})\n",
-            i.protocol_binding, i.url, i.protocol_version
+            inline(&i.protocol_binding),
+            inline(&i.url),
+            inline(&i.protocol_version)
         ));
     }
     out.push_str(&format!(
@@ -26,7 +34,7 @@ pub fn summary(card: &AgentCard) -> String {
         .map(|e| {
             format!(
                 "{}{}",
-                e.uri,
+                inline(&e.uri),
                 if e.required.unwrap_or(false) {
                     " (required)"
                 } else {
@@ -47,7 +55,7 @@ pub fn summary(card: &AgentCard) -> String {
         .security_schemes
         .iter()
         .flatten()
-        .map(|(n, _)| n.clone())
+        .map(|(n, _)| inline(n))
         .collect();
     out.push_str(&format!(
         "  security schemes: {}\n",
@@ -61,7 +69,7 @@ pub fn summary(card: &AgentCard) -> String {
         "  skills: {}\n",
         card.skills
             .iter()
-            .map(|s| s.id.clone())
+            .map(|s| inline(&s.id))
             .collect::<Vec<_>>()
             .join(", ")
     ));
@@ -69,7 +77,14 @@ pub fn summary(card: &AgentCard) -> String {
 }
 
 /// Runs the subcommand; returns the exit code.
-pub fn run(url: &str, format: OutputFormat) -> u8 {
+pub fn run(url: &str, format: OutputFormat, config: Option<&std::path::Path>) -> u8 {
+    let config = match crate::load_config(config) {
+        Ok(c) => c,
+        Err(f) => {
+            eprintln!("a2aflow card: {}", inline(&f.to_string()));
+            return 2;
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -80,16 +95,13 @@ pub fn run(url: &str, format: OutputFormat) -> u8 {
             return 2;
         }
     };
-    match runtime.block_on(fetch_agent_cards(
-        &[url.to_owned()],
-        &EngineConfig::default(),
-    )) {
+    match runtime.block_on(fetch_agent_cards(&[url.to_owned()], &config)) {
         Ok(cards) => {
             for card in &cards {
                 match format {
                     OutputFormat::Text => print!("{}", summary(card)),
                     OutputFormat::Json => match serde_json::to_string_pretty(card) {
-                        Ok(j) => println!("{j}"),
+                        Ok(j) => println!("{}", crate::terminal::json(&j)),
                         Err(e) => {
                             eprintln!("a2aflow card: {e}");
                             return 1;
@@ -100,7 +112,7 @@ pub fn run(url: &str, format: OutputFormat) -> u8 {
             0
         }
         Err(f) => {
-            eprintln!("a2aflow card: {f}");
+            eprintln!("a2aflow card: {}", inline(&f.to_string()));
             1
         }
     }

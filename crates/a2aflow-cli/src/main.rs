@@ -8,11 +8,15 @@
 mod card_cmd;
 mod declarative;
 mod demo;
+mod failure_text;
 mod graph;
+mod logging;
 mod progress;
 mod run_cmd;
 mod search_cmd;
 mod send_cmd;
+mod signals;
+mod terminal;
 mod validate_cmd;
 mod workflow_file;
 
@@ -22,10 +26,22 @@ use std::process::ExitCode;
 
 /// Run and inspect A2A workflows.
 #[derive(Debug, Parser)]
-#[command(name = "a2aflow", version, about)]
+#[command(
+    name = "a2aflow",
+    version,
+    about,
+    after_help = "The --config file (TOML or JSON: bindings, timeouts, limits, TLS, credentials, \
+                  wire log) is documented key by key in docs/guide/configuration.md."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// More diagnostics on stderr: -v info, -vv debug, -vvv trace (RUST_LOG overrides the level).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
+    /// Log every request and response (secrets redacted) on stderr, target a2aflow::wire.
+    #[arg(long, global = true)]
+    wire_log: bool,
 }
 
 /// Text for people, JSON for programs.
@@ -67,6 +83,9 @@ enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
         format: OutputFormat,
+        /// Engine configuration file (.toml or .json; every key in docs/guide/configuration.md).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
     },
     /// Send one message to one agent; print the Message or the final Task (artifacts assembled).
     /// Exit 0 when the task completed (or the answer is a Message), 1 on any other end state or
@@ -83,6 +102,21 @@ enum Command {
     Demo,
 }
 
+/// The engine configuration from `path` (`.toml` or `.json`), or the defaults.
+pub(crate) fn load_config(
+    path: Option<&std::path::Path>,
+) -> Result<a2aflow::EngineConfig, a2aflow::model::Failure> {
+    let mut config = match path {
+        Some(p) => a2aflow::EngineConfig::from_file(p)?,
+        None => a2aflow::EngineConfig::default(),
+    };
+    config.wire_log |= logging::wire_log_on();
+    if config.tls.insecure_skip_verify {
+        logging::warn_insecure_tls();
+    }
+    Ok(config)
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -92,6 +126,7 @@ fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
+    logging::init(cli.verbose, cli.wire_log);
     let code = match cli.command {
         Command::Validate {
             files,
@@ -99,7 +134,11 @@ fn main() -> ExitCode {
             format,
         } => validate_cmd::run(&files, strict, format),
         Command::Graph { file, format } => graph::run(&file, format),
-        Command::Card { url, format } => card_cmd::run(&url, format),
+        Command::Card {
+            url,
+            format,
+            config,
+        } => card_cmd::run(&url, format, config.as_deref()),
         Command::Send(args) => send_cmd::run(*args),
         Command::Run(args) => run_cmd::run(*args),
         Command::Search(args) => search_cmd::run(*args),

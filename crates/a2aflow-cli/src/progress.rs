@@ -6,6 +6,7 @@
 //! other lines printed above the bars; anywhere else (a pipe, a file, CI logs), plain lines with no
 //! terminal control codes.
 
+use crate::terminal::inline;
 use a2aflow::model::{Event, EventKind};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::HashMap;
@@ -67,16 +68,27 @@ fn event_text(event: &Event) -> Option<String> {
         EventKind::NegotiationRequest => format!("  ⇄ {step}: Negotiation-T proposal received"),
         EventKind::NegotiationResolved => format!("  ⇄ {step}: negotiation reply sent"),
         EventKind::NegotiationFailed => format!("  ⇄ {step}: negotiation failed"),
-        EventKind::Error => format!(
-            "  ! {}",
-            d["error"]
-                .as_str()
-                .or_else(|| d["message"].as_str())
-                .unwrap_or("error")
-        ),
+        EventKind::Error => error_text(d),
         _ => return None,
     };
-    Some(text)
+    // Step and agent names, states and error messages may come from the network.
+    Some(inline(&text))
+}
+
+/// `! [code] message`, then the root causes the failure names (`— agent a: [code] message`).
+fn error_text(d: &serde_json::Value) -> String {
+    let message = d["error"]
+        .as_str()
+        .or_else(|| d["message"].as_str())
+        .unwrap_or("error");
+    let mut text = match d["errorCode"].as_str() {
+        Some(code) => format!("  ! [{code}] {message}"),
+        None => format!("  ! {message}"),
+    };
+    for cause in crate::failure_text::root_causes(&d["failure"]) {
+        text.push_str(&format!(" — {cause}"));
+    }
+    text
 }
 
 fn completion_mark(status: &str) -> &'static str {
@@ -196,14 +208,18 @@ impl Bars {
     }
 
     fn event(&mut self, event: &Event) {
-        let step = event.step.as_deref().unwrap_or("");
+        let step = inline(event.step.as_deref().unwrap_or(""));
+        let step = step.as_str();
         let d = &event.data;
         match event.kind {
             EventKind::StepStart => {
                 let bar = self.multi.add(ProgressBar::new_spinner());
                 bar.set_style(style(RUNNING));
                 bar.set_prefix(step.to_owned());
-                bar.set_message(format!("({})", d["stepType"].as_str().unwrap_or("")));
+                bar.set_message(format!(
+                    "({})",
+                    inline(d["stepType"].as_str().unwrap_or(""))
+                ));
                 if self.tick {
                     bar.enable_steady_tick(Duration::from_millis(120));
                 }
@@ -221,9 +237,9 @@ impl Bars {
                 if let Some(s) = self.running.get_mut(step) {
                     let agent = match d["agent"].as_str().unwrap_or("") {
                         "" => "(host)".to_owned(),
-                        a => a.to_owned(),
+                        a => inline(a),
                     };
-                    let status = d["status"].as_str().unwrap_or("").to_owned();
+                    let status = inline(d["status"].as_str().unwrap_or(""));
                     match s.tasks.iter_mut().find(|(a, _)| *a == agent) {
                         Some(entry) => entry.1 = status,
                         None => s.tasks.push((agent, status)),
@@ -235,7 +251,7 @@ impl Bars {
             }
             EventKind::StepComplete => {
                 let status = d["status"].as_str().unwrap_or("?");
-                let line = format!("{} {step} {status}", completion_mark(status));
+                let line = format!("{} {step} {}", completion_mark(status), inline(status));
                 // The spinner goes; the step's outcome stays as a line above the bars.
                 match self.running.remove(step) {
                     Some(s) => {
@@ -427,6 +443,53 @@ mod tests {
         assert!(screen.contains("✘ fix FAILED ("), "{screen}");
         assert!(screen.contains("! step fix failed"), "{screen}");
         assert!(!screen.contains("fix ops FAILED ["), "{screen}");
+    }
+
+    fn hostile_events() -> Vec<Event> {
+        let evil = "x\u{1b}]0;pwned\u{7}\u{1b}[2J\ry\u{9b}\u{202e}";
+        vec![
+            ev(EventKind::StepStart, Some(evil), json!({"stepType": evil})),
+            ev(
+                EventKind::TaskStatusChanged,
+                Some(evil),
+                json!({"agent": evil, "status": evil}),
+            ),
+            ev(EventKind::StepComplete, Some(evil), json!({"status": evil})),
+            ev(EventKind::Error, None, json!({"error": evil})),
+        ]
+    }
+
+    #[test]
+    fn peer_controlled_text_reaches_neither_view_raw() {
+        let out = Shared::default();
+        let mut p = LiveProgress::lines(Box::new(out.clone()));
+        for e in hostile_events() {
+            p.event(&e);
+        }
+        p.finish();
+        let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(text.lines().count(), 4, "{text:?}");
+        for bad in ['\u{1b}', '\u{7}', '\r', '\u{9b}', '\u{202e}'] {
+            assert!(!text.contains(bad), "{bad:?} in {text:?}");
+        }
+        assert!(text.contains("x\\x1b]0;pwned\\x07"), "{text}");
+
+        let term = indicatif::InMemoryTerm::new(10, 200);
+        let mut bars = Bars::new(ProgressDrawTarget::term_like(Box::new(term.clone())), false);
+        let events = hostile_events();
+        for e in &events[..2] {
+            bars.event(e);
+        }
+        let running = term.contents();
+        for e in &events[2..] {
+            bars.event(e);
+        }
+        bars.finish();
+        for screen in [running, term.contents()] {
+            assert!(screen.contains("x\\x1b]0;pwned"), "{screen}");
+            assert!(!screen.contains("pwned\u{7}"), "{screen:?}");
+            assert!(!screen.contains('\u{202e}'), "{screen:?}");
+        }
     }
 
     #[test]

@@ -9,13 +9,17 @@ use crate::OutputFormat;
 use crate::declarative::{DeclarativeControlPoint, NegotiationPolicy, RoutePolicy};
 use crate::demo::negotiating_agents;
 use crate::progress::{LiveProgress, Stream};
+use crate::signals::Interrupts;
+use crate::terminal::{block, inline};
 use a2aflow::config::BindingName;
 use a2aflow::kernel::RunInput;
+use a2aflow::model::ErrorCode;
 use a2aflow::model::a2a::AgentCard;
-use a2aflow::model::{Failure, LoadOptions, Workflow, load_workflow_str, validate};
+use a2aflow::model::{Failure, LoadOptions, Workflow, validate};
 use a2aflow::protocol::HttpClient;
 use a2aflow::protocol::registry::{OrchestratorClient, RegistryClient, service_client};
-use a2aflow::{EngineConfig, HostHooks, execute_workflow_stream, fetch_agent_cards};
+use a2aflow::protocol::wirelog::{RedactionPolicy, WireLog};
+use a2aflow::{EngineConfig, HostHooks, check_agents, execute_workflow_stream, fetch_agent_cards};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -58,13 +62,16 @@ pub struct RunArgs {
     /// Only this binding (default: JSON-RPC, then HTTP+JSON, as the card offers).
     #[arg(long, value_parser = ["jsonrpc", "rest"])]
     pub binding: Option<String>,
-    /// The run's deadline in seconds.
+    /// The run's one deadline budget in seconds, counted from the start: discovery (loading the
+    /// workflow from --orchestrator, the --registry listing, every --agent card) and the run
+    /// share it. Default: the config's timeouts.run_secs (600).
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
     /// Credentials file (values from the environment, never the command line).
     #[arg(long, value_name = "FILE")]
     pub credentials: Option<PathBuf>,
-    /// Engine configuration file (.toml or .json); flags override it.
+    /// Engine configuration file (.toml or .json; every key in docs/guide/configuration.md);
+    /// flags override it.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Write every event as one JSON line to this file.
@@ -75,8 +82,13 @@ pub struct RunArgs {
     pub format: OutputFormat,
 }
 
+/// Prints an error on stderr, escaped: it may carry peer-controlled text.
+fn report(message: impl std::fmt::Display) {
+    eprintln!("a2aflow run: {}", block(&message.to_string(), "  "));
+}
+
 fn usage(message: impl std::fmt::Display) -> u8 {
-    eprintln!("a2aflow run: {message}");
+    report(message);
     2
 }
 
@@ -111,9 +123,12 @@ pub(crate) fn service_http(
     base_url: &str,
     token_var: &str,
 ) -> Result<HttpClient, Failure> {
-    let builder = HttpClient::builder()
+    let mut builder = HttpClient::builder()
         .limits(config.limits()?)
         .tls(config.tls_config().client_config()?);
+    if config.wire_log {
+        builder = builder.wire_log(WireLog::enabled(RedactionPolicy::new()), base_url);
+    }
     service_client(builder, base_url, token_from_env(token_var).as_deref())
 }
 
@@ -137,36 +152,48 @@ async fn cards_from_registry(url: &str, config: &EngineConfig) -> Result<Vec<Age
     RegistryClient::new(url, http)?.fetch_agent_cards().await
 }
 
-/// Runs the subcommand; returns the exit code (0 success, 1 failure, 2 usage or setup error).
+/// `discovery` bounded by the run's deadline: past it, a `workflow.timeout` failure.
+async fn within<T>(
+    deadline: tokio::time::Instant,
+    budget: std::time::Duration,
+    discovery: impl std::future::Future<Output = Result<T, Failure>>,
+) -> Result<T, Failure> {
+    match tokio::time::timeout_at(deadline, discovery).await {
+        Ok(r) => r,
+        Err(_) => Err(Failure::new(
+            ErrorCode::WorkflowTimeout,
+            format!(
+                "discovery (workflow, registry, agent cards) did not finish within the run's \
+                 timeout of {}s; nothing was run",
+                budget.as_secs_f64()
+            ),
+        )
+        .with_detail("timeoutMs", budget.as_millis() as u64)),
+    }
+}
+
+/// Runs the subcommand; returns the exit code (0 success, 1 failure, 2 usage or setup error,
+/// 130/143 after SIGINT/SIGTERM).
 pub fn run(args: RunArgs) -> u8 {
     let from_file = match &args.file {
-        Some(file) => {
-            let text = match std::fs::read_to_string(file) {
-                Ok(t) => t,
-                Err(e) => return usage(format!("cannot read {}: {e}", file.display())),
-            };
-            match load_workflow_str(&text, LoadOptions::LENIENT) {
-                Ok(l) => Some(l.workflow),
-                Err(e) => {
-                    eprintln!("a2aflow run: {e}");
-                    return 1;
-                }
+        Some(file) => match crate::workflow_file::read(file, &LoadOptions::LENIENT) {
+            Ok(l) => Some(l.workflow),
+            Err(e) => {
+                report(&e);
+                return e.exit_code();
             }
-        }
+        },
         None => None,
     };
     if let Some(w) = &from_file {
         if let Err(e) = validate(w) {
-            eprintln!("a2aflow run: {e}");
+            report(e);
             return 1;
         }
     }
-    let mut config = match &args.config {
-        Some(path) => match EngineConfig::from_file(path) {
-            Ok(c) => c,
-            Err(f) => return usage(f),
-        },
-        None => EngineConfig::default(),
+    let mut config = match crate::load_config(args.config.as_deref()) {
+        Ok(c) => c,
+        Err(f) => return usage(f),
     };
     if let Some(b) = &args.binding {
         config.bindings = vec![if b == "rest" {
@@ -197,6 +224,18 @@ pub fn run(args: RunArgs) -> u8 {
             _ => return usage(format!("--agent takes NAME=URL, got `{spec}`")),
         }
     }
+    // Every output file is created before anything is sent, so a bad path costs no remote work.
+    let events_file = match &args.events {
+        Some(path) => match std::fs::File::create(path) {
+            Ok(f) => Some(std::io::BufWriter::new(f)),
+            Err(e) => return usage(format!("cannot create {}: {e}", path.display())),
+        },
+        None => None,
+    };
+    let budget = match config.run_timeout() {
+        Ok(b) => b,
+        Err(f) => return usage(f),
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -205,19 +244,30 @@ pub fn run(args: RunArgs) -> u8 {
         Err(e) => return usage(format!("cannot start the async runtime: {e}")),
     };
     runtime.block_on(async move {
+        let interrupts = match Interrupts::listen("run") {
+            Ok(i) => i,
+            Err(e) => return usage(format!("cannot listen for signals: {e}")),
+        };
+        let deadline = tokio::time::Instant::now() + budget;
         let workflow = match (from_file, &args.orchestrator, &args.workflow_id) {
             (Some(w), _, _) => w,
             (None, Some(url), Some(id)) => {
-                match workflow_from_orchestrator(url, id, &config).await {
+                match within(
+                    deadline,
+                    budget,
+                    workflow_from_orchestrator(url, id, &config),
+                )
+                .await
+                {
                     Ok(w) => match validate(&w) {
                         Ok(()) => w,
                         Err(e) => {
-                            eprintln!("a2aflow run: {e}");
+                            report(e);
                             return 1;
                         }
                     },
                     Err(f) => {
-                        eprintln!("a2aflow run: {f}");
+                        report(f);
                         return 1;
                     }
                 }
@@ -232,16 +282,16 @@ pub fn run(args: RunArgs) -> u8 {
             None => Vec::new(),
         };
         if let Some(url) = &args.registry {
-            match cards_from_registry(url, &config).await {
+            match within(deadline, budget, cards_from_registry(url, &config)).await {
                 Ok(listed) => cards.extend(listed),
                 Err(f) => {
-                    eprintln!("a2aflow run: {f}");
+                    report(f);
                     return 1;
                 }
             }
         }
         let urls: Vec<String> = named.iter().map(|(_, u)| u.clone()).collect();
-        match fetch_agent_cards(&urls, &config).await {
+        match within(deadline, budget, fetch_agent_cards(&urls, &config)).await {
             Ok(fetched) => {
                 for ((name, _), mut card) in named.into_iter().zip(fetched) {
                     card.name = name; // the workflow's name for the agent
@@ -249,10 +299,18 @@ pub fn run(args: RunArgs) -> u8 {
                 }
             }
             Err(f) => {
-                eprintln!("a2aflow run: {f}");
+                report(f);
                 return 1;
             }
         }
+        if let Err(f) = check_agents(&workflow, cards.iter().map(|c| c.name.as_str())) {
+            return usage(f);
+        }
+        // The run gets what discovery left of the budget.
+        config.timeouts.run_secs = deadline
+            .saturating_duration_since(tokio::time::Instant::now())
+            .as_secs_f64()
+            .max(0.001);
         let host =
             DeclarativeControlPoint::new(routes, args.negotiation, negotiating_agents(&cards));
         let input = RunInput {
@@ -268,20 +326,27 @@ pub fn run(args: RunArgs) -> u8 {
         ) {
             Ok(s) => s,
             Err(f) => {
-                eprintln!("a2aflow run: {f}");
+                report(f);
                 return 1;
             }
         };
-        let mut events_file = match &args.events {
-            Some(path) => match std::fs::File::create(path) {
-                Ok(f) => Some(std::io::BufWriter::new(f)),
-                Err(e) => return usage(format!("cannot create {}: {e}", path.display())),
-            },
-            None => None,
-        };
+        let mut events_file = events_file;
         let mut progress =
             (args.format == OutputFormat::Text).then(|| LiveProgress::on(Stream::Stderr));
-        while let Some(event) = stream.next().await {
+        interrupts.arm();
+        let mut cancelled = false;
+        loop {
+            let event = tokio::select! {
+                event = stream.next() => event,
+                () = interrupts.first(), if !cancelled => {
+                    // Best-effort CancelTask for every non-final task, bounded by the engine's
+                    // cancel_timeout_secs; the run then ends with workflow.cancelled.
+                    stream.cancel();
+                    cancelled = true;
+                    continue;
+                }
+            };
+            let Some(event) = event else { break };
             if let Some(out) = events_file.as_mut() {
                 if let Ok(line) = serde_json::to_string(&event) {
                     let _ = writeln!(out, "{line}");
@@ -300,7 +365,7 @@ pub fn run(args: RunArgs) -> u8 {
         let result = stream.result().await;
         match args.format {
             OutputFormat::Json => match serde_json::to_string_pretty(&result) {
-                Ok(json) => println!("{json}"),
+                Ok(json) => println!("{}", crate::terminal::json(&json)),
                 Err(e) => return usage(format!("cannot render the result: {e}")),
             },
             OutputFormat::Text => {
@@ -309,12 +374,16 @@ pub fn run(args: RunArgs) -> u8 {
                 } else {
                     "failed"
                 };
-                println!("run {} {verdict}", result.execution_id);
+                println!("run {} {verdict}", inline(&result.execution_id));
                 if let Some(f) = &result.failure {
-                    println!("  {f}");
+                    print!("{}", crate::failure_text::describe(f, "  "));
                 }
             }
         }
-        if result.success { 0 } else { 1 }
+        match interrupts.exit_status() {
+            Some(status) => status,
+            None if result.success => 0,
+            None => 1,
+        }
     })
 }

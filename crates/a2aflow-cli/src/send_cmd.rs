@@ -2,10 +2,11 @@
 //! with its artifacts assembled from the stream.
 
 use crate::OutputFormat;
+use crate::terminal::{block, inline, json};
 use a2aflow::config::BindingName;
 use a2aflow::model::a2a::{
-    Message, Part, PartContent, Role, SendMessageRequest, SendMessageResponse, StreamResponse,
-    Task, TaskState, TaskStatus,
+    CancelTaskRequest, Message, Part, PartContent, Role, SendMessageRequest, SendMessageResponse,
+    StreamResponse, Task, TaskState, TaskStatus,
 };
 use a2aflow::model::{ErrorCode, Failure};
 use a2aflow::protocol::client::ResponseReducer;
@@ -39,6 +40,14 @@ pub struct SendArgs {
     /// Credentials file (values from the environment, never the command line).
     #[arg(long, value_name = "FILE")]
     pub credentials: Option<PathBuf>,
+    /// Engine configuration file (.toml or .json; every key in docs/guide/configuration.md);
+    /// flags override it.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The whole exchange's deadline in seconds (card fetch, send, stream); past it the task is
+    /// cancelled (best effort). Default: the config's timeouts.run_secs (600).
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
@@ -120,6 +129,11 @@ impl Fold {
         reducer.apply(event).map(|_| ())
     }
 
+    /// The remote task id seen so far.
+    fn task_id(&self) -> Option<String> {
+        self.reducer.as_ref().and_then(|r| r.view().task_id.clone())
+    }
+
     fn outcome(self) -> Result<Outcome, Failure> {
         let Some(reducer) = self.reducer else {
             return Err(Failure::new(
@@ -152,15 +166,18 @@ impl Fold {
     }
 }
 
+/// Connects (into `slot`, so a deadline can still cancel the task) and folds the answer into
+/// `fold`.
 async fn exchange(
     args: &SendArgs,
     config: &EngineConfig,
     req: SendMessageRequest,
-) -> Result<Outcome, Failure> {
+    fold: &mut Fold,
+    slot: &mut Option<Arc<dyn Transport>>,
+) -> Result<(), Failure> {
     use futures_util::StreamExt as _;
-    let transport = transport(&args.url, config).await?;
+    let transport = slot.insert(transport(&args.url, config).await?).clone();
     let opts = CallOptions::default();
-    let mut fold = Fold { reducer: None };
     if args.stream {
         let mut stream = transport.send_streaming_message(&req, &opts).await?;
         while let Some(event) = stream.next().await {
@@ -172,7 +189,84 @@ async fn exchange(
             SendMessageResponse::Message(m) => fold.apply(StreamResponse::Message(m))?,
         }
     }
-    fold.outcome()
+    Ok(())
+}
+
+/// [`exchange`] within the configured deadline. Past it, a best-effort CancelTask (bounded by
+/// `cancel_timeout_secs`) and an `a2a.timeout` failure; a stream that closes before a terminal
+/// (or interrupted) state is an `a2a.connection` failure that says so.
+async fn exchange_within(
+    args: &SendArgs,
+    config: &EngineConfig,
+    req: SendMessageRequest,
+) -> Result<Outcome, Failure> {
+    let deadline = config.run_timeout()?;
+    let mut fold = Fold { reducer: None };
+    let mut slot = None;
+    let finished =
+        tokio::time::timeout(deadline, exchange(args, config, req, &mut fold, &mut slot)).await;
+    match finished {
+        Ok(Ok(())) => {}
+        Ok(Err(f)) => return Err(f),
+        Err(_) => {
+            let task = fold.task_id();
+            if let (Some(transport), Some(id)) = (&slot, &task) {
+                cancel_best_effort(transport.as_ref(), id, config).await;
+            }
+            return Err(Failure::new(
+                ErrorCode::A2aTimeout,
+                format!(
+                    "no answer within the deadline of {}s{}",
+                    deadline.as_secs_f64(),
+                    match &task {
+                        Some(id) => format!("; CancelTask was sent for task {id}"),
+                        None => String::new(),
+                    }
+                ),
+            ));
+        }
+    }
+    let outcome = fold.outcome()?;
+    if let Outcome::Task(t) = &outcome {
+        if args.stream && !ends_the_exchange(&t.status.state) {
+            return Err(Failure::new(
+                ErrorCode::A2aConnection,
+                format!(
+                    "the stream closed before task {} reached a terminal state (last state {})",
+                    t.id,
+                    state_name(&t.status.state)
+                ),
+            ));
+        }
+    }
+    Ok(outcome)
+}
+
+/// Terminal states and the interrupted ones (input or auth required) end an exchange.
+fn ends_the_exchange(state: &TaskState) -> bool {
+    state.is_terminal() || matches!(state, TaskState::InputRequired | TaskState::AuthRequired)
+}
+
+/// One CancelTask, bounded by the configured cancel timeout; its outcome only reported.
+async fn cancel_best_effort(transport: &dyn Transport, id: &str, config: &EngineConfig) {
+    let bound = config
+        .client_config()
+        .map(|c| c.cancel_timeout)
+        .unwrap_or(std::time::Duration::from_secs(5));
+    let request = CancelTaskRequest {
+        id: id.to_owned(),
+        metadata: None,
+        tenant: None,
+    };
+    let opts = CallOptions::default();
+    match tokio::time::timeout(bound, transport.cancel_task(&request, &opts)).await {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => eprintln!(
+            "a2aflow send: CancelTask failed: {}",
+            inline(&e.to_string())
+        ),
+        Err(_) => eprintln!("a2aflow send: CancelTask timed out"),
+    }
 }
 
 /// The stable code of a task's end state; `None` for COMPLETED.
@@ -199,9 +293,9 @@ fn parts_text(parts: &[Part], indent: &str) -> String {
     let mut out = String::new();
     for p in parts {
         let line = match &p.content {
-            PartContent::Text(t) => t.clone(),
-            PartContent::Data(d) => d.to_string(),
-            PartContent::Url(u) => format!("<{u}>"),
+            PartContent::Text(t) => block(t, indent),
+            PartContent::Data(d) => inline(&d.to_string()),
+            PartContent::Url(u) => format!("<{}>", inline(u)),
             PartContent::Raw(b) => format!("<{} bytes>", b.len()),
         };
         out.push_str(&format!("{indent}{line}\n"));
@@ -211,9 +305,17 @@ fn parts_text(parts: &[Part], indent: &str) -> String {
 
 fn render_text(outcome: &Outcome) -> String {
     match outcome {
-        Outcome::Message(m) => format!("message {}\n{}", m.message_id, parts_text(&m.parts, "  ")),
+        Outcome::Message(m) => format!(
+            "message {}\n{}",
+            inline(&m.message_id),
+            parts_text(&m.parts, "  ")
+        ),
         Outcome::Task(t) => {
-            let mut out = format!("task {} {}\n", t.id, state_name(&t.status.state));
+            let mut out = format!(
+                "task {} {}\n",
+                inline(&t.id),
+                inline(&state_name(&t.status.state))
+            );
             if let Some(m) = &t.status.message {
                 out.push_str("  status:\n");
                 out.push_str(&parts_text(&m.parts, "    "));
@@ -221,7 +323,7 @@ fn render_text(outcome: &Outcome) -> String {
             for a in t.artifacts.iter().flatten() {
                 out.push_str(&format!(
                     "  artifact {}:\n",
-                    a.name.as_deref().unwrap_or(&a.artifact_id)
+                    inline(a.name.as_deref().unwrap_or(&a.artifact_id))
                 ));
                 out.push_str(&parts_text(&a.parts, "    "));
             }
@@ -240,7 +342,13 @@ pub fn run(args: SendArgs) -> u8 {
         },
         None => None,
     };
-    let mut config = EngineConfig::default();
+    let mut config = match crate::load_config(args.config.as_deref()) {
+        Ok(c) => c,
+        Err(f) => return usage(f),
+    };
+    if let Some(t) = args.timeout {
+        config.timeouts.run_secs = t;
+    }
     if let Some(b) = &args.binding {
         config.bindings = vec![if b == "rest" {
             BindingName::Rest
@@ -248,7 +356,9 @@ pub fn run(args: SendArgs) -> u8 {
             BindingName::JsonRpc
         }];
     }
-    config.credentials_file = args.credentials.clone();
+    if let Some(c) = &args.credentials {
+        config.credentials_file = Some(c.clone());
+    }
     if let Err(f) = config.validate() {
         return usage(f);
     }
@@ -260,10 +370,10 @@ pub fn run(args: SendArgs) -> u8 {
         Ok(rt) => rt,
         Err(e) => return usage(format!("cannot start the async runtime: {e}")),
     };
-    let outcome = match runtime.block_on(exchange(&args, &config, req)) {
+    let outcome = match runtime.block_on(exchange_within(&args, &config, req)) {
         Ok(o) => o,
         Err(f) => {
-            eprintln!("a2aflow send: {f}");
+            eprintln!("a2aflow send: {}", inline(&f.to_string()));
             return 1;
         }
     };
@@ -274,7 +384,7 @@ pub fn run(args: SendArgs) -> u8 {
                 Outcome::Task(t) => serde_json::to_string_pretty(t),
             };
             match value {
-                Ok(v) => format!("{v}\n"),
+                Ok(v) => format!("{}\n", json(&v)),
                 Err(e) => {
                     eprintln!("a2aflow send: cannot render the answer: {e}");
                     return 1;
@@ -289,9 +399,14 @@ pub fn run(args: SendArgs) -> u8 {
         Outcome::Task(t) => match state_code(&t.status.state) {
             None => 0,
             Some(code) => {
+                let how = if ends_the_exchange(&t.status.state) {
+                    "the task ended in"
+                } else {
+                    "the agent answered before a terminal state; the task is still in"
+                };
                 eprintln!(
-                    "a2aflow send: [{code}] the task ended in {}",
-                    state_name(&t.status.state)
+                    "a2aflow send: [{code}] {how} {}",
+                    inline(&state_name(&t.status.state))
                 );
                 1
             }

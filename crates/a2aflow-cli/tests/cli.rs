@@ -220,3 +220,25 @@ fn run_usage_errors_exit_2() {
         Some(2)
     );
 }
+
+#[test]
+fn help_points_at_the_configuration_guide_and_the_discovery_budget() {
+    let top = a2aflow(&["--help"]);
+    assert!(
+        String::from_utf8_lossy(&top.stdout).contains("docs/guide/configuration.md"),
+        "{}",
+        String::from_utf8_lossy(&top.stdout)
+    );
+    for cmd in ["run", "send", "card"] {
+        let out = a2aflow(&[cmd, "--help"]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("configuration.md"), "{cmd}: {text}");
+    }
+    let run = a2aflow(&["run", "--help"]);
+    assert!(String::from_utf8_lossy(&run.stdout).contains("discovery"));
+    assert!(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../docs/guide/configuration.md")
+            .exists()
+    );
+}

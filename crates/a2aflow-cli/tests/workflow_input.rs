@@ -1,4 +1,4 @@
-//! `validate` and `graph` on hostile workflow files: endless, huge, not UTF-8, with a BOM,
+//! `validate`, `graph` and `run` on hostile workflow files: endless, huge, not UTF-8, with a BOM,
 //! cyclic, empty, and with control characters in names.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
@@ -38,6 +38,30 @@ fn validate_dev_zero_ends_at_once_with_too_large() {
     let report = json_report(&out);
     assert_eq!(report[0]["file"], "/dev/zero");
     assert_eq!(report[0]["errors"][0]["code"], "workflow.too_large");
+}
+
+#[test]
+fn run_dev_zero_ends_at_once_with_too_large_before_any_agent_is_asked() {
+    // No agent is named: the document is refused before discovery could start.
+    let out = a2aflow(&["run", "/dev/zero"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("workflow.too_large"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn run_reports_non_utf8_with_its_code() {
+    let (_d, f) = temp_file(b"{\"steps\": [\xff]}");
+    let out = a2aflow(&["run", &f]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("workflow.invalid_encoding"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]

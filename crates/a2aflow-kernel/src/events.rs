@@ -28,8 +28,11 @@ pub(crate) struct EventHub {
     execution_id: Arc<str>,
     sink: SinkKind,
     seq: Mutex<u64>,
-    /// Cancelled when the channel consumer went away.
+    /// Cancelled when the channel consumer went away (it is the run's token: that cancels the run).
     consumer_gone: CancellationToken,
+    /// The channel consumer went away: nothing more is sent. A run cancelled for any other reason
+    /// keeps delivering its events until `close`.
+    gone: std::sync::atomic::AtomicBool,
     /// After this instant a stuck consumer no longer holds the run: events are dropped.
     hard_deadline: Instant,
     /// Delegation depth of the run (0 for a root run), written on every event.
@@ -48,6 +51,7 @@ impl EventHub {
             sink,
             seq: Mutex::new(0),
             consumer_gone,
+            gone: std::sync::atomic::AtomicBool::new(false),
             hard_deadline,
             depth: 0,
         }
@@ -144,13 +148,14 @@ impl EventHub {
                 }
             }
             SinkKind::Channel(tx) => {
-                if self.consumer_gone.is_cancelled() {
+                if self.gone.load(std::sync::atomic::Ordering::Relaxed) {
                     return;
                 }
                 tokio::select! {
                     r = tx.send(event) => {
                         if r.is_err() {
                             tracing::debug!("event consumer went away; cancelling the run");
+                            self.gone.store(true, std::sync::atomic::Ordering::Relaxed);
                             self.consumer_gone.cancel();
                         }
                     }

@@ -46,6 +46,7 @@
 //! * Delegation: a subtask naming a child `workflow` runs it in the same engine after the
 //!   [`DelegationPolicy`] admitted it (see `docs/guide/delegation.md`, "Execution").
 
+mod agent_check;
 mod client;
 mod control_point;
 mod delegation;
@@ -58,6 +59,7 @@ mod prepared;
 mod runner;
 mod task;
 
+pub use agent_check::{check_agents, unknown_agents};
 pub use client::{
     DispatchRequest, NegotiationHook, RemoteClient, TaskFailure, TaskOutcome, project_outputs,
 };

@@ -393,3 +393,37 @@ async fn a_prepared_workflow_runs_repeatedly_like_run() {
     }
     assert_eq!(client.total_dispatches(), 12);
 }
+
+#[tokio::test]
+async fn a_cancelled_stream_keeps_delivering_events_until_close() {
+    let host = Arc::new(Host::default());
+    let client = Arc::new(
+        InMemoryClient::new().agent(
+            "A",
+            a2aflow_kernel::AgentScript::reply(a2aflow_kernel::ScriptedReply::Echo)
+                .after(Duration::from_secs(300)),
+        ),
+    );
+    let mut stream = run_stream(
+        wf(vec![step("s1", &["A"], &[])]),
+        RunInput::default(),
+        host,
+        client.clone(),
+        RunOptions::default(),
+    );
+    let mut kinds = Vec::new();
+    while let Some(e) = stream.next().await {
+        if e.kind == EventKind::TaskRequest {
+            stream.cancel();
+        }
+        kinds.push(e.kind);
+    }
+    let r = stream.result().await;
+    assert!(!r.success);
+    assert_eq!(
+        r.failure.map(|f| f.code).as_deref(),
+        Some("workflow.cancelled")
+    );
+    assert!(kinds.contains(&EventKind::StepComplete), "{kinds:?}");
+    assert_eq!(kinds.last(), Some(&EventKind::Close), "{kinds:?}");
+}

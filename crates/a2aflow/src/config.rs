@@ -129,6 +129,9 @@ pub struct EngineConfig {
     pub cancel_timeout_secs: f64,
     /// At most this many remote tasks in flight per run (absent = unbounded).
     pub max_concurrent_remote_tasks: Option<usize>,
+    /// Log every request, response and SSE event (secrets redacted) on the `tracing` target
+    /// `a2aflow::wire` at DEBUG; a subscriber must listen to it. Off by default.
+    pub wire_log: bool,
 }
 
 impl Default for EngineConfig {
@@ -144,6 +147,7 @@ impl Default for EngineConfig {
             poll_interval_ms: ClientConfig::default().poll_interval.as_millis() as u64,
             cancel_timeout_secs: ClientConfig::default().cancel_timeout.as_secs_f64(),
             max_concurrent_remote_tasks: None,
+            wire_log: false,
         }
     }
 }
@@ -331,6 +335,38 @@ mod tests {
         assert_eq!(
             c.client_config().unwrap().cancel_timeout,
             Duration::from_millis(500)
+        );
+    }
+
+    /// The fenced block of `lang` in the configuration guide.
+    fn guide_block(lang: &str) -> &'static str {
+        let guide = include_str!("../../../docs/guide/configuration.md");
+        let start = guide.find(&format!("```{lang}\n")).unwrap() + lang.len() + 4;
+        let len = guide[start..].find("```").unwrap();
+        &guide[start..start + len]
+    }
+
+    #[test]
+    fn the_guide_examples_parse_to_the_same_config() {
+        let toml = EngineConfig::from_toml_str(guide_block("toml")).unwrap();
+        let json = EngineConfig::from_json_str(guide_block("json")).unwrap();
+        assert_eq!(toml, json);
+        assert_eq!(toml.timeouts.run_secs, 300.0);
+        assert_eq!(toml.max_concurrent_remote_tasks, Some(8));
+    }
+
+    #[test]
+    fn the_wire_log_is_off_unless_configured() {
+        assert!(!EngineConfig::default().wire_log);
+        assert!(
+            EngineConfig::from_toml_str("wire_log = true")
+                .unwrap()
+                .wire_log
+        );
+        assert!(
+            EngineConfig::from_json_str(r#"{"wire_log": true}"#)
+                .unwrap()
+                .wire_log
         );
     }
 

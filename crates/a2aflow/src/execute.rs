@@ -7,6 +7,7 @@ use a2aflow_model::a2a::AgentCard;
 use a2aflow_model::{ExecutionResult, Failure, Workflow};
 use a2aflow_protocol::auth::{AgentAuth, AuthProvider, Credentials, Environment};
 use a2aflow_protocol::client::A2aEngineClient;
+use a2aflow_protocol::wirelog::{RedactionPolicy, WireLog};
 use a2aflow_protocol::{Binding, CallOptions, HttpClient, Limits, Transport, binding};
 use std::sync::Arc;
 
@@ -49,6 +50,7 @@ pub struct TransportFactory {
     client_identity: bool,
     credentials: Option<Credentials>,
     auth_provider: Option<Arc<dyn AuthProvider>>,
+    wire_log: bool,
 }
 
 impl TransportFactory {
@@ -76,6 +78,7 @@ impl TransportFactory {
             client_identity: tls.presents_client_identity(),
             credentials,
             auth_provider,
+            wire_log: config.wire_log,
         })
     }
 
@@ -90,11 +93,17 @@ impl TransportFactory {
         if let Some(provider) = &self.auth_provider {
             auth = auth.provider(provider.clone());
         }
-        let http = HttpClient::builder()
+        let auth = Arc::new(auth.build()?);
+        let mut http = HttpClient::builder()
             .limits(self.limits.clone())
-            .tls(self.tls.clone())
-            .request_headers(Arc::new(auth.build()?))
-            .build()?;
+            .tls(self.tls.clone());
+        if self.wire_log {
+            // Every header the agent's auth sets is redacted, custom API-key headers included.
+            let policy = RedactionPolicy::new()
+                .with_headers(auth.sensitive_header_names().iter().map(|n| n.as_str()));
+            http = http.wire_log(WireLog::enabled(policy), card.name.clone());
+        }
+        let http = http.request_headers(auth).build()?;
         Ok(binding::connect(card, &http, &self.preference)?)
     }
 }
@@ -107,10 +116,13 @@ pub async fn fetch_agent_cards(
     config: &EngineConfig,
 ) -> Result<Vec<AgentCard>, Failure> {
     config.validate()?;
-    let http = HttpClient::builder()
+    let mut http = HttpClient::builder()
         .limits(config.limits()?)
-        .tls(config.tls_config().client_config()?)
-        .build()?;
+        .tls(config.tls_config().client_config()?);
+    if config.wire_log {
+        http = http.wire_log(WireLog::enabled(RedactionPolicy::new()), "agent-card");
+    }
+    let http = http.build()?;
     let mut cards = Vec::with_capacity(urls.len());
     for url in urls {
         cards.push(http.fetch_agent_card(url, &CallOptions::default()).await?);

@@ -28,6 +28,8 @@ mod execute;
 #[cfg(feature = "otel")]
 pub mod otel;
 
+/// Refuse a run whose workflow names an agent the host has no card for, before anything is sent.
+pub use a2aflow_kernel::{check_agents, unknown_agents};
 #[cfg(feature = "protocol")]
 pub use config::EngineConfig;
 #[cfg(feature = "protocol")]

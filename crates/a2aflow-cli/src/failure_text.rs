@@ -1,0 +1,94 @@
+//! A failure for people: its code and message, then the root causes its details name (the failed
+//! tasks of a failed step with their own codes, the callback error of a failed route), so text
+//! output says *why* (HTTP 500, `auth.rejected`, `workflow.unknown_agent`, …) and not only
+//! "Step execution failed".
+//!
+//! The functions read the failure's JSON form, which the result and the `error` events share.
+//! Everything they return is already escaped for a terminal ([`crate::terminal::inline`]).
+
+use crate::terminal::inline;
+use serde_json::Value;
+
+/// `[code] message` of one failure-shaped object (`code`/`errorCode`, `message`/`error`).
+fn code_and_message(v: &Value) -> Option<String> {
+    let code = v["code"].as_str().or_else(|| v["errorCode"].as_str());
+    let message = v["message"].as_str().or_else(|| v["error"].as_str());
+    match (code, message) {
+        (None, None) => None,
+        (Some(c), None) => Some(format!("[{}]", inline(c))),
+        (None, Some(m)) => Some(inline(m)),
+        (Some(c), Some(m)) => Some(format!("[{}] {}", inline(c), inline(m))),
+    }
+}
+
+/// One line per root cause named in `failure`'s details: `agent NAME: [code] message` for each
+/// failed task of a step, `[code] message` for the error behind a failed route.
+pub fn root_causes(failure: &Value) -> Vec<String> {
+    let details = &failure["details"];
+    let mut out = Vec::new();
+    for cause in details["causes"].as_array().into_iter().flatten() {
+        let Some(text) = code_and_message(cause) else {
+            continue;
+        };
+        match cause["agent"].as_str().filter(|a| !a.is_empty()) {
+            Some(agent) => out.push(format!("agent {}: {text}", inline(agent))),
+            None => out.push(text),
+        }
+    }
+    if let Some(text) = details.get("cause").and_then(code_and_message) {
+        out.push(text);
+    }
+    out
+}
+
+/// The failure's own `[code] message`, then `cause: …` lines, each starting with `indent`.
+pub fn describe(failure: &a2aflow::model::Failure, indent: &str) -> String {
+    let value = serde_json::to_value(failure).unwrap_or(Value::Null);
+    let mut out = format!(
+        "{indent}[{}] {}\n",
+        inline(&failure.code),
+        inline(&failure.message)
+    );
+    for cause in root_causes(&value) {
+        out.push_str(&format!("{indent}cause: {cause}\n"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use a2aflow::model::{ErrorCode, Failure};
+    use serde_json::json;
+
+    #[test]
+    fn a_failed_step_names_each_failed_task_with_its_code() {
+        let f = Failure::new(
+            ErrorCode::WorkflowStepFailed,
+            "Step execution failed: step 's'",
+        )
+        .with_detail(
+            "causes",
+            json!([
+                {"taskId": "t1", "agent": "a", "code": "a2a.http_status", "message": "HTTP 500 from agent"},
+                {"taskId": "t2", "agent": "", "code": "auth.rejected", "message": null},
+            ]),
+        );
+        assert_eq!(
+            describe(&f, "  "),
+            "  [workflow.step_failed] Step execution failed: step 's'\n\
+             \x20 cause: agent a: [a2a.http_status] HTTP 500 from agent\n\
+             \x20 cause: [auth.rejected]\n"
+        );
+    }
+
+    #[test]
+    fn a_failed_route_shows_its_callback_error_and_hostile_text_is_escaped() {
+        let f = Failure::new(ErrorCode::WorkflowRouteFailed, "route a -> b failed")
+            .with_detail("cause", json!({"code": "x.y", "message": "no\u{1b}[2J"}));
+        let text = describe(&f, "");
+        assert!(text.ends_with("cause: [x.y] no\\x1b[2J\n"), "{text}");
+        assert!(!text.contains('\u{1b}'));
+        assert!(root_causes(&json!({})).is_empty());
+    }
+}
