@@ -358,6 +358,7 @@ async fn exercise(
             let faulty_card = if tls {
                 let mut insecure = config.clone();
                 insecure.tls.insecure_skip_verify = true;
+                insecure.tls.ca_bundle = None;
                 fetch_agent_cards(&[faulty.card_url("faulty")], &insecure).await
             } else {
                 fetch_agent_cards(&[faulty.card_url("faulty")], config).await
