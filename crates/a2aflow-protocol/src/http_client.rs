@@ -28,7 +28,7 @@ use crate::wirelog::WireLog;
 /// The well-known path of the public agent card.
 pub const AGENT_CARD_PATH: &str = "/.well-known/agent-card.json";
 
-type Connector = HttpsConnector<HttpConnector>;
+type Connector = ConnectTimeout<HttpsConnector<HttpConnector>>;
 
 /// A pooled HTTP/1.1 + HTTP/2 client over rustls. Cheap to clone; clones share the pool.
 #[derive(Clone)]
@@ -152,13 +152,16 @@ impl HttpClientBuilder {
         };
         let mut http = HttpConnector::new();
         http.enforce_http(false);
-        http.set_connect_timeout(Some(self.limits.connect_timeout));
         http.set_nodelay(true);
-        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+        let https = hyper_rustls::HttpsConnectorBuilder::new()
             .with_tls_config(tls)
             .https_or_http()
             .enable_all_versions()
             .wrap_connector(http);
+        let connector = ConnectTimeout {
+            inner: https,
+            timeout: self.limits.connect_timeout,
+        };
         let client = Client::builder(TokioExecutor::new())
             .pool_timer(TokioTimer::new())
             .timer(TokioTimer::new())
@@ -172,6 +175,58 @@ impl HttpClientBuilder {
                 wire: self.wire,
                 send_version: self.send_version,
             }),
+        })
+    }
+}
+
+/// The error of a connect (TCP + TLS) that did not finish within the connect timeout: an
+/// `io::Error` of kind `TimedOut`, which [`classify_client_error`] reads as the connect phase.
+fn connect_timed_out(after: Duration) -> BoxError {
+    Box::new(std::io::Error::new(
+        std::io::ErrorKind::TimedOut,
+        format!(
+            "the connection (TCP and TLS handshake) was not established within {} ms",
+            after.as_millis()
+        ),
+    ))
+}
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Bounds a whole connect — DNS, TCP and the TLS handshake — by the connect timeout
+/// ([`Limits::connect_timeout`]). The inner connector's own timeout would cover TCP only.
+#[derive(Clone)]
+struct ConnectTimeout<C> {
+    inner: C,
+    timeout: Duration,
+}
+
+impl<C> tower::Service<Uri> for ConnectTimeout<C>
+where
+    C: tower::Service<Uri>,
+    C::Future: Send + 'static,
+    C::Error: Into<BoxError>,
+{
+    type Response = C::Response;
+    type Error = BoxError;
+    type Future =
+        std::pin::Pin<Box<dyn std::future::Future<Output = Result<C::Response, BoxError>> + Send>>;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), BoxError>> {
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, uri: Uri) -> Self::Future {
+        let connecting = self.inner.call(uri);
+        let after = self.timeout;
+        Box::pin(async move {
+            match tokio::time::timeout(after, connecting).await {
+                Ok(connected) => connected.map_err(Into::into),
+                Err(_) => Err(connect_timed_out(after)),
+            }
         })
     }
 }

@@ -1,13 +1,15 @@
 //! `TlsConfig` against the testkit's HTTPS server: default trust refuses its private CA, the CA
-//! bundle makes it work, and `insecure_skip_verify` accepts even a certificate for another host.
+//! bundle makes it work, `insecure_skip_verify` accepts even a certificate for another host, and
+//! the connect timeout bounds the TLS handshake of a server that never answers it.
 #![allow(clippy::expect_used, clippy::unwrap_used)] // test helpers outside #[test] fns
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use a2aflow_model::a2a::{Message, Part, Role, SendMessageRequest};
 use a2aflow_protocol::tls::TlsConfig;
-use a2aflow_protocol::{Binding, CallOptions, HttpClient, connect};
-use a2aflow_testkit::{AgentSpec, TestServer, TlsOptions};
+use a2aflow_protocol::{Binding, CallOptions, HttpClient, Limits, TransportError, connect};
+use a2aflow_testkit::{AgentSpec, SilentServer, TestServer, TlsOptions};
 
 fn msg(text: &str) -> SendMessageRequest {
     SendMessageRequest {
@@ -104,4 +106,71 @@ async fn insecure_skip_verify_is_an_explicit_per_client_opt_out() {
         .await
         .unwrap_err();
     assert_eq!(err.code_str(), "a2a.tls", "{err}");
+}
+
+/// A connect timeout far below the request timeout, so the error says which one fired.
+fn short_connect() -> Limits {
+    let mut limits = Limits::default();
+    limits.connect_timeout = Duration::from_millis(300);
+    limits.request_timeout = Duration::from_secs(30);
+    limits
+}
+
+fn assert_connect_timeout(err: &TransportError) {
+    let failure = err.to_failure();
+    assert_eq!(failure.code, "a2a.timeout", "{err}");
+    assert_eq!(
+        failure.details.get("phase").and_then(|v| v.as_str()),
+        Some("connect"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn the_connect_timeout_bounds_a_tls_handshake_that_never_answers() {
+    let silent = SilentServer::spawn().await.unwrap();
+    let c = HttpClient::builder()
+        .limits(short_connect())
+        .build()
+        .unwrap();
+    let guard = Duration::from_secs(10); // hang guard only: the request timeout is 30 s
+    let err = tokio::time::timeout(
+        guard,
+        c.fetch_agent_card(&silent.https_url("/agents/a"), &CallOptions::default()),
+    )
+    .await
+    .expect("the card fetch hung past its connect timeout")
+    .unwrap_err();
+    assert_connect_timeout(&err);
+
+    // Both bindings: a real card whose interfaces point at the silent server.
+    let server = TestServer::single(AgentSpec::new("a")).await.unwrap();
+    let mut card = HttpClient::new()
+        .unwrap()
+        .fetch_agent_card(&server.card_url("a"), &CallOptions::default())
+        .await
+        .unwrap();
+    for (i, interface) in card.supported_interfaces.iter_mut().enumerate() {
+        interface.url = silent.https_url(&format!("/agents/a/{i}"));
+    }
+    for b in [Binding::JsonRpc, Binding::HttpJson] {
+        let transport = connect(&card, &c, &[b]).unwrap();
+        let err = tokio::time::timeout(
+            guard,
+            transport.send_message(&msg("never answered"), &CallOptions::default()),
+        )
+        .await
+        .expect("the send hung past its connect timeout")
+        .unwrap_err();
+        assert_connect_timeout(&err);
+    }
+    // The client closed every connection it opened when it gave up.
+    assert!(silent.total_connections() >= 3);
+    let closed = tokio::time::timeout(guard, async {
+        while silent.open_connections() > 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    assert!(closed.is_ok(), "{} left open", silent.open_connections());
 }

@@ -53,6 +53,7 @@ mod request_log;
 mod runner;
 mod script;
 mod server;
+mod silent;
 mod spec;
 mod store;
 mod tls;
@@ -70,6 +71,7 @@ pub use server::{
     DEFAULT_PING_INTERVAL, DEFAULT_REQUEST_LOG_CAPACITY, SHUTDOWN_TIMEOUT, TestServer,
     TestServerBuilder,
 };
+pub use silent::{SILENT_HOLD, SilentServer};
 pub use spec::{AgentSpec, Binding, Credential, DEFAULT_TASK_BOUND, ScriptFn};
 pub use tls::TlsOptions;
 
