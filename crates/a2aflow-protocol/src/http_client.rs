@@ -467,11 +467,10 @@ impl HttpClient {
             out.body.as_deref().unwrap_or_default(),
         );
         *req.headers_mut() = headers;
-        self.inner
-            .client
-            .request(req)
-            .await
-            .map_err(|e| classify_client_error(&e, &self.inner.limits))
+        self.inner.client.request(req).await.map_err(|e| {
+            let over_tls = out.uri.scheme() == Some(&http::uri::Scheme::HTTPS);
+            classify_client_error(&e, &self.inner.limits, over_tls)
+        })
     }
 }
 
@@ -579,8 +578,14 @@ fn chain(e: &(dyn std::error::Error + 'static)) -> String {
 
 /// Finds a TLS error or a timeout anywhere in an error's source chain, looking inside the
 /// (possibly nested) custom payloads of `io::Error`s too.
-fn find_cause(e: &(dyn std::error::Error + 'static)) -> Option<Cause> {
+///
+/// With `over_tls`, an `io::Error` of kind `InvalidData` also counts as a TLS error: tokio-rustls
+/// reports every TLS failure (a fatal alert such as `CertificateRequired`) as one, and h2 keeps
+/// only the kind and text of the I/O errors of its connection, so on HTTP/2 the `rustls::Error`
+/// itself is gone.
+fn find_cause(e: &(dyn std::error::Error + 'static), over_tls: bool) -> Option<Cause> {
     let mut timed_out = false;
+    let mut invalid_data: Option<String> = None;
     let mut src: Option<&(dyn std::error::Error + 'static)> = Some(e);
     let mut depth = 0;
     while let Some(s) = src {
@@ -593,6 +598,9 @@ fn find_cause(e: &(dyn std::error::Error + 'static)) -> Option<Cause> {
         }
         if let Some(io) = s.downcast_ref::<std::io::Error>() {
             timed_out |= io.kind() == std::io::ErrorKind::TimedOut;
+            if over_tls && io.kind() == std::io::ErrorKind::InvalidData && invalid_data.is_none() {
+                invalid_data = Some(io.to_string());
+            }
             if let Some(inner) = io.get_ref() {
                 src = Some(inner as &(dyn std::error::Error + 'static));
                 continue;
@@ -600,7 +608,10 @@ fn find_cause(e: &(dyn std::error::Error + 'static)) -> Option<Cause> {
         }
         src = s.source();
     }
-    timed_out.then_some(Cause::TimedOut)
+    match invalid_data {
+        Some(m) => Some(Cause::Tls(m)),
+        None => timed_out.then_some(Cause::TimedOut),
+    }
 }
 
 enum Cause {
@@ -608,8 +619,12 @@ enum Cause {
     TimedOut,
 }
 
-fn classify_client_error(e: &hyper_util::client::legacy::Error, limits: &Limits) -> TransportError {
-    match find_cause(e) {
+fn classify_client_error(
+    e: &hyper_util::client::legacy::Error,
+    limits: &Limits,
+    over_tls: bool,
+) -> TransportError {
+    match find_cause(e, over_tls) {
         Some(Cause::Tls(m)) => TransportError::Tls(m),
         Some(Cause::TimedOut) => TransportError::Timeout {
             phase: TimeoutPhase::Connect,
@@ -620,7 +635,7 @@ fn classify_client_error(e: &hyper_util::client::legacy::Error, limits: &Limits)
 }
 
 pub(crate) fn classify_body_error(e: &hyper::Error) -> TransportError {
-    match find_cause(e) {
+    match find_cause(e, false) {
         Some(Cause::Tls(m)) => TransportError::Tls(m),
         _ => TransportError::Connection(chain(e)),
     }

@@ -73,7 +73,7 @@ pub use server::{
 };
 pub use silent::{SILENT_HOLD, SilentServer};
 pub use spec::{AgentSpec, Binding, Credential, DEFAULT_TASK_BOUND, ScriptFn};
-pub use tls::TlsOptions;
+pub use tls::{ClientIdentity, TlsOptions};
 
 /// The A2A wire types crate (`a2a-lf`), re-exported for scripts (`a2a::Part`, `a2a::TaskState`).
 pub use a2a;
