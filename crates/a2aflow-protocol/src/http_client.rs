@@ -260,6 +260,15 @@ pub(crate) struct Outgoing<'a> {
     pub(crate) event_stream: bool,
 }
 
+/// A request outside the A2A protocol ([`HttpClient::exchange`]).
+pub(crate) struct Exchange<'a> {
+    pub(crate) method: Method,
+    pub(crate) uri: &'a Uri,
+    pub(crate) content_type: HeaderValue,
+    pub(crate) accept: HeaderValue,
+    pub(crate) body: Bytes,
+}
+
 /// The earliest of the caller's deadline and `now + timeout`, and which of them it is.
 fn effective_deadline(opts: &CallOptions, default: Duration) -> (Instant, TimeoutPhase, Duration) {
     let timeout = opts.timeout.unwrap_or(default);
@@ -338,6 +347,52 @@ impl HttpClient {
         tokio::time::timeout_at(deadline, work)
             .await
             .map_err(|_| TransportError::Timeout { phase, after })?
+    }
+
+    /// Sends one request outside the A2A protocol (a token or login request): no protocol
+    /// headers and no request-headers hook, only `Content-Type` and `Accept`; the whole answer is
+    /// read within the request timeout and at most `limit` bytes of body. The wire log shows the
+    /// request without its body (it holds secrets) and the response redacted as always.
+    pub(crate) async fn exchange(
+        &self,
+        request: Exchange<'_>,
+        limit: usize,
+    ) -> Result<Reply, TransportError> {
+        let timeout = self.inner.limits.request_timeout;
+        let work = async {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::CONTENT_TYPE, request.content_type);
+            headers.insert(header::ACCEPT, request.accept);
+            self.inner
+                .wire
+                .request(&request.method, request.uri, &headers, b"");
+            let mut req = Request::builder()
+                .method(request.method)
+                .uri(request.uri.clone())
+                .body(Full::new(request.body))
+                .map_err(|e| TransportError::InvalidRequest(e.to_string()))?;
+            *req.headers_mut() = headers;
+            let over_tls = request.uri.scheme() == Some(&http::uri::Scheme::HTTPS);
+            let resp = self
+                .inner
+                .client
+                .request(req)
+                .await
+                .map_err(|e| classify_client_error(&e, &self.inner.limits, over_tls))?;
+            let status = resp.status();
+            let (parts, incoming) = resp.into_parts();
+            let body = read_limited(incoming, limit).await?;
+            self.inner
+                .wire
+                .response(request.uri, status, &parts.headers, &body);
+            Ok(Reply { status, body })
+        };
+        tokio::time::timeout(timeout, work)
+            .await
+            .map_err(|_| TransportError::Timeout {
+                phase: TimeoutPhase::Request,
+                after: timeout,
+            })?
     }
 
     /// Sends a streaming request and waits for the head (within the request timeout). An answer

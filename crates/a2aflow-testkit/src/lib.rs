@@ -57,6 +57,7 @@ mod silent;
 mod spec;
 mod store;
 mod tls;
+mod token_endpoint;
 mod wire_error;
 
 pub use error::TestkitError;
@@ -74,6 +75,7 @@ pub use server::{
 pub use silent::{SILENT_HOLD, SilentServer};
 pub use spec::{AgentSpec, Binding, Credential, DEFAULT_TASK_BOUND, ScriptFn};
 pub use tls::{ClientIdentity, TlsOptions};
+pub use token_endpoint::{TokenEndpoint, TokenMode, TokenRequestRecord};
 
 /// The A2A wire types crate (`a2a-lf`), re-exported for scripts (`a2a::Part`, `a2a::TaskState`).
 pub use a2a;
