@@ -55,6 +55,8 @@ pub enum Trouble {
     WrongCertificate,
     /// The engine's stream drops once the task is known, and its SubscribeToTask meets this fault.
     ResubscribeFault(Fault),
+    /// The agent's URL is a TLS server that accepts TCP and never answers the handshake.
+    SilentTls,
 }
 
 /// What the cell must end with.
@@ -64,6 +66,8 @@ pub enum Expect {
     Code(&'static str),
     /// The engine absorbs the fault and the faulty branch completes.
     Recovers,
+    /// `a2a.timeout` whose `phase` detail is this one (which timeout fired).
+    Timeout(&'static str),
 }
 
 /// One cell of the matrix.
@@ -188,6 +192,12 @@ pub fn matrix() -> Vec<Cell> {
         Trouble::WrongCertificate,
         Expect::Code("a2a.tls"),
     );
+    add(
+        Place::Card,
+        Wire::Any,
+        Trouble::SilentTls,
+        Expect::Timeout("connect"),
+    );
     for wire in [Wire::JsonRpc, Wire::Rest] {
         for place in [
             Place::Send,
@@ -256,6 +266,14 @@ pub fn matrix() -> Vec<Cell> {
                 Expect::Code("a2a.tls"),
             );
         }
+        // A TLS server that never answers the handshake: the connect timeout (far below the
+        // request timeout in these cells) must end the call, not the request timeout.
+        add(
+            Place::Send,
+            wire,
+            Trouble::SilentTls,
+            Expect::Timeout("connect"),
+        );
         add(
             Place::NegotiationReply,
             wire,

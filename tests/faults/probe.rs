@@ -18,7 +18,9 @@ use a2aflow::model::{
 use a2aflow::protocol::auth::{AgentAuth, AuthProvider, AuthRequest};
 use a2aflow::protocol::client::A2aEngineClient;
 use a2aflow::protocol::{Binding as WireBinding, CallOptions, HttpClient, Transport};
-use a2aflow::testkit::{AgentSpec, Binding, Fault, NEGOTIATION_T_URI, TestServer, TlsOptions};
+use a2aflow::testkit::{
+    AgentSpec, Binding, Fault, NEGOTIATION_T_URI, SilentServer, TestServer, TlsOptions,
+};
 use a2aflow::{EngineConfig, HostHooks, execute_workflow, fetch_agent_cards};
 use futures_util::StreamExt;
 
@@ -133,6 +135,11 @@ fn config(cell: &Cell, ca_bundle: Option<std::path::PathBuf>) -> EngineConfig {
         idle_stream_secs: 1.0,
         run_secs: RUN.as_secs_f64(),
     };
+    if cell.trouble == Trouble::SilentTls {
+        // Far apart, so the phase of the timeout says which one fired.
+        config.timeouts.connect_secs = 0.3;
+        config.timeouts.request_secs = 4.0;
+    }
     config.limits.max_response_body_bytes = LIMIT;
     config.limits.max_sse_event_bytes = LIMIT;
     config.poll_interval_ms = 100;
@@ -235,6 +242,35 @@ fn check_code(expect: Expect, got: Option<&str>, what: &str) -> Result<(), Strin
     }
 }
 
+/// [`check_code`], and for [`Expect::Timeout`] the timeout's `phase` detail too.
+fn check_failure(
+    expect: Expect,
+    code: Option<&str>,
+    details: Option<&serde_json::Map<String, serde_json::Value>>,
+    what: &str,
+) -> Result<(), String> {
+    let Expect::Timeout(phase) = expect else {
+        return check_code(expect, code, what);
+    };
+    let got_phase = details
+        .and_then(|d| d.get("phase"))
+        .and_then(|p| p.as_str());
+    if code == Some("a2a.timeout") && got_phase == Some(phase) {
+        Ok(())
+    } else {
+        Err(format!(
+            "expected {expect:?}, {what} gave {code:?} with phase {got_phase:?}"
+        ))
+    }
+}
+
+/// Points every interface of `card` at the silent server.
+fn point_at(card: &mut AgentCard, silent: &SilentServer) {
+    for (i, interface) in card.supported_interfaces.iter_mut().enumerate() {
+        interface.url = silent.https_url(&format!("/agents/faulty/{i}"));
+    }
+}
+
 async fn wait_until(mut done: impl FnMut() -> bool) -> bool {
     let until = Instant::now() + SETTLE;
     while Instant::now() < until {
@@ -269,9 +305,17 @@ async fn cell_body(index: usize, cell: &Cell) -> Result<(), String> {
         None => None,
     };
     let config = config(cell, ca_bundle);
+    let silent = match cell.trouble {
+        Trouble::SilentTls => Some(
+            SilentServer::spawn()
+                .await
+                .map_err(|e| format!("silent server: {e}"))?,
+        ),
+        _ => None,
+    };
 
     let started = Instant::now();
-    let verdict = exercise(cell, &faulty, &healthy, &config).await;
+    let verdict = exercise(cell, &faulty, &healthy, silent.as_ref(), &config).await;
     let elapsed = started.elapsed();
 
     let mut problems: Vec<String> = verdict.err().into_iter().collect();
@@ -287,6 +331,19 @@ async fn cell_body(index: usize, cell: &Cell) -> Result<(), String> {
             healthy.open_connections()
         ));
     }
+    if let Some(silent) = &silent {
+        if silent.total_connections() == 0 {
+            problems.push("nothing connected to the silent server".to_owned());
+        }
+        if !wait_until(|| silent.open_connections() == 0).await {
+            problems.push(format!(
+                "connections left open on the silent server: {}",
+                silent.open_connections()
+            ));
+        }
+        silent.shutdown().await.map_err(|e| e.to_string())?;
+    }
+    drop(silent);
     faulty.shutdown().await.map_err(|e| e.to_string())?;
     healthy.shutdown().await.map_err(|e| e.to_string())?;
     drop(faulty);
@@ -309,6 +366,7 @@ async fn exercise(
     cell: &Cell,
     faulty: &Arc<TestServer>,
     healthy: &TestServer,
+    silent: Option<&SilentServer>,
     config: &EngineConfig,
 ) -> Result<(), String> {
     let healthy_cards = fetch_agent_cards(&[healthy.card_url("healthy")], config)
@@ -322,14 +380,19 @@ async fn exercise(
                     .set_fault("faulty", cell.route(), fault.clone())
                     .map_err(|e| e.to_string())?;
             }
-            let urls = [faulty.card_url("faulty")];
+            let urls = [match silent {
+                Some(s) => s.https_url("/agents/faulty/.well-known/agent-card.json"),
+                None => faulty.card_url("faulty"),
+            }];
             let (fetched, run) = tokio::join!(
                 fetch_agent_cards(&urls, config),
                 run_healthy(&healthy_cards, config),
             );
-            check_code(
+            let err = fetched.err();
+            check_failure(
                 cell.expect,
-                fetched.err().as_ref().map(|f| f.code.as_str()),
+                err.as_ref().map(|f| f.code.as_str()),
+                err.as_ref().map(|f| &f.details),
                 "the card fetch",
             )?;
             run
@@ -355,15 +418,19 @@ async fn exercise(
         | Place::Cancel
         | Place::NegotiationReply
         | Place::EngineCancel => {
-            let faulty_card = if tls {
+            let mut faulty_card = if tls {
                 let mut insecure = config.clone();
                 insecure.tls.insecure_skip_verify = true;
+                insecure.tls.ca_bundle = None;
                 fetch_agent_cards(&[faulty.card_url("faulty")], &insecure).await
             } else {
                 fetch_agent_cards(&[faulty.card_url("faulty")], config).await
             }
             .map_err(|f| format!("faulty card fetch failed: {f}"))?
             .remove(0);
+            if let Some(silent) = silent {
+                point_at(&mut faulty_card, silent);
+            }
             let mut reply_fault = None;
             if let Trouble::ResubscribeFault(fault) = &cell.trouble {
                 faulty
@@ -448,8 +515,13 @@ async fn exercise(
             }
             match cell.expect {
                 Expect::Recovers if task.status == TaskOutcomeStatus::Completed => Ok(()),
-                _ => check_code(cell.expect, task.error_code.as_deref(), "the faulty branch")
-                    .map_err(|e| format!("{e} (status {:?}: {:?})", task.status, task.error)),
+                _ => check_failure(
+                    cell.expect,
+                    task.error_code.as_deref(),
+                    Some(&task.error_details),
+                    "the faulty branch",
+                )
+                .map_err(|e| format!("{e} (status {:?}: {:?})", task.status, task.error)),
             }
         }
     }

@@ -28,7 +28,7 @@ use crate::wirelog::WireLog;
 /// The well-known path of the public agent card.
 pub const AGENT_CARD_PATH: &str = "/.well-known/agent-card.json";
 
-type Connector = HttpsConnector<HttpConnector>;
+type Connector = ConnectTimeout<HttpsConnector<HttpConnector>>;
 
 /// A pooled HTTP/1.1 + HTTP/2 client over rustls. Cheap to clone; clones share the pool.
 #[derive(Clone)]
@@ -152,13 +152,16 @@ impl HttpClientBuilder {
         };
         let mut http = HttpConnector::new();
         http.enforce_http(false);
-        http.set_connect_timeout(Some(self.limits.connect_timeout));
         http.set_nodelay(true);
-        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+        let https = hyper_rustls::HttpsConnectorBuilder::new()
             .with_tls_config(tls)
             .https_or_http()
             .enable_all_versions()
             .wrap_connector(http);
+        let connector = ConnectTimeout {
+            inner: https,
+            timeout: self.limits.connect_timeout,
+        };
         let client = Client::builder(TokioExecutor::new())
             .pool_timer(TokioTimer::new())
             .timer(TokioTimer::new())
@@ -172,6 +175,58 @@ impl HttpClientBuilder {
                 wire: self.wire,
                 send_version: self.send_version,
             }),
+        })
+    }
+}
+
+/// The error of a connect (TCP + TLS) that did not finish within the connect timeout: an
+/// `io::Error` of kind `TimedOut`, which [`classify_client_error`] reads as the connect phase.
+fn connect_timed_out(after: Duration) -> BoxError {
+    Box::new(std::io::Error::new(
+        std::io::ErrorKind::TimedOut,
+        format!(
+            "the connection (TCP and TLS handshake) was not established within {} ms",
+            after.as_millis()
+        ),
+    ))
+}
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Bounds a whole connect — DNS, TCP and the TLS handshake — by the connect timeout
+/// ([`Limits::connect_timeout`]). The inner connector's own timeout would cover TCP only.
+#[derive(Clone)]
+struct ConnectTimeout<C> {
+    inner: C,
+    timeout: Duration,
+}
+
+impl<C> tower::Service<Uri> for ConnectTimeout<C>
+where
+    C: tower::Service<Uri>,
+    C::Future: Send + 'static,
+    C::Error: Into<BoxError>,
+{
+    type Response = C::Response;
+    type Error = BoxError;
+    type Future =
+        std::pin::Pin<Box<dyn std::future::Future<Output = Result<C::Response, BoxError>> + Send>>;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), BoxError>> {
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, uri: Uri) -> Self::Future {
+        let connecting = self.inner.call(uri);
+        let after = self.timeout;
+        Box::pin(async move {
+            match tokio::time::timeout(after, connecting).await {
+                Ok(connected) => connected.map_err(Into::into),
+                Err(_) => Err(connect_timed_out(after)),
+            }
         })
     }
 }
@@ -203,6 +258,15 @@ pub(crate) struct Outgoing<'a> {
     pub(crate) uri: &'a Uri,
     pub(crate) body: Option<Bytes>,
     pub(crate) event_stream: bool,
+}
+
+/// A request outside the A2A protocol ([`HttpClient::exchange`]).
+pub(crate) struct Exchange<'a> {
+    pub(crate) method: Method,
+    pub(crate) uri: &'a Uri,
+    pub(crate) content_type: HeaderValue,
+    pub(crate) accept: HeaderValue,
+    pub(crate) body: Bytes,
 }
 
 /// The earliest of the caller's deadline and `now + timeout`, and which of them it is.
@@ -283,6 +347,52 @@ impl HttpClient {
         tokio::time::timeout_at(deadline, work)
             .await
             .map_err(|_| TransportError::Timeout { phase, after })?
+    }
+
+    /// Sends one request outside the A2A protocol (a token or login request): no protocol
+    /// headers and no request-headers hook, only `Content-Type` and `Accept`; the whole answer is
+    /// read within the request timeout and at most `limit` bytes of body. The wire log shows the
+    /// request without its body (it holds secrets) and the response redacted as always.
+    pub(crate) async fn exchange(
+        &self,
+        request: Exchange<'_>,
+        limit: usize,
+    ) -> Result<Reply, TransportError> {
+        let timeout = self.inner.limits.request_timeout;
+        let work = async {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::CONTENT_TYPE, request.content_type);
+            headers.insert(header::ACCEPT, request.accept);
+            self.inner
+                .wire
+                .request(&request.method, request.uri, &headers, b"");
+            let mut req = Request::builder()
+                .method(request.method)
+                .uri(request.uri.clone())
+                .body(Full::new(request.body))
+                .map_err(|e| TransportError::InvalidRequest(e.to_string()))?;
+            *req.headers_mut() = headers;
+            let over_tls = request.uri.scheme() == Some(&http::uri::Scheme::HTTPS);
+            let resp = self
+                .inner
+                .client
+                .request(req)
+                .await
+                .map_err(|e| classify_client_error(&e, &self.inner.limits, over_tls))?;
+            let status = resp.status();
+            let (parts, incoming) = resp.into_parts();
+            let body = read_limited(incoming, limit).await?;
+            self.inner
+                .wire
+                .response(request.uri, status, &parts.headers, &body);
+            Ok(Reply { status, body })
+        };
+        tokio::time::timeout(timeout, work)
+            .await
+            .map_err(|_| TransportError::Timeout {
+                phase: TimeoutPhase::Request,
+                after: timeout,
+            })?
     }
 
     /// Sends a streaming request and waits for the head (within the request timeout). An answer
@@ -412,11 +522,10 @@ impl HttpClient {
             out.body.as_deref().unwrap_or_default(),
         );
         *req.headers_mut() = headers;
-        self.inner
-            .client
-            .request(req)
-            .await
-            .map_err(|e| classify_client_error(&e, &self.inner.limits))
+        self.inner.client.request(req).await.map_err(|e| {
+            let over_tls = out.uri.scheme() == Some(&http::uri::Scheme::HTTPS);
+            classify_client_error(&e, &self.inner.limits, over_tls)
+        })
     }
 }
 
@@ -524,8 +633,14 @@ fn chain(e: &(dyn std::error::Error + 'static)) -> String {
 
 /// Finds a TLS error or a timeout anywhere in an error's source chain, looking inside the
 /// (possibly nested) custom payloads of `io::Error`s too.
-fn find_cause(e: &(dyn std::error::Error + 'static)) -> Option<Cause> {
+///
+/// With `over_tls`, an `io::Error` of kind `InvalidData` also counts as a TLS error: tokio-rustls
+/// reports every TLS failure (a fatal alert such as `CertificateRequired`) as one, and h2 keeps
+/// only the kind and text of the I/O errors of its connection, so on HTTP/2 the `rustls::Error`
+/// itself is gone.
+fn find_cause(e: &(dyn std::error::Error + 'static), over_tls: bool) -> Option<Cause> {
     let mut timed_out = false;
+    let mut invalid_data: Option<String> = None;
     let mut src: Option<&(dyn std::error::Error + 'static)> = Some(e);
     let mut depth = 0;
     while let Some(s) = src {
@@ -538,6 +653,9 @@ fn find_cause(e: &(dyn std::error::Error + 'static)) -> Option<Cause> {
         }
         if let Some(io) = s.downcast_ref::<std::io::Error>() {
             timed_out |= io.kind() == std::io::ErrorKind::TimedOut;
+            if over_tls && io.kind() == std::io::ErrorKind::InvalidData && invalid_data.is_none() {
+                invalid_data = Some(io.to_string());
+            }
             if let Some(inner) = io.get_ref() {
                 src = Some(inner as &(dyn std::error::Error + 'static));
                 continue;
@@ -545,7 +663,10 @@ fn find_cause(e: &(dyn std::error::Error + 'static)) -> Option<Cause> {
         }
         src = s.source();
     }
-    timed_out.then_some(Cause::TimedOut)
+    match invalid_data {
+        Some(m) => Some(Cause::Tls(m)),
+        None => timed_out.then_some(Cause::TimedOut),
+    }
 }
 
 enum Cause {
@@ -553,8 +674,12 @@ enum Cause {
     TimedOut,
 }
 
-fn classify_client_error(e: &hyper_util::client::legacy::Error, limits: &Limits) -> TransportError {
-    match find_cause(e) {
+fn classify_client_error(
+    e: &hyper_util::client::legacy::Error,
+    limits: &Limits,
+    over_tls: bool,
+) -> TransportError {
+    match find_cause(e, over_tls) {
         Some(Cause::Tls(m)) => TransportError::Tls(m),
         Some(Cause::TimedOut) => TransportError::Timeout {
             phase: TimeoutPhase::Connect,
@@ -565,7 +690,7 @@ fn classify_client_error(e: &hyper_util::client::legacy::Error, limits: &Limits)
 }
 
 pub(crate) fn classify_body_error(e: &hyper::Error) -> TransportError {
-    match find_cause(e) {
+    match find_cause(e, false) {
         Some(Cause::Tls(m)) => TransportError::Tls(m),
         _ => TransportError::Connection(chain(e)),
     }

@@ -7,7 +7,9 @@
 //!   SEC1) presented for mutual TLS.
 //! - [`TlsConfig::insecure_skip_verify`]: an explicit opt-out for one client, for development.
 //!   The server's certificate chain and name are not checked (handshake signatures still are);
-//!   a warning is logged once per configuration. Nothing process-wide changes.
+//!   a warning is logged once per configuration. Nothing process-wide changes. Combined with
+//!   trust roots (`ca_bundle`, `system_roots`), which it would silently ignore, it fails with
+//!   `config.tls`.
 //!
 //! Everything that cannot be read or parsed fails with `config.tls` when the rustls config is
 //! built, naming the file, never its contents.
@@ -97,6 +99,7 @@ impl TlsConfig {
     /// Builds an owned rustls configuration (the caller may still set ALPN protocols). Uses the
     /// `ring` provider explicitly; TLS 1.3 and 1.2.
     pub fn build_client_config(&self) -> Result<ClientConfig, Failure> {
+        self.check_consistent()?;
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let builder = ClientConfig::builder_with_provider(provider.clone())
             .with_safe_default_protocol_versions()
@@ -129,6 +132,32 @@ impl TlsConfig {
                 })
             }
         }
+    }
+
+    /// Rejects settings that would be silently ignored: trust roots do nothing when
+    /// verification is off.
+    fn check_consistent(&self) -> Result<(), Failure> {
+        if !self.insecure_skip_verify {
+            return Ok(());
+        }
+        let ignored: Vec<&str> = [
+            (self.ca_bundle.is_some(), "ca_bundle"),
+            (self.system_roots, "system_roots"),
+        ]
+        .into_iter()
+        .filter_map(|(set, name)| set.then_some(name))
+        .collect();
+        if ignored.is_empty() {
+            return Ok(());
+        }
+        Err(tls_failure(
+            format!(
+                "insecure_skip_verify turns server verification off, so {} would be ignored; \
+                 configure one or the other",
+                ignored.join(" and ")
+            ),
+            self.ca_bundle.as_deref(),
+        ))
     }
 
     fn root_store(&self) -> Result<RootCertStore, Failure> {

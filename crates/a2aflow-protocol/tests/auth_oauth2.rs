@@ -1,5 +1,7 @@
 //! Fetched tokens with a fake [`TokenFetcher`]: OAuth2 client credentials and the reference login
-//! request — request bodies, the cache, expiry (paused clock), refresh after a 401, and failures.
+//! request — request bodies, the cache, expiry (paused clock), refresh after a 401, and failures;
+//! then the real [`HttpTokenFetcher`] against the testkit's token endpoint: the wire request, a
+//! rejecting endpoint, an oversized answer, and a login entry.
 #![allow(clippy::expect_used, clippy::unwrap_used)] // test helpers outside #[test] fns
 
 use std::collections::VecDeque;
@@ -10,8 +12,11 @@ use a2a::AgentCard;
 use a2aflow_model::{ErrorCode, Failure};
 use a2aflow_protocol::RequestHeaders;
 use a2aflow_protocol::auth::{
-    AgentAuth, Credentials, Environment, TokenFetcher, TokenRequest, TokenResponse,
+    AgentAuth, Credentials, Environment, HttpTokenFetcher, MAX_TOKEN_RESPONSE, TokenFetcher,
+    TokenRequest, TokenResponse,
 };
+use a2aflow_protocol::{Limits, tls::TlsConfig};
+use a2aflow_testkit::{TokenEndpoint, TokenMode};
 use async_trait::async_trait;
 use bytes::Bytes;
 use http::Uri;
@@ -355,4 +360,102 @@ async fn concurrent_requests_share_one_fetch() {
         assert_eq!(t.await.unwrap(), "Bearer shared");
     }
     assert_eq!(f.count(), 1);
+}
+
+fn http_fetcher() -> Arc<HttpTokenFetcher> {
+    let tls = TlsConfig::new().client_config().unwrap();
+    Arc::new(HttpTokenFetcher::new(Limits::default(), tls).unwrap())
+}
+
+fn idp_card(idp: &TokenEndpoint) -> Arc<AgentCard> {
+    card(
+        json!({"oauth": {"oauth2SecurityScheme": {"flows": {"clientCredentials": {
+            "tokenUrl": idp.token_url(), "scopes": {"tasks:write": "w"}}}}}}),
+        json!([{"oauth": ["tasks:write"]}]),
+    )
+}
+
+fn idp_auth(idp: &TokenEndpoint, secret: &str) -> AgentAuth {
+    let c = creds(json!({"Test Agent": {"oauth": {"client_id": "cid", "client_secret": secret}}}));
+    AgentAuth::builder(idp_card(idp), URL)
+        .credentials(&c)
+        .token_fetcher(http_fetcher())
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn the_http_fetcher_sends_a_form_encoded_client_credentials_grant_and_caches() {
+    let idp = TokenEndpoint::spawn("cid", "p@ss w&rd", 3600)
+        .await
+        .unwrap();
+    let a = idp_auth(&idp, "p@ss w&rd");
+    assert_eq!(authorization(&a).await, "Bearer tok-1");
+    assert_eq!(authorization(&a).await, "Bearer tok-1");
+    assert_eq!(idp.request_count(), 1, "cached until it expires");
+    let asked = &idp.requests()[0];
+    assert_eq!(asked.path, "/token");
+    assert_eq!(
+        asked.content_type.as_deref(),
+        Some("application/x-www-form-urlencoded")
+    );
+    assert_eq!(asked.grant_type.as_deref(), Some("client_credentials"));
+    assert_eq!(asked.scope.as_deref(), Some("tasks:write"));
+    assert_eq!(
+        asked.fields,
+        ["grant_type", "client_id", "client_secret", "scope"]
+    );
+    assert!(!asked.a2a_version && !asked.basic_auth);
+    // After a 401 from the agent the next request gets a fresh token.
+    assert!(a.on_unauthorized(&uri()).await.unwrap());
+    assert_eq!(authorization(&a).await, "Bearer tok-2");
+    assert_eq!(idp.issued(), 2);
+}
+
+#[tokio::test]
+async fn a_rejecting_or_flooding_token_endpoint_is_auth_token_request_failed() {
+    let idp = TokenEndpoint::spawn("cid", "right-secret", 3600)
+        .await
+        .unwrap();
+    let wrong = idp_auth(&idp, "wrong-secret");
+    let e = wrong.headers_for(&uri()).await.unwrap_err();
+    assert!(e.is(ErrorCode::AuthTokenRequestFailed), "{e}");
+    assert_eq!(e.details["status"], 401);
+    assert!(!e.message.contains("wrong-secret") && !e.message.contains("invalid_client"));
+
+    let a = idp_auth(&idp, "right-secret");
+    idp.set_mode(TokenMode::Reject(503));
+    let e = a.headers_for(&uri()).await.unwrap_err();
+    assert!(e.is(ErrorCode::AuthTokenRequestFailed), "{e}");
+    assert_eq!(e.details["status"], 503);
+
+    idp.set_mode(TokenMode::Oversized(MAX_TOKEN_RESPONSE + 1));
+    let e = a.headers_for(&uri()).await.unwrap_err();
+    assert!(e.is(ErrorCode::AuthTokenRequestFailed), "{e}");
+    assert!(e.message.contains("a2a.response_too_large"), "{e}");
+    assert_eq!(idp.issued(), 0);
+}
+
+#[tokio::test]
+async fn a_login_entry_works_with_the_http_fetcher() {
+    let idp = TokenEndpoint::spawn("svc-user", "svc-pass", 3600)
+        .await
+        .unwrap();
+    let bearer = card(
+        json!({"b": {"httpAuthSecurityScheme": {"scheme": "bearer"}}}),
+        json!([{"b": []}]),
+    );
+    let c = creds(json!({"Test Agent": {"b": {
+        "login_url": idp.login_url(), "username": "svc-user", "password": "svc-pass",
+        "token_field": "data.session"}}}));
+    let a = AgentAuth::builder(bearer, URL)
+        .credentials(&c)
+        .token_fetcher(http_fetcher())
+        .build()
+        .unwrap();
+    assert_eq!(authorization(&a).await, "Bearer tok-1");
+    let asked = &idp.requests()[0];
+    assert_eq!(asked.path, "/login");
+    assert_eq!(asked.content_type.as_deref(), Some("application/json"));
+    assert_eq!(asked.fields, ["username", "password"]);
 }

@@ -254,3 +254,32 @@ fn insecure_skip_verify_is_per_config_and_warns_once() {
         "{text}"
     );
 }
+
+#[test]
+fn insecure_skip_verify_with_trust_roots_is_rejected_not_ignored() {
+    let s = Scratch::new();
+    let ca = s.file("ca.pem", CA_PEM);
+    let e = TlsConfig::new()
+        .with_ca_bundle(&ca)
+        .with_insecure_skip_verify(true)
+        .client_config()
+        .unwrap_err();
+    assert!(e.is(ErrorCode::ConfigTls), "{e}");
+    assert!(e.message.contains("insecure_skip_verify"), "{e}");
+    assert!(e.message.contains("ca_bundle"), "{e}");
+    let e = TlsConfig::new()
+        .with_system_roots(true)
+        .with_insecure_skip_verify(true)
+        .client_config()
+        .unwrap_err();
+    assert!(e.is(ErrorCode::ConfigTls), "{e}");
+    assert!(e.message.contains("system_roots"), "{e}");
+    // A client certificate still goes with the opt-out (the server may ask for one).
+    let cert = s.file("client.pem", CLIENT_CERT_PEM);
+    let key = s.file("client.key", CLIENT_KEY_PEM);
+    TlsConfig::new()
+        .with_client_cert(&cert, &key)
+        .with_insecure_skip_verify(true)
+        .client_config()
+        .unwrap();
+}

@@ -53,9 +53,11 @@ mod request_log;
 mod runner;
 mod script;
 mod server;
+mod silent;
 mod spec;
 mod store;
 mod tls;
+mod token_endpoint;
 mod wire_error;
 
 pub use error::TestkitError;
@@ -70,8 +72,10 @@ pub use server::{
     DEFAULT_PING_INTERVAL, DEFAULT_REQUEST_LOG_CAPACITY, SHUTDOWN_TIMEOUT, TestServer,
     TestServerBuilder,
 };
+pub use silent::{SILENT_HOLD, SilentServer};
 pub use spec::{AgentSpec, Binding, Credential, DEFAULT_TASK_BOUND, ScriptFn};
-pub use tls::TlsOptions;
+pub use tls::{ClientIdentity, TlsOptions};
+pub use token_endpoint::{TokenEndpoint, TokenMode, TokenRequestRecord};
 
 /// The A2A wire types crate (`a2a-lf`), re-exported for scripts (`a2a::Part`, `a2a::TaskState`).
 pub use a2a;

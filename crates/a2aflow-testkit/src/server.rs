@@ -21,7 +21,7 @@ use crate::fault::{Fault, Route};
 use crate::ops::AgentRuntime;
 use crate::request_log::{RecordedRequest, RequestLog};
 use crate::spec::{AgentSpec, build_card};
-use crate::tls::{self, TlsOptions};
+use crate::tls::{self, ClientIdentity, TlsOptions};
 
 /// Default interval of `: ping` comments on idle streams (the Python SDK's is 15 s).
 pub const DEFAULT_PING_INTERVAL: Duration = Duration::from_secs(15);
@@ -78,6 +78,7 @@ pub struct TestServer {
     accept: std::sync::Mutex<Option<JoinHandle<()>>>,
     ca_pem: Option<String>,
     cert_pem: Option<String>,
+    client_identity: Option<ClientIdentity>,
 }
 
 impl std::fmt::Debug for TestServer {
@@ -164,6 +165,7 @@ impl TestServerBuilder {
             conns,
             accept: std::sync::Mutex::new(Some(accept)),
             ca_pem: material.as_ref().map(|m| m.ca_pem.clone()),
+            client_identity: material.as_ref().and_then(|m| m.client.clone()),
             cert_pem: material.map(|m| m.cert_pem),
         })
     }
@@ -297,6 +299,12 @@ impl TestServer {
     /// PEM of the server certificate itself (TLS only).
     pub fn cert_pem(&self) -> Option<&str> {
         self.cert_pem.as_deref()
+    }
+
+    /// A client certificate and key the server accepts (TLS with
+    /// [`TlsOptions::require_client_cert`] only).
+    pub fn client_identity(&self) -> Option<&ClientIdentity> {
+        self.client_identity.as_ref()
     }
 
     fn agent(&self, name: &str) -> Result<&Arc<AgentRuntime>, TestkitError> {

@@ -84,7 +84,8 @@ pub struct TlsSection {
     pub client_cert: Option<PathBuf>,
     /// Client private key (PEM) for mTLS; needs `client_cert`.
     pub client_key: Option<PathBuf>,
-    /// Development only: accept any server certificate (logs a warning).
+    /// Development only: accept any server certificate (logs a warning). Fails with
+    /// `config.tls` together with `ca_bundle`, which it would ignore.
     pub insecure_skip_verify: bool,
 }
 

@@ -5,7 +5,9 @@ use crate::config::EngineConfig;
 use a2aflow_kernel::{ControlPoint, EventStream, RunInput, RunOptions, run, run_stream};
 use a2aflow_model::a2a::AgentCard;
 use a2aflow_model::{ExecutionResult, Failure, Workflow};
-use a2aflow_protocol::auth::{AgentAuth, AuthProvider, Credentials, Environment};
+use a2aflow_protocol::auth::{
+    AgentAuth, AuthProvider, Credentials, Environment, HttpTokenFetcher, TokenFetcher,
+};
 use a2aflow_protocol::client::A2aEngineClient;
 use a2aflow_protocol::wirelog::{RedactionPolicy, WireLog};
 use a2aflow_protocol::{Binding, CallOptions, HttpClient, Limits, Transport, binding};
@@ -51,6 +53,7 @@ pub struct TransportFactory {
     credentials: Option<Credentials>,
     auth_provider: Option<Arc<dyn AuthProvider>>,
     wire_log: bool,
+    token_fetcher: Arc<dyn TokenFetcher>,
 }
 
 impl TransportFactory {
@@ -71,10 +74,15 @@ impl TransportFactory {
             }
             None => None,
         };
+        let limits = config.limits()?;
+        let tls_config = tls.client_config()?;
+        // OAuth2 and login tokens: the configuration's timeouts and TLS, a pool of its own.
+        let token_fetcher = Arc::new(HttpTokenFetcher::new(limits.clone(), tls_config.clone())?);
         Ok(TransportFactory {
             preference: config.binding_preference(),
-            limits: config.limits()?,
-            tls: tls.client_config()?,
+            limits,
+            tls: tls_config,
+            token_fetcher,
             client_identity: tls.presents_client_identity(),
             credentials,
             auth_provider,
@@ -86,7 +94,8 @@ impl TransportFactory {
     pub fn connect(&self, card: &AgentCard) -> Result<Arc<dyn Transport>, Failure> {
         let (_, interface) = binding::select_interface(card, &self.preference)?;
         let mut auth = AgentAuth::builder(Arc::new(card.clone()), interface.url.clone())
-            .client_identity(self.client_identity);
+            .client_identity(self.client_identity)
+            .token_fetcher(self.token_fetcher.clone());
         if let Some(creds) = &self.credentials {
             auth = auth.credentials(creds);
         }

@@ -12,7 +12,8 @@
 //! - At request time [`AgentAuth`]'s [`RequestHeaders::headers_for`] (the transport's seam, defined
 //!   in [`crate::headers`]) checks the URL's origin (scheme, host, port)
 //!   against the interface URL the credentials were bound to (`auth.host_mismatch`), fetches or
-//!   reuses tokens through a [`TokenFetcher`], asks the provider, and merges everything, failing
+//!   reuses tokens through a [`TokenFetcher`] ([`HttpTokenFetcher`] sends them over HTTP(S)),
+//!   asks the provider, and merges everything, failing
 //!   with `auth.conflicting_headers` when two sources disagree on a header.
 //!
 //! Secrets are held in [`Secret`], whose `Debug`/`Display` print `***`; no error message built
@@ -29,6 +30,7 @@ mod agent;
 mod crypto;
 mod env;
 mod file;
+mod oauth2;
 mod origin;
 mod requirement;
 mod secret;
@@ -44,6 +46,7 @@ pub use file::{
     AgentCredentials, CredentialSource, Credentials, ENV_PREFIX, LoginConfig, LoginEncoding,
     LoginField, OAuth2Config, SchemeCredential, deep_merge,
 };
+pub use oauth2::{HttpTokenFetcher, MAX_TOKEN_RESPONSE};
 pub use origin::Origin;
 pub use secret::Secret;
 pub use token::{
