@@ -132,6 +132,18 @@ fn is_transient(e: &TransportError) -> bool {
     }
 }
 
+/// A stream that broke under the interaction (connection lost, gone silent, ended mid-event or
+/// unreadable), which a resubscribe may mend. An agent's structured error (an `event: error`, or
+/// an error envelope inside the stream) is its answer, and a limit exceeded is final: neither is
+/// retried.
+fn is_stream_break(e: &TransportError) -> bool {
+    match e {
+        TransportError::Connection(_) | TransportError::InvalidResponse(_) => true,
+        TransportError::Timeout { phase, .. } => *phase != TimeoutPhase::Deadline,
+        _ => false,
+    }
+}
+
 /// The gates: the interaction stops, the remote task may be resumed later.
 fn is_gate(f: &Failure) -> bool {
     f.is(ErrorCode::A2aAuthRequired) || f.is(ErrorCode::NegotiationNotNegotiable)
@@ -693,7 +705,7 @@ impl<'a> Interaction<'a> {
                 Some(Ok(event)) => return self.apply(event).await,
                 Some(Err(e)) => {
                     self.stream = None;
-                    if self.reducer.task_id().is_none() {
+                    if self.reducer.task_id().is_none() || !is_stream_break(&e) {
                         return Err(transport_failure(&e));
                     }
                     tracing::debug!(error = %e, "response stream dropped; resubscribing");
