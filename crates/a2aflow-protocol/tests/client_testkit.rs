@@ -973,3 +973,26 @@ async fn a_structured_error_mid_stream_fails_the_task_with_its_code() {
         server.shutdown().await.unwrap();
     }
 }
+
+/// A blank extension URI in the host's content is refused before anything is sent (issue 20
+/// item 25).
+#[tokio::test]
+async fn a_blank_extension_uri_is_refused_before_sending() {
+    let server = TestServer::builder()
+        .agent(AgentSpec::new("s").streaming(false))
+        .spawn()
+        .await
+        .unwrap();
+    let client = client_for(&server, &["s"], false, ClientConfig::default()).await;
+    let hook = Hook::new(|_| None);
+    let mut content = MessageContent::text("task please");
+    content.extensions = vec!["https://example.com/ext/v1".to_owned(), "  ".to_owned()];
+    let err = dispatch(&client, "s", content, &hook, LONG)
+        .await
+        .unwrap_err();
+    assert_eq!(err.failure.code, "workflow.invalid_content", "{err:?}");
+    assert_eq!(err.failure.details["index"], json!(1));
+    assert_eq!(count(&server, "s", Route::Send), 0, "nothing was sent");
+    assert_eq!(count(&server, "s", Route::Stream), 0, "nothing was sent");
+    server.shutdown().await.unwrap();
+}

@@ -434,6 +434,7 @@ impl<'a> Interaction<'a> {
     /// `message.extensions` and the `A2A-Extensions` header for `content`, checked against the
     /// card before anything is sent.
     fn plan(&self, content: &MessageContent) -> Result<ExtensionPlan, Failure> {
+        content.check_sendable()?;
         let declared: Vec<DeclaredExtension<'_>> = self
             .agent
             .declared
