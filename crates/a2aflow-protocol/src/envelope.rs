@@ -10,7 +10,8 @@ use a2aflow_model::ErrorCode;
 use serde_json::Value;
 
 use crate::error::{
-    DETAIL_BYTES_LIMIT, DETAILS_LIMIT, METADATA_LIMIT, RemoteError, TransportError, excerpt,
+    DETAIL_BYTES_LIMIT, DETAILS_LIMIT, METADATA_LIMIT, RemoteDetails, RemoteError, TransportError,
+    excerpt,
 };
 use serde_json::Map;
 
@@ -193,10 +194,12 @@ pub fn remote_error(body: &Value, http_status: Option<u16>) -> Option<RemoteErro
         status,
         reason: details.reason,
         http_status,
-        domain: details.domain,
-        metadata: details.metadata,
-        details: details.others,
-        retry_after: None,
+        info: Box::new(RemoteDetails {
+            domain: details.domain,
+            metadata: details.metadata,
+            details: details.others,
+            retry_after: None,
+        }),
     })
 }
 
@@ -585,7 +588,7 @@ mod tests {
         let r = remote_error(&rpc, None)
             .unwrap()
             .with_retry_after(Some(&"9".repeat(100)));
-        assert!(r.retry_after.is_none());
+        assert!(r.info.retry_after.is_none());
     }
 
     #[test]

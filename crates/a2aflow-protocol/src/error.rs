@@ -20,6 +20,14 @@ pub struct RemoteError {
     pub reason: Option<String>,
     /// The HTTP status the envelope came with (absent for SSE `event: error`).
     pub http_status: Option<u16>,
+    /// What else the envelope said: the `ErrorInfo` domain and metadata, the other typed details
+    /// and the `Retry-After` header (boxed: most errors carry little of it).
+    pub info: Box<RemoteDetails>,
+}
+
+/// The parts of an agent's error a host may act on, bounded and redacted like the wire log.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RemoteDetails {
     /// The `ErrorInfo` domain (`a2a-protocol.org`, …).
     pub domain: Option<String>,
     /// The `ErrorInfo` metadata (such as the `taskId`): at most [`METADATA_LIMIT`] entries,
@@ -45,7 +53,7 @@ const RETRY_AFTER_LIMIT: usize = 64;
 impl RemoteError {
     /// With the `Retry-After` header of the answer it came with (bounded to a short value).
     pub fn with_retry_after(mut self, value: Option<&str>) -> Self {
-        self.retry_after = value
+        self.info.retry_after = value
             .map(str::trim)
             .filter(|v| !v.is_empty() && v.len() <= RETRY_AFTER_LIMIT)
             .map(|v| excerpt(v.as_bytes()));
@@ -202,16 +210,17 @@ impl TransportError {
                 if let Some(s) = &r.status {
                     f = f.with_detail("status", s.clone());
                 }
-                if let Some(d) = &r.domain {
+                let info = &r.info;
+                if let Some(d) = &info.domain {
                     f = f.with_detail("domain", d.clone());
                 }
-                if !r.metadata.is_empty() {
-                    f = f.with_detail("metadata", Value::Object(r.metadata.clone()));
+                if !info.metadata.is_empty() {
+                    f = f.with_detail("metadata", Value::Object(info.metadata.clone()));
                 }
-                if !r.details.is_empty() {
-                    f = f.with_detail("errorDetails", r.details.clone());
+                if !info.details.is_empty() {
+                    f = f.with_detail("errorDetails", info.details.clone());
                 }
-                if let Some(v) = &r.retry_after {
+                if let Some(v) = &info.retry_after {
                     f = f.with_detail("retryAfter", v.clone());
                     if let Ok(secs) = v.parse::<u64>() {
                         f = f.with_detail("retryAfterSecs", secs);
@@ -374,10 +383,7 @@ mod tests {
             status: None,
             reason: Some("TASK_NOT_FOUND".into()),
             http_status: Some(200),
-            domain: None,
-            metadata: Map::new(),
-            details: Vec::new(),
-            retry_after: None,
+            info: Box::default(),
         });
         let f = Failure::from(e);
         assert_eq!(f.code, "a2a.task_not_found");
