@@ -10,6 +10,15 @@ pub const OVERSIZE: usize = 1 << 20;
 /// Pause between bytes of a byte-drip answer (any answer then outlasts the request timeout).
 pub const DRIP: Duration = Duration::from_millis(50);
 
+/// Chunks a flooding agent would send (far more than any cap lets through).
+pub const FLOOD_CHUNKS: usize = 100_000;
+
+/// Bytes per flood chunk (below the SSE event limit; the artifact cap is a few chunks).
+pub const FLOOD_CHUNK_BYTES: usize = 16 * 1024;
+
+/// Pause between the keep-alives of a stream that never ends (well inside the idle timeout).
+pub const KEEP_ALIVE: Duration = Duration::from_millis(200);
+
 /// Where the fault hits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Place {
@@ -305,5 +314,83 @@ pub fn matrix() -> Vec<Cell> {
             );
         }
     }
+    hostile_stream_cells(&mut cells);
     cells
+}
+
+fn chunk_flood() -> Fault {
+    Fault::ChunkFlood {
+        after_events: 1,
+        chunks: FLOOD_CHUNKS,
+        chunk_bytes: FLOOD_CHUNK_BYTES,
+    }
+}
+
+fn keep_alive_forever() -> Fault {
+    Fault::KeepAliveForever {
+        after_events: 1,
+        every: KEEP_ALIVE,
+    }
+}
+
+/// Streams that misbehave after the task is known (issue 20): a structured error after some
+/// events is the agent's answer; a chunk flood meets the artifact cap; a stream that only keeps
+/// itself alive is ended by the run's deadline.
+fn hostile_stream_cells(cells: &mut Vec<Cell>) {
+    let mut add = |place, wire, trouble, expect| {
+        cells.push(Cell {
+            place,
+            wire,
+            trouble,
+            expect,
+            finding: None,
+        })
+    };
+    for wire in [Wire::JsonRpc, Wire::Rest] {
+        for after_events in [1, 3] {
+            add(
+                Place::Stream,
+                wire,
+                Trouble::Inject(Fault::SseErrorEvent { after_events }),
+                Expect::Code("a2a.internal"),
+            );
+        }
+        add(
+            Place::Subscribe,
+            wire,
+            Trouble::Inject(Fault::SseErrorEvent { after_events: 1 }),
+            Expect::Code("a2a.internal"),
+        );
+        add(
+            Place::Subscribe,
+            wire,
+            Trouble::ResubscribeFault(Fault::SseErrorEvent { after_events: 1 }),
+            Expect::Code("a2a.internal"),
+        );
+        add(
+            Place::Stream,
+            wire,
+            Trouble::Inject(chunk_flood()),
+            Expect::Code("a2a.response_too_large"),
+        );
+        add(
+            Place::Subscribe,
+            wire,
+            Trouble::ResubscribeFault(chunk_flood()),
+            Expect::Code("a2a.response_too_large"),
+        );
+        add(
+            Place::Stream,
+            wire,
+            Trouble::Inject(keep_alive_forever()),
+            Expect::Code("workflow.timeout"),
+        );
+        // Over the protocol layer, the stream's own deadline ends it.
+        add(
+            Place::Subscribe,
+            wire,
+            Trouble::Inject(keep_alive_forever()),
+            Expect::Code("a2a.timeout"),
+        );
+    }
 }

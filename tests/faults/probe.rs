@@ -34,6 +34,8 @@ const BOUND: Duration = Duration::from_secs(3);
 const SETTLE: Duration = Duration::from_secs(3);
 /// Response size limits configured (the oversize faults send far more).
 const LIMIT: usize = 64 * 1024;
+/// The artifact cap configured (a flood's chunks pass it after a few).
+const ARTIFACT_CAP: usize = 4 * LIMIT;
 /// The deadline of a probed SubscribeToTask stream.
 const SUBSCRIBE_DEADLINE: Duration = Duration::from_secs(3);
 
@@ -142,6 +144,7 @@ fn config(cell: &Cell, ca_bundle: Option<std::path::PathBuf>) -> EngineConfig {
     }
     config.limits.max_response_body_bytes = LIMIT;
     config.limits.max_sse_event_bytes = LIMIT;
+    config.limits.max_artifact_bytes = ARTIFACT_CAP;
     config.poll_interval_ms = 100;
     config.negotiation.max_exchanges = 2;
     // The best-effort CancelTask after the deadline is bounded by this; the cells' time bound
@@ -494,7 +497,11 @@ async fn exercise(
                 .find(|s| s.step_name == "faulty")
                 .ok_or("no faulty step in the result")?;
             let task = step.task_results.first().ok_or("faulty step has no task")?;
-            if cell.place == Place::EngineCancel
+            let keeps_alive = matches!(
+                cell.trouble,
+                Trouble::Inject(Fault::KeepAliveForever { .. })
+            );
+            if (cell.place == Place::EngineCancel || keeps_alive)
                 && !faulty
                     .requests()
                     .iter()
@@ -504,12 +511,16 @@ async fn exercise(
             }
             if matches!(cell.trouble, Trouble::ResubscribeFault(_)) {
                 let requests = faulty.requests();
-                for route in [
-                    a2aflow::testkit::Route::Subscribe,
-                    a2aflow::testkit::Route::Get,
+                // A recovered branch fell back to polling; a failed one met its fault on the
+                // resubscribed stream (and must not have polled past it).
+                let polled = cell.expect == Expect::Recovers;
+                for (route, wanted) in [
+                    (a2aflow::testkit::Route::Subscribe, true),
+                    (a2aflow::testkit::Route::Get, polled),
                 ] {
-                    if !requests.iter().any(|r| r.route == Some(route)) {
-                        return Err(format!("the engine never reached {route:?}"));
+                    if requests.iter().any(|r| r.route == Some(route)) != wanted {
+                        let what = if wanted { "never reached" } else { "reached" };
+                        return Err(format!("the engine {what} {route:?}"));
                     }
                 }
             }

@@ -158,6 +158,7 @@ impl ExtensionSender {
         content: &MessageContent,
         uri: &str,
     ) -> Result<Prepared, Failure> {
+        content.check_sendable()?;
         let channel = self.agents.get(agent).ok_or_else(|| {
             Failure::new(
                 ErrorCode::WorkflowUnknownAgent,

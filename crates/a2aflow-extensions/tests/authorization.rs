@@ -190,3 +190,23 @@ async fn card_without_the_extension_or_plain_content_is_refused_before_sending()
     assert_eq!(sent, 0);
     server.shutdown().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_blank_extension_uri_is_refused_before_sending() {
+    let server = server().await;
+    let sender = sender(&server, &["auth"], ExtensionConfig::default()).await;
+    let mut content = auth_content("approve");
+    content.extensions.push(" ".into());
+    let err = sender
+        .send_authorization("auth", content)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, "workflow.invalid_content");
+    let sent = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.route.is_some_and(|r| r != Route::Card))
+        .count();
+    assert_eq!(sent, 0);
+    server.shutdown().await.unwrap();
+}

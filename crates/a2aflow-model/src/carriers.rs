@@ -3,7 +3,7 @@
 //! JSON so hosts can log, persist and replay them.
 
 use crate::definition::StepType;
-use crate::error_code::Failure;
+use crate::error_code::{ErrorCode, Failure};
 use a2a::{Artifact, Message, Part, TaskState};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -31,6 +31,23 @@ impl MessageContent {
             parts: vec![Part::text(text)],
             ..Default::default()
         }
+    }
+
+    /// Checks that the content can go on the wire as given, before anything is sent: every
+    /// extension URI is nonblank. A violation is `workflow.invalid_content` with the index of
+    /// the offending URI in the details.
+    pub fn check_sendable(&self) -> Result<(), Failure> {
+        if let Some(index) = self.extensions.iter().position(|u| u.trim().is_empty()) {
+            return Err(Failure::new(
+                ErrorCode::WorkflowInvalidContent,
+                format!(
+                    "MessageContent.extensions[{index}] is a blank extension URI; remove it or name the extension"
+                ),
+            )
+            .with_detail("field", "extensions")
+            .with_detail("index", index));
+        }
+        Ok(())
     }
 }
 
@@ -432,6 +449,18 @@ pub struct ExecutionResult {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn blank_extension_uris_are_not_sendable() {
+        let mut c = MessageContent::text("x");
+        assert!(c.check_sendable().is_ok());
+        c.extensions = vec!["https://example.com/e".into(), "\t".into()];
+        let e = c.check_sendable().unwrap_err();
+        assert!(e.is(ErrorCode::WorkflowInvalidContent));
+        assert_eq!(e.details["index"], json!(1));
+        c.extensions = vec![String::new()];
+        assert!(c.check_sendable().is_err());
+    }
 
     #[test]
     fn shared_upstream_results_serialise_as_a_plain_array_and_round_trip() {

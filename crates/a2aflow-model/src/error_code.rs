@@ -99,6 +99,9 @@ error_codes! {
     WorkflowCallbackPanicked => "workflow.callback_panicked",
     /// A host callback failed with an error that is not a BusinessFailure.
     WorkflowExecutionFailed => "workflow.execution_failed",
+    /// The host's `MessageContent` cannot be sent as given (a blank extension URI); nothing was
+    /// sent.
+    WorkflowInvalidContent => "workflow.invalid_content",
     /// A route callback failed, timed out or gave no decision; successors were suppressed.
     WorkflowRouteFailed => "workflow.route_failed",
     /// A step failed (ALL_SUCCESS with a failed subtask, or ANY_SUCCESS with no success).

@@ -9,7 +9,11 @@
 use a2aflow_model::ErrorCode;
 use serde_json::Value;
 
-use crate::error::{RemoteError, TransportError, excerpt};
+use crate::error::{
+    DETAIL_BYTES_LIMIT, DETAILS_LIMIT, METADATA_LIMIT, RemoteDetails, RemoteError, TransportError,
+    excerpt,
+};
+use serde_json::Map;
 
 /// Largest agent message kept in a [`RemoteError`].
 const MESSAGE_LIMIT: usize = 512;
@@ -72,20 +76,70 @@ fn code_for_status(status: &str) -> Option<ErrorCode> {
     })
 }
 
-/// The first `ErrorInfo` reason in a list (or single object) of `@type` details.
-fn reason_in(details: Option<&Value>) -> Option<String> {
-    let reason_of = |v: &Value| -> Option<String> {
-        let ty = v.get("@type").and_then(Value::as_str).unwrap_or_default();
-        if !ty.is_empty() && !ty.ends_with("google.rpc.ErrorInfo") {
-            return None;
-        }
-        v.get("reason").and_then(Value::as_str).map(str::to_owned)
-    };
-    match details? {
-        Value::Array(items) => items.iter().find_map(reason_of),
-        obj @ Value::Object(_) => reason_of(obj),
-        _ => None,
+/// What the typed details of an envelope say: the first `ErrorInfo`'s reason, domain and
+/// metadata, and the other details, bounded and redacted.
+#[derive(Default)]
+struct Details {
+    reason: Option<String>,
+    domain: Option<String>,
+    metadata: Map<String, Value>,
+    others: Vec<Value>,
+}
+
+fn is_error_info(v: &Value) -> bool {
+    let ty = v.get("@type").and_then(Value::as_str).unwrap_or_default();
+    if ty.is_empty() {
+        return v.get("reason").is_some();
     }
+    ty.ends_with("google.rpc.ErrorInfo")
+}
+
+/// A redacted copy of `v`, or only its `@type` when its JSON is larger than the limit.
+fn bounded_detail(v: &Value) -> Value {
+    let policy = crate::wirelog::RedactionPolicy::new();
+    let redacted = crate::wirelog::redact_json(v, &policy);
+    if serde_json::to_vec(&redacted).map_or(usize::MAX, |b| b.len()) <= DETAIL_BYTES_LIMIT {
+        return redacted;
+    }
+    let mut kept = Map::new();
+    if let Some(ty) = v.get("@type").and_then(Value::as_str) {
+        kept.insert("@type".into(), Value::String(bounded(ty)));
+    }
+    kept.insert(
+        "omitted".into(),
+        Value::String("over the size limit".into()),
+    );
+    Value::Object(kept)
+}
+
+/// Reads a list (or a single object) of `@type` details.
+fn details_in(details: Option<&Value>) -> Details {
+    let items: Vec<&Value> = match details {
+        Some(Value::Array(items)) => items.iter().collect(),
+        Some(obj @ Value::Object(_)) => vec![obj],
+        _ => Vec::new(),
+    };
+    let mut out = Details::default();
+    for item in items {
+        if out.reason.is_none() && is_error_info(item) {
+            out.reason = item.get("reason").and_then(Value::as_str).map(bounded);
+            out.domain = item.get("domain").and_then(Value::as_str).map(bounded);
+            let policy = crate::wirelog::RedactionPolicy::new();
+            let meta = item
+                .get("metadata")
+                .map(|m| crate::wirelog::redact_json(m, &policy));
+            if let Some(Value::Object(meta)) = meta {
+                out.metadata = meta
+                    .iter()
+                    .take(METADATA_LIMIT)
+                    .map(|(k, v)| (bounded(k), bounded_detail(v)))
+                    .collect();
+            }
+        } else if item.is_object() && out.others.len() < DETAILS_LIMIT {
+            out.others.push(bounded_detail(item));
+        }
+    }
+    out
 }
 
 fn bounded(message: &str) -> String {
@@ -112,9 +166,10 @@ pub fn remote_error(body: &Value, http_status: Option<u16>) -> Option<RemoteErro
     );
     let status = err.get("status").and_then(Value::as_str).map(str::to_owned);
     let is_status_envelope = status.is_some() || err.get("details").is_some() || numeric > 0;
-    let (reason, code) = if is_status_envelope {
-        let reason = reason_in(err.get("details"));
-        let code = reason
+    let (details, code) = if is_status_envelope {
+        let details = details_in(err.get("details"));
+        let code = details
+            .reason
             .as_deref()
             .and_then(code_for_reason)
             .or_else(|| status.as_deref().and_then(code_for_status))
@@ -125,20 +180,26 @@ pub fn remote_error(body: &Value, http_status: Option<u16>) -> Option<RemoteErro
                 500 => Some(ErrorCode::A2aInternal),
                 _ => None,
             });
-        (reason, code)
+        (details, code)
     } else {
-        let reason = reason_in(err.get("data"));
-        let code =
-            code_for_jsonrpc(numeric).or_else(|| reason.as_deref().and_then(code_for_reason));
-        (reason, code)
+        let details = details_in(err.get("data"));
+        let code = code_for_jsonrpc(numeric)
+            .or_else(|| details.reason.as_deref().and_then(code_for_reason));
+        (details, code)
     };
     Some(RemoteError {
         code: code.unwrap_or(ErrorCode::A2aRemoteError),
         message,
         numeric_code: Some(numeric),
         status,
-        reason,
+        reason: details.reason,
         http_status,
+        info: Box::new(RemoteDetails {
+            domain: details.domain,
+            metadata: details.metadata,
+            details: details.others,
+            retry_after: None,
+        }),
     })
 }
 
@@ -478,6 +539,56 @@ mod tests {
                 .code_str(),
             "a2a.http_status"
         );
+    }
+
+    #[test]
+    fn error_info_domain_metadata_and_typed_details_are_kept_bounded_and_redacted() {
+        let big = "z".repeat(DETAIL_BYTES_LIMIT * 2);
+        let mut details = vec![
+            json!({"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "TASK_NOT_FOUND",
+                "domain": "a2a-protocol.org",
+                "metadata": {"taskId": "t-9", "password": "hunter2"}}),
+            json!({"@type": "type.googleapis.com/google.rpc.BadRequest", "fieldViolations": [
+                {"field": "message.parts", "description": "must not be empty"}]}),
+            json!({"@type": "type.googleapis.com/google.rpc.DebugInfo", "detail": big}),
+        ];
+        for i in 0..DETAILS_LIMIT * 2 {
+            details.push(json!({"@type": "x.Other", "n": i}));
+        }
+        let status = json!({"error": {"code": 404, "status": "NOT_FOUND", "message": "gone",
+            "details": details}});
+        let r = remote_error(&status, Some(404)).unwrap();
+        assert_eq!(r.code, ErrorCode::A2aTaskNotFound);
+        let f = TransportError::Remote(r.with_retry_after(Some("Wed, 21 Oct 2026 07:28:00 GMT")))
+            .to_failure();
+        assert_eq!(f.details["domain"], "a2a-protocol.org");
+        assert_eq!(f.details["metadata"]["taskId"], "t-9");
+        assert_eq!(f.details["metadata"]["password"], "***");
+        let kept = f.details["errorDetails"].as_array().unwrap();
+        assert_eq!(kept.len(), DETAILS_LIMIT);
+        assert_eq!(
+            kept[0]["fieldViolations"][0]["field"],
+            json!("message.parts")
+        );
+        assert_eq!(kept[1]["@type"], "type.googleapis.com/google.rpc.DebugInfo");
+        assert!(
+            kept[1].get("detail").is_none(),
+            "an oversized detail keeps its type only"
+        );
+        assert_eq!(f.details["retryAfter"], "Wed, 21 Oct 2026 07:28:00 GMT");
+        assert!(f.details.get("retryAfterSecs").is_none());
+        // JSON-RPC carries the same details in `data`.
+        let rpc = json!({"error": {"code": -32001, "message": "Task not found", "data": [
+            {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "TASK_NOT_FOUND",
+             "domain": "a2a-protocol.org", "metadata": {"taskId": "t-1"}}]}});
+        let f = TransportError::Remote(remote_error(&rpc, Some(200)).unwrap()).to_failure();
+        assert_eq!(f.details["metadata"]["taskId"], "t-1");
+        assert_eq!(f.details["domain"], "a2a-protocol.org");
+        // A Retry-After too long to be one is dropped.
+        let r = remote_error(&rpc, None)
+            .unwrap()
+            .with_retry_after(Some(&"9".repeat(100)));
+        assert!(r.info.retry_after.is_none());
     }
 
     #[test]

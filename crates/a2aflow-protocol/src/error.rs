@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use a2aflow_model::{ErrorCode, Failure};
+use serde_json::{Map, Value};
 
 /// An error the agent reported in an A2A error envelope (JSON-RPC `error` or `google.rpc.Status`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,6 +20,54 @@ pub struct RemoteError {
     pub reason: Option<String>,
     /// The HTTP status the envelope came with (absent for SSE `event: error`).
     pub http_status: Option<u16>,
+    /// What else the envelope said: the `ErrorInfo` domain and metadata, the other typed details
+    /// and the `Retry-After` header (boxed: most errors carry little of it).
+    pub info: Box<RemoteDetails>,
+}
+
+/// The parts of an agent's error a host may act on, bounded and redacted like the wire log.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RemoteDetails {
+    /// The `ErrorInfo` domain (`a2a-protocol.org`, …).
+    pub domain: Option<String>,
+    /// The `ErrorInfo` metadata (such as the `taskId`): at most [`METADATA_LIMIT`] entries,
+    /// redacted, each value bounded.
+    pub metadata: Map<String, Value>,
+    /// The other typed details (`google.rpc.BadRequest` field violations, `RetryInfo`, …), each
+    /// with its `@type`: at most [`DETAILS_LIMIT`] of them, redacted, each bounded to
+    /// [`DETAIL_BYTES_LIMIT`] bytes of JSON (a larger one keeps only its `@type`).
+    pub details: Vec<Value>,
+    /// The `Retry-After` header of the HTTP answer, as sent (bounded).
+    pub retry_after: Option<String>,
+}
+
+/// Most `ErrorInfo` metadata entries kept in a [`RemoteError`].
+pub const METADATA_LIMIT: usize = 16;
+/// Most typed details kept in a [`RemoteError`].
+pub const DETAILS_LIMIT: usize = 8;
+/// Largest typed detail (or metadata value) kept whole, in bytes of JSON.
+pub const DETAIL_BYTES_LIMIT: usize = 2048;
+/// Longest `Retry-After` value kept.
+const RETRY_AFTER_LIMIT: usize = 64;
+
+impl RemoteError {
+    /// With the `Retry-After` header of the answer it came with (bounded to a short value).
+    pub fn with_retry_after(mut self, value: Option<&str>) -> Self {
+        self.info.retry_after = value
+            .map(str::trim)
+            .filter(|v| !v.is_empty() && v.len() <= RETRY_AFTER_LIMIT)
+            .map(|v| excerpt(v.as_bytes()));
+        self
+    }
+}
+
+/// Adds the `Retry-After` header of an HTTP answer to the agent's error it carried; other errors
+/// are unchanged.
+pub(crate) fn with_retry_after(e: TransportError, value: Option<&str>) -> TransportError {
+    match e {
+        TransportError::Remote(r) => TransportError::Remote(r.with_retry_after(value)),
+        other => other,
+    }
 }
 
 /// Which wait a timeout ended.
@@ -160,6 +209,22 @@ impl TransportError {
                 }
                 if let Some(s) = &r.status {
                     f = f.with_detail("status", s.clone());
+                }
+                let info = &r.info;
+                if let Some(d) = &info.domain {
+                    f = f.with_detail("domain", d.clone());
+                }
+                if !info.metadata.is_empty() {
+                    f = f.with_detail("metadata", Value::Object(info.metadata.clone()));
+                }
+                if !info.details.is_empty() {
+                    f = f.with_detail("errorDetails", info.details.clone());
+                }
+                if let Some(v) = &info.retry_after {
+                    f = f.with_detail("retryAfter", v.clone());
+                    if let Ok(secs) = v.parse::<u64>() {
+                        f = f.with_detail("retryAfterSecs", secs);
+                    }
                 }
             }
             TransportError::HttpStatus { status, excerpt } => {
@@ -318,6 +383,7 @@ mod tests {
             status: None,
             reason: Some("TASK_NOT_FOUND".into()),
             http_status: Some(200),
+            info: Box::default(),
         });
         let f = Failure::from(e);
         assert_eq!(f.code, "a2a.task_not_found");

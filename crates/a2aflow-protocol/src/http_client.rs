@@ -20,6 +20,7 @@ use hyper_util::rt::{TokioExecutor, TokioTimer};
 use tokio::time::Instant;
 
 use crate::envelope::classify_error_body;
+use crate::error::with_retry_after;
 use crate::error::{TimeoutPhase, TransportError};
 use crate::headers::{CallOptions, RequestHeaders, merge_hook_headers, protocol_headers};
 use crate::limits::Limits;
@@ -250,6 +251,16 @@ fn default_tls() -> Result<rustls::ClientConfig, TransportError> {
 pub(crate) struct Reply {
     pub(crate) status: StatusCode,
     pub(crate) body: Bytes,
+    /// The `Retry-After` header, when the answer had a readable one.
+    pub(crate) retry_after: Option<String>,
+}
+
+/// The `Retry-After` header of an answer, when it is readable text.
+fn retry_after(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get(header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
 }
 
 /// What a request sends.
@@ -342,7 +353,11 @@ impl HttpClient {
             let body = read_limited(incoming, self.inner.limits.max_response_body).await?;
             let tap = &self.inner.wire;
             tap.response(out.uri, status, &parts.headers, &body);
-            Ok(Reply { status, body })
+            Ok(Reply {
+                status,
+                body,
+                retry_after: retry_after(&parts.headers),
+            })
         };
         tokio::time::timeout_at(deadline, work)
             .await
@@ -385,7 +400,11 @@ impl HttpClient {
             self.inner
                 .wire
                 .response(request.uri, status, &parts.headers, &body);
-            Ok(Reply { status, body })
+            Ok(Reply {
+                status,
+                body,
+                retry_after: retry_after(&parts.headers),
+            })
         };
         tokio::time::timeout(timeout, work)
             .await
@@ -427,14 +446,13 @@ impl HttpClient {
             let (parts, incoming) = resp.into_parts();
             let body = read_limited(incoming, limit).await?;
             tap.response(out.uri, status, &parts.headers, &body);
-            Err(
-                classify_error_body(status.as_u16(), &body).unwrap_or_else(|| {
-                    TransportError::InvalidResponse(format!(
-                        "expected an event stream, got HTTP {} with content-type {ct}",
-                        status.as_u16()
-                    ))
-                }),
-            )
+            let e = classify_error_body(status.as_u16(), &body).unwrap_or_else(|| {
+                TransportError::InvalidResponse(format!(
+                    "expected an event stream, got HTTP {} with content-type {ct}",
+                    status.as_u16()
+                ))
+            });
+            Err(with_retry_after(e, retry_after(&parts.headers).as_deref()))
         };
         let body = tokio::time::timeout_at(head_deadline, work)
             .await
@@ -568,7 +586,7 @@ pub(crate) fn decode_json_reply<T: serde::de::DeserializeOwned>(
     what: &str,
 ) -> Result<T, TransportError> {
     if let Some(e) = classify_error_body(reply.status.as_u16(), &reply.body) {
-        return Err(e);
+        return Err(with_retry_after(e, reply.retry_after.as_deref()));
     }
     serde_json::from_slice(&reply.body).map_err(|e| {
         TransportError::InvalidResponse(format!("the body is not a valid {what}: {e}"))

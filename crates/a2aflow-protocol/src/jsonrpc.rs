@@ -164,6 +164,17 @@ fn decode_response<R: DeserializeOwned>(
             return Ok(r);
         }
     }
+    let retry_after = reply.retry_after.clone();
+    decode_checked(reply, id, method)
+        .map_err(|e| crate::error::with_retry_after(e, retry_after.as_deref()))
+}
+
+/// The checked path of [`decode_response`].
+fn decode_checked<R: DeserializeOwned>(
+    reply: Reply,
+    id: i64,
+    method: &str,
+) -> Result<R, TransportError> {
     let status = reply.status.as_u16();
     let mut v: Value = match serde_json::from_slice(&reply.body) {
         Ok(v) => v,
@@ -294,6 +305,7 @@ mod tests {
         Reply {
             status: StatusCode::from_u16(status).unwrap(),
             body: Bytes::from(body.to_owned()),
+            retry_after: None,
         }
     }
 
@@ -320,6 +332,18 @@ mod tests {
                 .unwrap_err();
             assert_eq!(e.code_str(), "a2a.invalid_response", "{body}");
         }
+    }
+
+    #[test]
+    fn retry_after_reaches_the_failure_on_http_status_errors() {
+        let body = r#"{"error":{"code":-32603,"message":"busy"},"id":1,"jsonrpc":"2.0"}"#;
+        let mut r = reply(503, body);
+        r.retry_after = Some("120".into());
+        let e = decode_response::<Task>(r, 1, "GetTask").unwrap_err();
+        let f = e.to_failure();
+        assert_eq!(f.code, "a2a.internal");
+        assert_eq!(f.details["retryAfter"], "120");
+        assert_eq!(f.details["retryAfterSecs"], 120);
     }
 
     #[test]

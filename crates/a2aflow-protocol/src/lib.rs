@@ -35,7 +35,7 @@ pub mod stream;
 pub mod transport;
 
 pub use binding::{Binding, connect, select_interface};
-pub use error::{RemoteError, TimeoutPhase, TransportError};
+pub use error::{RemoteDetails, RemoteError, TimeoutPhase, TransportError};
 pub use headers::{CallOptions, RequestHeaders};
 pub use http_client::HttpClient;
 pub use jsonrpc::JsonRpcTransport;

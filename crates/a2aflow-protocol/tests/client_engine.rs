@@ -299,6 +299,7 @@ fn unsupported() -> TransportError {
         status: None,
         reason: Some("UNSUPPORTED_OPERATION".into()),
         http_status: None,
+        info: Default::default(),
     })
 }
 
@@ -749,6 +750,7 @@ async fn s_cancel_03_error_before_task_creation_is_kept_without_cancel() {
             status: Some("RESOURCE_EXHAUSTED".into()),
             reason: Some("TASK_LIMIT_REACHED".into()),
             http_status: Some(429),
+            info: Default::default(),
         }))
     })]);
     let c = client(&f, &card(false, json!([])), ClientConfig::default());

@@ -904,3 +904,95 @@ async fn an_invalid_context_emits_negotiation_failed_without_asking_the_host() {
     assert_eq!(failed[0]["remoteTaskId"], Value::Null);
     server.shutdown().await.unwrap();
 }
+
+/// A structured A2A error once the task is known is the agent's answer: the task fails with its
+/// code, nothing is resubscribed or polled (issue 20 item 21). Both bindings, and also on the
+/// stream of a resubscribe.
+#[tokio::test]
+async fn a_structured_error_mid_stream_fails_the_task_with_its_code() {
+    for rest in [false, true] {
+        let server = TestServer::builder()
+            .agent(AgentSpec::new("s"))
+            .spawn()
+            .await
+            .unwrap();
+        server
+            .set_fault("s", Route::Stream, Fault::SseErrorEvent { after_events: 1 })
+            .unwrap();
+        let client = client_for(&server, &["s"], rest, ClientConfig::default()).await;
+        let hook = Hook::new(|_| None);
+        let err = dispatch(
+            &client,
+            "s",
+            MessageContent::text("stream please"),
+            &hook,
+            LONG,
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(err.failure.code, "a2a.internal", "rest={rest}: {err:?}");
+        assert!(err.remote_task_id.is_some(), "the task was known");
+        assert_eq!(count(&server, "s", Route::Subscribe), 0, "rest={rest}");
+        assert_eq!(count(&server, "s", Route::Get), 0, "rest={rest}");
+        server.shutdown().await.unwrap();
+
+        // The same error on the stream of a resubscribe.
+        let server = TestServer::builder()
+            .agent(AgentSpec::new("s"))
+            .spawn()
+            .await
+            .unwrap();
+        server
+            .set_fault_times(
+                "s",
+                Route::Stream,
+                Fault::ResetMidStream { after_events: 1 },
+                1,
+            )
+            .unwrap();
+        server
+            .set_fault(
+                "s",
+                Route::Subscribe,
+                Fault::SseErrorEvent { after_events: 1 },
+            )
+            .unwrap();
+        let client = client_for(&server, &["s"], rest, ClientConfig::default()).await;
+        let err = dispatch(
+            &client,
+            "s",
+            MessageContent::text("stream please"),
+            &hook,
+            LONG,
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(err.failure.code, "a2a.internal", "rest={rest}: {err:?}");
+        assert_eq!(count(&server, "s", Route::Subscribe), 1, "rest={rest}");
+        assert_eq!(count(&server, "s", Route::Get), 0, "rest={rest}");
+        server.shutdown().await.unwrap();
+    }
+}
+
+/// A blank extension URI in the host's content is refused before anything is sent (issue 20
+/// item 25).
+#[tokio::test]
+async fn a_blank_extension_uri_is_refused_before_sending() {
+    let server = TestServer::builder()
+        .agent(AgentSpec::new("s").streaming(false))
+        .spawn()
+        .await
+        .unwrap();
+    let client = client_for(&server, &["s"], false, ClientConfig::default()).await;
+    let hook = Hook::new(|_| None);
+    let mut content = MessageContent::text("task please");
+    content.extensions = vec!["https://example.com/ext/v1".to_owned(), "  ".to_owned()];
+    let err = dispatch(&client, "s", content, &hook, LONG)
+        .await
+        .unwrap_err();
+    assert_eq!(err.failure.code, "workflow.invalid_content", "{err:?}");
+    assert_eq!(err.failure.details["index"], json!(1));
+    assert_eq!(count(&server, "s", Route::Send), 0, "nothing was sent");
+    assert_eq!(count(&server, "s", Route::Stream), 0, "nothing was sent");
+    server.shutdown().await.unwrap();
+}

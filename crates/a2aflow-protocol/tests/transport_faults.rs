@@ -366,3 +366,27 @@ async fn tls_is_verified_by_default_and_works_with_the_right_root() {
             .unwrap();
     }
 }
+
+/// The agent's ErrorInfo domain and metadata reach the failure on both bindings (issue 20 item
+/// 23): a host can tell which task the agent did not find.
+#[tokio::test]
+async fn remote_error_info_reaches_the_failure_details() {
+    let server = server(Duration::from_secs(15)).await;
+    for b in [Binding::JsonRpc, Binding::HttpJson] {
+        let (_http, t) = transport(&server, b).await;
+        let request = a2aflow_model::a2a::GetTaskRequest {
+            id: "no-such-task".into(),
+            history_length: None,
+            tenant: None,
+        };
+        let e = t
+            .get_task(&request, &CallOptions::default())
+            .await
+            .unwrap_err();
+        let f = e.to_failure();
+        assert_eq!(f.code, "a2a.task_not_found", "{b:?}");
+        assert_eq!(f.details["domain"], "a2a-protocol.org", "{b:?}: {f:?}");
+        assert_eq!(f.details["reason"], "TASK_NOT_FOUND", "{b:?}");
+    }
+    server.shutdown().await.unwrap();
+}

@@ -181,6 +181,12 @@ struct SseState {
     fault: Option<Fault>,
     oversized: Option<usize>,
     emitted: usize,
+    /// The task and context ids the events sent so far named (for hostile events).
+    ids: Option<(String, String)>,
+    /// Hostile events sent ([`Fault::ChunkFlood`], [`Fault::KeepAliveForever`]).
+    injected: usize,
+    /// The flood's event, encoded once.
+    flood: Option<Bytes>,
     finished: bool,
 }
 
@@ -212,6 +218,9 @@ pub(crate) fn sse(
         fault,
         oversized,
         emitted: 0,
+        ids: None,
+        injected: 0,
+        flood: None,
         finished: false,
     };
     from_frames(stream::unfold(state, |mut st| async move {
@@ -241,6 +250,15 @@ async fn next_frame(st: &mut SseState) -> Option<Result<Frame<Bytes>, BodyError>
             let err = A2aError::new(ErrorKind::Internal, "injected mid-stream error");
             return Some(Ok(Frame::data(st.framing.error_event(&err))));
         }
+        Some(Fault::ChunkFlood {
+            after_events,
+            chunks,
+            chunk_bytes,
+        }) if st.emitted >= after_events.max(1) => return flood_frame(st, chunks, chunk_bytes),
+        Some(Fault::KeepAliveForever {
+            after_events,
+            every,
+        }) if st.emitted >= after_events.max(1) => return keep_alive_frame(st, every).await,
         _ => {}
     }
     if let Some(size) = st.oversized.take() {
@@ -275,10 +293,74 @@ async fn next_frame(st: &mut SseState) -> Option<Result<Frame<Bytes>, BodyError>
     }
 }
 
+/// The task and context ids a StreamResponse payload names.
+fn ids_of(payload: &Value) -> Option<(String, String)> {
+    let (obj, id_key) = if let Some(t) = payload.get("task") {
+        (t, "id")
+    } else if let Some(u) = payload.get("statusUpdate") {
+        (u, "taskId")
+    } else {
+        (payload.get("artifactUpdate")?, "taskId")
+    };
+    let id = obj.get(id_key)?.as_str()?;
+    let context = obj.get("contextId")?.as_str()?;
+    Some((id.to_owned(), context.to_owned()))
+}
+
+/// The next event of a [`Fault::ChunkFlood`]; the stream ends after the last one.
+fn flood_frame(
+    st: &mut SseState,
+    chunks: usize,
+    chunk_bytes: usize,
+) -> Option<Result<Frame<Bytes>, BodyError>> {
+    if st.injected >= chunks {
+        st.finished = true;
+        return None;
+    }
+    st.injected += 1;
+    if st.flood.is_none() {
+        let (task_id, context_id) = st.ids.clone().unwrap_or_default();
+        let payload = json!({"artifactUpdate": {"taskId": task_id, "contextId": context_id,
+            "artifact": {"artifactId": "flood", "name": "flood",
+                "parts": [{"text": "x".repeat(chunk_bytes)}]},
+            "append": true}});
+        st.flood = Some(st.framing.event(&payload));
+    }
+    st.flood.clone().map(|b| Ok(Frame::data(b)))
+}
+
+/// The next frame of a [`Fault::KeepAliveForever`]: after `every`, a keep-alive comment or a
+/// WORKING status update, alternately; `None` once the server stops.
+async fn keep_alive_frame(
+    st: &mut SseState,
+    every: Duration,
+) -> Option<Result<Frame<Bytes>, BodyError>> {
+    let token = st.token.clone();
+    tokio::select! {
+        () = tokio::time::sleep(every) => {}
+        () = token.cancelled() => return None,
+    }
+    st.injected += 1;
+    let working = match (&st.ids, st.injected % 2 == 0) {
+        (Some((task_id, context_id)), true) => Some(json!({"statusUpdate": {
+            "taskId": task_id, "contextId": context_id,
+            "status": {"state": "TASK_STATE_WORKING", "timestamp": now_rfc3339()}}})),
+        _ => None,
+    };
+    let frame = match working {
+        Some(payload) => st.framing.event(&payload),
+        None => Bytes::from(format!(": keep-alive {}\r\n\r\n", now_rfc3339())),
+    };
+    Some(Ok(Frame::data(frame)))
+}
+
 fn emit(st: &mut SseState, item: Item) -> Bytes {
     st.emitted += 1;
     match item {
         Item::Payload(mut payload, closes) => {
+            if st.ids.is_none() {
+                st.ids = ids_of(&payload);
+            }
             // A stream with no task behind it (a direct message) ends after its events.
             if closes || (st.follow.is_none() && st.queue.is_empty()) {
                 st.finished = true;

@@ -103,6 +103,29 @@ pub enum Fault {
     NeverAnswer,
     /// Demand this credential; a missing or wrong one gets HTTP 401.
     RequireAuth(Credential),
+    /// A hostile stream: after the first `after_events` events (at least one, which names the
+    /// task), `chunks` artifact updates of about `chunk_bytes` bytes each, every one with
+    /// `append: true` onto the same artifact (`flood`), then the stream ends. Built lazily, one
+    /// event per read, so a client that stops reading stops the flood. Stream routes only (a
+    /// plain route answers normally).
+    ChunkFlood {
+        /// Events sent before the flood (raised to 1).
+        after_events: usize,
+        /// Chunks in the flood.
+        chunks: usize,
+        /// Text bytes per chunk.
+        chunk_bytes: usize,
+    },
+    /// A hostile stream: after the first `after_events` events (at least one, which names the
+    /// task), the task's own events are never delivered again; every `every` the stream sends a
+    /// keep-alive comment or a WORKING status update (alternately), and never a terminal state,
+    /// until the client goes away or the server stops. Stream routes only.
+    KeepAliveForever {
+        /// Events sent before the endless part (raised to 1).
+        after_events: usize,
+        /// Pause between two keep-alives.
+        every: Duration,
+    },
     /// Answer normally, but with foreign identities: every task id (`taskId`, a Task's `id`) and/or
     /// every `contextId` in the answer is replaced by [`FOREIGN_ID`] — an agent that changes ids
     /// mid-conversation, or reuses a task id for another context. On a stream, the first

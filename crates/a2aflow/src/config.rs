@@ -63,6 +63,12 @@ pub struct SizeLimits {
     pub max_response_body_bytes: usize,
     /// Largest single SSE event.
     pub max_sse_event_bytes: usize,
+    /// Largest assembled artifact of one task (all its appended chunks), in content bytes;
+    /// past it the task fails with `a2a.response_too_large`. Default 32 MiB.
+    pub max_artifact_bytes: usize,
+    /// Largest answer kept for one task (its artifacts, evidence messages and metadata), in
+    /// content bytes; past it the task fails with `a2a.response_too_large`. Default 64 MiB.
+    pub max_task_evidence_bytes: usize,
 }
 
 impl Default for SizeLimits {
@@ -70,6 +76,8 @@ impl Default for SizeLimits {
         SizeLimits {
             max_response_body_bytes: Limits::DEFAULT_MAX_RESPONSE_BODY,
             max_sse_event_bytes: Limits::DEFAULT_MAX_SSE_EVENT,
+            max_artifact_bytes: Limits::DEFAULT_MAX_ARTIFACT,
+            max_task_evidence_bytes: Limits::DEFAULT_MAX_TASK_EVIDENCE,
         }
     }
 }
@@ -234,7 +242,11 @@ impl EngineConfig {
         }
         self.limits()?;
         secs("run_secs", self.timeouts.run_secs)?;
-        if self.limits.max_response_body_bytes == 0 || self.limits.max_sse_event_bytes == 0 {
+        if self.limits.max_response_body_bytes == 0
+            || self.limits.max_sse_event_bytes == 0
+            || self.limits.max_artifact_bytes == 0
+            || self.limits.max_task_evidence_bytes == 0
+        {
             return Err(invalid("limits must be positive byte counts"));
         }
         if self.tls.client_cert.is_some() != self.tls.client_key.is_some() {
@@ -262,6 +274,8 @@ impl EngineConfig {
         limits.idle_stream_timeout = secs("idle_stream_secs", self.timeouts.idle_stream_secs)?;
         limits.max_response_body = self.limits.max_response_body_bytes;
         limits.max_sse_event = self.limits.max_sse_event_bytes;
+        limits.max_artifact = self.limits.max_artifact_bytes;
+        limits.max_task_evidence = self.limits.max_task_evidence_bytes;
         Ok(limits)
     }
 
@@ -287,7 +301,8 @@ impl EngineConfig {
         let config = ClientConfig::default()
             .with_max_negotiation_exchanges(self.negotiation.max_exchanges)
             .with_poll_interval(Duration::from_millis(self.poll_interval_ms))
-            .with_cancel_timeout(secs("cancel_timeout_secs", self.cancel_timeout_secs)?);
+            .with_cancel_timeout(secs("cancel_timeout_secs", self.cancel_timeout_secs)?)
+            .with_limits(&self.limits()?);
         config.validate()?;
         Ok(config)
     }
@@ -296,6 +311,18 @@ impl EngineConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn assembly_caps_reach_the_engine_client() {
+        let c = EngineConfig::from_toml_str(
+            "[limits]\nmax_artifact_bytes = 1000\nmax_task_evidence_bytes = 2000",
+        )
+        .unwrap();
+        let client = c.client_config().unwrap();
+        assert_eq!(client.max_artifact_bytes, 1000);
+        assert_eq!(client.max_task_evidence_bytes, 2000);
+        assert!(EngineConfig::from_toml_str("[limits]\nmax_artifact_bytes = 0").is_err());
+    }
 
     #[test]
     fn defaults_are_valid() {

@@ -1,5 +1,6 @@
 //! Settings of the engine client, validated at construction.
 
+use crate::Limits;
 use a2aflow_model::{ErrorCode, Failure};
 use std::time::Duration;
 
@@ -27,6 +28,12 @@ pub struct ClientConfig {
     /// without Negotiation-T). Default false: the task stays open so the host can resolve the
     /// gate and [`attach`](crate::client::A2aEngineClient::attach) again by context id.
     pub cancel_gated_tasks: bool,
+    /// Largest assembled artifact of one task ([`Limits::max_artifact`]); past it the
+    /// interaction fails with `a2a.response_too_large`. Default 32 MiB, ≥ 1.
+    pub max_artifact_bytes: usize,
+    /// Largest evidence of one task ([`Limits::max_task_evidence`]); past it the interaction
+    /// fails with `a2a.response_too_large`. Default 64 MiB, ≥ 1.
+    pub max_task_evidence_bytes: usize,
 }
 
 impl Default for ClientConfig {
@@ -39,6 +46,8 @@ impl Default for ClientConfig {
             max_resubscribes: 3,
             return_immediately: false,
             cancel_gated_tasks: false,
+            max_artifact_bytes: Limits::DEFAULT_MAX_ARTIFACT,
+            max_task_evidence_bytes: Limits::DEFAULT_MAX_TASK_EVIDENCE,
         }
     }
 }
@@ -63,6 +72,11 @@ impl ClientConfig {
         }
         if self.cancel_timeout.is_zero() {
             return Err(invalid("Cancel timeout must be positive"));
+        }
+        if self.max_artifact_bytes == 0 || self.max_task_evidence_bytes == 0 {
+            return Err(invalid(
+                "Artifact and task evidence size limits must be positive",
+            ));
         }
         Ok(())
     }
@@ -101,6 +115,14 @@ impl ClientConfig {
     /// Non-streaming sends return at once and are polled.
     pub fn with_return_immediately(mut self, on: bool) -> Self {
         self.return_immediately = on;
+        self
+    }
+
+    /// With the assembly caps of `limits` (`max_artifact`, `max_task_evidence`); its transport
+    /// limits are the transport's business and are not read here.
+    pub fn with_limits(mut self, limits: &Limits) -> Self {
+        self.max_artifact_bytes = limits.max_artifact;
+        self.max_task_evidence_bytes = limits.max_task_evidence;
         self
     }
 

@@ -13,7 +13,7 @@ use super::neg_context::Levels;
 use super::negotiation::{
     Entry, FailedAt, NegotiationLoop, aborted_failure, emit_failed, not_activated, stop_failure,
 };
-use super::view::{Applied, ResponseReducer, TaskView};
+use super::view::{Folded, ResponseReducer, TaskView};
 use crate::error::{TimeoutPhase, TransportError};
 use crate::headers::CallOptions;
 use crate::stream::StreamResponseStream;
@@ -128,6 +128,18 @@ fn is_transient(e: &TransportError) -> bool {
         TransportError::Connection(_) => true,
         TransportError::Timeout { phase, .. } => *phase != TimeoutPhase::Deadline,
         TransportError::HttpStatus { status, .. } => *status >= 500,
+        _ => false,
+    }
+}
+
+/// A stream that broke under the interaction (connection lost, gone silent, ended mid-event or
+/// unreadable), which a resubscribe may mend. An agent's structured error (an `event: error`, or
+/// an error envelope inside the stream) is its answer, and a limit exceeded is final: neither is
+/// retried.
+fn is_stream_break(e: &TransportError) -> bool {
+    match e {
+        TransportError::Connection(_) | TransportError::InvalidResponse(_) => true,
+        TransportError::Timeout { phase, .. } => *phase != TimeoutPhase::Deadline,
         _ => false,
     }
 }
@@ -398,7 +410,8 @@ impl<'a> Interaction<'a> {
         Interaction {
             agent,
             config,
-            reducer: ResponseReducer::new(context_id.clone()),
+            reducer: ResponseReducer::new(context_id.clone())
+                .with_caps(config.max_artifact_bytes, config.max_task_evidence_bytes),
             context_id,
             negotiation,
             events,
@@ -421,6 +434,7 @@ impl<'a> Interaction<'a> {
     /// `message.extensions` and the `A2A-Extensions` header for `content`, checked against the
     /// card before anything is sent.
     fn plan(&self, content: &MessageContent) -> Result<ExtensionPlan, Failure> {
+        content.check_sendable()?;
         let declared: Vec<DeclaredExtension<'_>> = self
             .agent
             .declared
@@ -692,7 +706,7 @@ impl<'a> Interaction<'a> {
                 Some(Ok(event)) => return self.apply(event).await,
                 Some(Err(e)) => {
                     self.stream = None;
-                    if self.reducer.task_id().is_none() {
+                    if self.reducer.task_id().is_none() || !is_stream_break(&e) {
                         return Err(transport_failure(&e));
                     }
                     tracing::debug!(error = %e, "response stream dropped; resubscribing");
@@ -799,40 +813,50 @@ impl<'a> Interaction<'a> {
         if !self.events.is_enabled() {
             return Ok(None);
         }
-        let applied = self.reducer.applied(folded);
-        Ok(Some((kind, self.event_data(kind, &applied))))
+        Ok(Some((kind, self.event_data(kind, &folded))))
     }
 
-    fn event_data(&self, kind: EventKind, applied: &Applied) -> Value {
-        let r = &applied.received;
-        let message_text = r.message.as_ref().map(|m| text_of(&m.parts));
+    /// The data of the `agent_*` event of an object just folded, read from the view: nothing
+    /// assembled so far (an artifact's parts) is copied, so a chunk costs only its own size.
+    fn event_data(&self, kind: EventKind, folded: &Folded) -> Value {
+        let view = self.reducer.view();
         match kind {
             EventKind::AgentArtifactUpdate => {
-                let artifact = r.artifacts.first();
+                let artifact = self.reducer.folded_artifact(folded);
                 json!({
                     "agent": self.agent.name,
-                    "taskId": r.task_id,
+                    "taskId": view.task_id,
                     "artifactId": artifact.map(|a| a.artifact_id.clone()),
                     "artifactName": artifact.and_then(|a| a.name.clone()),
-                    "append": applied.append,
-                    "lastChunk": applied.last_chunk,
-                    "metadata": r.task_metadata,
+                    "append": folded.append,
+                    "lastChunk": folded.last_chunk,
+                    "metadata": folded.event_meta,
                 })
             }
-            EventKind::AgentMessageEvent => json!({
-                "agent": self.agent.name,
-                "role": r.message.as_ref().map(|m| m.role.clone()),
-                "text": message_text,
-                "metadata": r.message.as_ref().and_then(|m| m.metadata.clone()),
-            }),
-            _ => json!({
-                "agent": self.agent.name,
-                "taskId": r.task_id,
-                "state": r.state.as_ref().map(state_name),
-                "isFinal": r.state.as_ref().is_some_and(a2a::TaskState::is_terminal),
-                "text": message_text,
-                "metadata": r.task_metadata,
-            }),
+            EventKind::AgentMessageEvent => {
+                let message = view.direct_message.as_ref();
+                json!({
+                    "agent": self.agent.name,
+                    "role": message.map(|m| m.role.clone()),
+                    "text": message.map(|m| text_of(&m.parts)),
+                    "metadata": message.and_then(|m| m.metadata.clone()),
+                })
+            }
+            _ => {
+                // A snapshot's metadata is the task's; a status update's is its own.
+                let metadata = match folded.kind {
+                    ReceivedKind::StatusUpdate => folded.event_meta.as_ref(),
+                    _ => view.task_metadata.as_ref(),
+                };
+                json!({
+                    "agent": self.agent.name,
+                    "taskId": view.task_id,
+                    "state": view.state.as_ref().map(state_name),
+                    "isFinal": view.state.as_ref().is_some_and(a2a::TaskState::is_terminal),
+                    "text": view.status_message.as_ref().map(|m| text_of(&m.parts)),
+                    "metadata": metadata,
+                })
+            }
         }
     }
 

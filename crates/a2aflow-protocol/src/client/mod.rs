@@ -14,6 +14,7 @@ mod end_state;
 mod engine;
 mod neg_context;
 mod negotiation;
+mod size;
 pub mod view;
 
 pub use config::{ClientConfig, MIN_POLL_INTERVAL};

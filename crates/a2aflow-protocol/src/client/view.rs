@@ -8,7 +8,15 @@
 //! message and merges its metadata into the task metadata. Message, task and artifact metadata stay
 //! at their own levels. Identity is checked on every object: the task id is nonblank, the context id
 //! is ours, and the task id never changes once known.
+//!
+//! Sizes are capped ([`ResponseReducer::with_caps`]): one assembled artifact, and everything one
+//! task keeps (its artifacts, the messages kept as evidence, its metadata), each counted as
+//! content bytes (text, raw bytes, URLs, serialized data and metadata). An object that would pass a cap is refused with
+//! `a2a.response_too_large` before it changes the view. Appending a chunk costs the chunk's size
+//! only: nothing already assembled is copied.
 
+use super::size;
+use crate::Limits;
 use a2aflow_model::a2a::{
     Artifact, Message, StreamResponse, Task, TaskArtifactUpdateEvent, TaskState,
     TaskStatusUpdateEvent,
@@ -57,16 +65,17 @@ pub struct Applied {
     pub last_chunk: bool,
 }
 
-/// What one folded object was, enough to build its [`Applied`] from the view afterwards.
+/// What one folded object was, enough to build its [`Applied`] (or its event) from the view
+/// afterwards.
 #[derive(Debug)]
 pub(crate) struct Folded {
-    kind: ReceivedKind,
+    pub(crate) kind: ReceivedKind,
     /// The event's own metadata (status and artifact updates).
-    event_meta: Option<Map<String, Value>>,
+    pub(crate) event_meta: Option<Map<String, Value>>,
     /// For artifact updates: the assembled artifact's index in the view.
-    artifact: Option<usize>,
-    append: bool,
-    last_chunk: bool,
+    pub(crate) artifact: Option<usize>,
+    pub(crate) append: bool,
+    pub(crate) last_chunk: bool,
 }
 
 impl Folded {
@@ -90,6 +99,42 @@ pub struct ResponseReducer {
     evidence: Vec<ReceivedMessage>,
     last_status_message_id: Option<String>,
     identity_code: ErrorCode,
+    caps: Caps,
+    sizes: Sizes,
+}
+
+/// The size caps of one task's answer, in content bytes.
+#[derive(Debug, Clone, Copy)]
+struct Caps {
+    artifact: usize,
+    evidence: usize,
+}
+
+/// Content bytes held, kept beside the view so that no check walks what is already assembled.
+#[derive(Debug, Clone, Default)]
+struct Sizes {
+    /// Per artifact, in the view's order.
+    artifacts: Vec<usize>,
+    /// The messages kept as evidence (status and direct messages), with their metadata.
+    evidence: usize,
+    /// The task metadata (merged status-update metadata counts each time it arrives).
+    metadata: usize,
+}
+
+impl Sizes {
+    fn total(&self) -> usize {
+        self.artifacts
+            .iter()
+            .fold(self.evidence.saturating_add(self.metadata), |a, b| {
+                a.saturating_add(*b)
+            })
+    }
+}
+
+fn too_large(what: &'static str, message: String, limit: usize) -> Failure {
+    Failure::new(ErrorCode::A2aResponseTooLarge, message)
+        .with_detail("what", what)
+        .with_detail("limitBytes", limit)
 }
 
 /// A2A metadata (a `HashMap`) as a JSON map, keys sorted so output is deterministic.
@@ -115,7 +160,54 @@ impl ResponseReducer {
             evidence: Vec::new(),
             last_status_message_id: None,
             identity_code: ErrorCode::A2aInvalidResponse,
+            caps: Caps {
+                artifact: Limits::DEFAULT_MAX_ARTIFACT,
+                evidence: Limits::DEFAULT_MAX_TASK_EVIDENCE,
+            },
+            sizes: Sizes::default(),
         }
+    }
+
+    /// With other size caps: the largest assembled artifact and the largest total a task keeps
+    /// (artifacts, evidence messages, metadata), in content bytes. The defaults are
+    /// [`Limits::DEFAULT_MAX_ARTIFACT`] and [`Limits::DEFAULT_MAX_TASK_EVIDENCE`].
+    pub fn with_caps(mut self, max_artifact: usize, max_task_evidence: usize) -> Self {
+        self.caps = Caps {
+            artifact: max_artifact,
+            evidence: max_task_evidence,
+        };
+        self
+    }
+
+    /// Fails when the task would hold `total` content bytes, past its cap.
+    fn check_total(&self, total: usize) -> Result<(), Failure> {
+        if total > self.caps.evidence {
+            return Err(too_large(
+                "task evidence",
+                format!(
+                    "The task's answer exceeded the limit of {} bytes",
+                    self.caps.evidence
+                ),
+                self.caps.evidence,
+            ));
+        }
+        Ok(())
+    }
+
+    /// Fails when artifact `id` would hold `bytes` content bytes, past its cap.
+    fn check_artifact(&self, id: &str, bytes: usize) -> Result<(), Failure> {
+        if bytes > self.caps.artifact {
+            return Err(too_large(
+                "artifact",
+                format!(
+                    "Artifact {id} exceeded the limit of {} bytes",
+                    self.caps.artifact
+                ),
+                self.caps.artifact,
+            )
+            .with_detail("artifactId", id.to_owned()));
+        }
+        Ok(())
     }
 
     /// A reducer that already knows the remote task id (follow-ups, attach).
@@ -180,17 +272,24 @@ impl ResponseReducer {
 
     /// Keeps the view's status message as evidence the first time it is seen. The evidence's
     /// task metadata is the snapshot's (Task) or the event's own (status update).
-    fn note_status_message(&mut self, kind: ReceivedKind, event_meta: Option<&Map<String, Value>>) {
+    fn note_status_message(
+        &mut self,
+        kind: ReceivedKind,
+        event_meta: Option<&Map<String, Value>>,
+    ) -> Result<(), Failure> {
         let Some(msg) = &self.view.status_message else {
-            return;
+            return Ok(());
         };
         if self.last_status_message_id.as_deref() == Some(msg.message_id.as_str()) {
-            return;
+            return Ok(());
         }
         let metadata = match kind {
             ReceivedKind::Task => self.view.task_metadata.clone(),
             _ => event_meta.cloned(),
         };
+        let bytes = size::message(msg).saturating_add(metadata.as_ref().map_or(0, size::json_map));
+        self.check_total(self.sizes.total().saturating_add(bytes))?;
+        self.sizes.evidence = self.sizes.evidence.saturating_add(bytes);
         self.last_status_message_id = Some(msg.message_id.clone());
         self.evidence.push(ReceivedMessage {
             kind,
@@ -201,6 +300,7 @@ impl ResponseReducer {
             task_metadata: metadata,
             artifacts: Vec::new(),
         });
+        Ok(())
     }
 
     /// Applies one streaming event (or a SendMessage / GetTask result wrapped as one).
@@ -271,13 +371,27 @@ impl ResponseReducer {
 
     fn fold_task(&mut self, task: Task) -> Result<Folded, Failure> {
         self.check_identity(&task.id, &task.context_id)?;
+        let artifacts = task.artifacts.unwrap_or_default();
+        let sizes: Vec<usize> = artifacts.iter().map(size::artifact).collect();
+        for (a, bytes) in artifacts.iter().zip(&sizes) {
+            self.check_artifact(&a.artifact_id, *bytes)?;
+        }
+        let metadata = task.metadata.as_ref().map(json_map);
+        let metadata_bytes = metadata.as_ref().map_or(0, size::json_map);
+        let total = sizes.iter().fold(
+            self.sizes.evidence.saturating_add(metadata_bytes),
+            |a, b| a.saturating_add(*b),
+        );
+        self.check_total(total)?;
+        self.sizes.artifacts = sizes;
+        self.sizes.metadata = metadata_bytes;
         self.view.state = Some(task.status.state);
         self.view.status_message = task.status.message;
-        self.view.task_metadata = task.metadata.as_ref().map(json_map);
-        self.view.artifacts = task.artifacts.unwrap_or_default();
+        self.view.task_metadata = metadata;
+        self.view.artifacts = artifacts;
         self.closed.clear();
         self.view.direct_message = None;
-        self.note_status_message(ReceivedKind::Task, None);
+        self.note_status_message(ReceivedKind::Task, None)?;
         Ok(Folded::plain(ReceivedKind::Task, None))
     }
 
@@ -294,6 +408,9 @@ impl ResponseReducer {
         if let Some(tid) = msg.task_id.as_deref().filter(|t| !t.trim().is_empty()) {
             self.check_identity(tid, &self.context_id.clone())?;
         }
+        let bytes = size::message(&msg);
+        self.check_total(self.sizes.total().saturating_add(bytes))?;
+        self.sizes.evidence = self.sizes.evidence.saturating_add(bytes);
         self.view.direct_message = Some(msg);
         let received = self.current_evidence(ReceivedKind::Message);
         self.evidence.push(received);
@@ -302,18 +419,21 @@ impl ResponseReducer {
 
     fn fold_status(&mut self, ev: TaskStatusUpdateEvent) -> Result<Folded, Failure> {
         self.check_identity(&ev.task_id, &ev.context_id)?;
+        let event_meta = ev.metadata.as_ref().map(json_map);
+        let meta_bytes = event_meta.as_ref().map_or(0, size::json_map);
+        self.check_total(self.sizes.total().saturating_add(meta_bytes))?;
+        self.sizes.metadata = self.sizes.metadata.saturating_add(meta_bytes);
         self.view.state = Some(ev.status.state);
         if ev.status.message.is_some() {
             self.view.status_message = ev.status.message;
         }
-        let event_meta = ev.metadata.as_ref().map(json_map);
         if let Some(meta) = &event_meta {
             let merged = self.view.task_metadata.get_or_insert_with(Map::new);
             for (k, v) in meta {
                 merged.insert(k.clone(), v.clone());
             }
         }
-        self.note_status_message(ReceivedKind::StatusUpdate, event_meta.as_ref());
+        self.note_status_message(ReceivedKind::StatusUpdate, event_meta.as_ref())?;
         Ok(Folded::plain(ReceivedKind::StatusUpdate, event_meta))
     }
 
@@ -327,32 +447,29 @@ impl ResponseReducer {
             return Err(invalid("Artifact update has a blank artifactId"));
         }
         let pos = self.view.artifacts.iter().position(|a| a.artifact_id == id);
+        if pos.is_some() && append && self.closed.contains(&id) {
+            return Err(invalid(format!(
+                "Artifact {id} received a chunk after its last chunk"
+            )));
+        }
+        let incoming_bytes = size::artifact(&incoming);
+        let held = pos.map_or(0, |i| self.sizes.artifacts[i]);
+        let (artifact_bytes, total) = if append && pos.is_some() {
+            (
+                held.saturating_add(incoming_bytes),
+                self.sizes.total().saturating_add(incoming_bytes),
+            )
+        } else {
+            (
+                incoming_bytes,
+                (self.sizes.total() - held).saturating_add(incoming_bytes),
+            )
+        };
+        self.check_artifact(&id, artifact_bytes)?;
+        self.check_total(total)?;
         let index = match (pos, append) {
             (Some(i), true) => {
-                if self.closed.contains(&id) {
-                    return Err(invalid(format!(
-                        "Artifact {id} received a chunk after its last chunk"
-                    )));
-                }
-                let slot = &mut self.view.artifacts[i];
-                slot.parts.extend(incoming.parts);
-                if incoming.name.is_some() {
-                    slot.name = incoming.name;
-                }
-                if incoming.description.is_some() {
-                    slot.description = incoming.description;
-                }
-                if let Some(meta) = incoming.metadata {
-                    slot.metadata.get_or_insert_with(HashMap::new).extend(meta);
-                }
-                if let Some(exts) = incoming.extensions {
-                    let have = slot.extensions.get_or_insert_with(Vec::new);
-                    for e in exts {
-                        if !have.contains(&e) {
-                            have.push(e);
-                        }
-                    }
-                }
+                append_chunk(&mut self.view.artifacts[i], incoming);
                 i
             }
             (Some(i), false) => {
@@ -362,9 +479,11 @@ impl ResponseReducer {
             }
             (None, _) => {
                 self.view.artifacts.push(incoming);
+                self.sizes.artifacts.push(0);
                 self.view.artifacts.len() - 1
             }
         };
+        self.sizes.artifacts[index] = artifact_bytes;
         if last_chunk {
             self.closed.insert(id);
         }
@@ -380,7 +499,16 @@ impl ResponseReducer {
     /// The current view as one piece of evidence: the direct message when the answer was a
     /// Message, otherwise the task (state, status message, task metadata, assembled artifacts).
     pub fn current_evidence(&self, kind: ReceivedKind) -> ReceivedMessage {
+        // Only the direct message is copied when the answer was one (not the whole view).
+        if let Some(m) = &self.view.direct_message {
+            return message_evidence(m.clone(), self.context_id.clone());
+        }
         view_evidence(kind, self.view.clone(), self.context_id.clone())
+    }
+
+    /// The artifact an artifact update was folded into (its assembled state).
+    pub(crate) fn folded_artifact(&self, folded: &Folded) -> Option<&Artifact> {
+        folded.artifact.and_then(|i| self.view.artifacts.get(i))
     }
 
     /// True when [`evidence`](Self::evidence) ends with the task's final view (there is a task
@@ -413,6 +541,7 @@ impl ResponseReducer {
         let mut out = std::mem::take(&mut self.evidence);
         let fin = ends.then(|| {
             let view = std::mem::take(&mut self.view);
+            self.sizes = Sizes::default();
             view_evidence(ReceivedKind::Task, view, self.context_id.clone())
         });
         out.reserve_exact(usize::from(fin.is_some()));
@@ -420,19 +549,34 @@ impl ResponseReducer {
     }
 }
 
+/// Appends a chunk onto the artifact assembled so far: its parts move in, its name and
+/// description replace, its metadata merges, its extensions join (each once).
+fn append_chunk(slot: &mut Artifact, incoming: Artifact) {
+    slot.parts.extend(incoming.parts);
+    if incoming.name.is_some() {
+        slot.name = incoming.name;
+    }
+    if incoming.description.is_some() {
+        slot.description = incoming.description;
+    }
+    if let Some(meta) = incoming.metadata {
+        slot.metadata.get_or_insert_with(HashMap::new).extend(meta);
+    }
+    if let Some(exts) = incoming.extensions {
+        let have = slot.extensions.get_or_insert_with(Vec::new);
+        for e in exts {
+            if !have.contains(&e) {
+                have.push(e);
+            }
+        }
+    }
+}
+
 /// The evidence entry for `view`: its direct message when the answer was one, else the task
 /// view as `kind`.
 fn view_evidence(kind: ReceivedKind, view: TaskView, context_id: String) -> ReceivedMessage {
     if let Some(m) = view.direct_message {
-        return ReceivedMessage {
-            kind: ReceivedKind::Message,
-            task_id: m.task_id.clone().filter(|t| !t.trim().is_empty()),
-            context_id: Some(context_id),
-            state: None,
-            message: Some(m),
-            task_metadata: None,
-            artifacts: Vec::new(),
-        };
+        return message_evidence(m, context_id);
     }
     ReceivedMessage {
         kind,
@@ -442,6 +586,19 @@ fn view_evidence(kind: ReceivedKind, view: TaskView, context_id: String) -> Rece
         message: view.status_message,
         task_metadata: view.task_metadata,
         artifacts: view.artifacts,
+    }
+}
+
+/// The evidence entry of a direct message.
+fn message_evidence(m: Message, context_id: String) -> ReceivedMessage {
+    ReceivedMessage {
+        kind: ReceivedKind::Message,
+        task_id: m.task_id.clone().filter(|t| !t.trim().is_empty()),
+        context_id: Some(context_id),
+        state: None,
+        message: Some(m),
+        task_metadata: None,
+        artifacts: Vec::new(),
     }
 }
 
@@ -527,6 +684,38 @@ pub(crate) mod tests {
         assert_eq!(texts(&v.artifacts[1]), ["x"]);
         let err = r.apply(chunk("a", "late", true, false)).unwrap_err();
         assert!(err.is(ErrorCode::A2aInvalidResponse));
+    }
+
+    #[test]
+    fn size_caps_refuse_what_would_pass_them_before_it_changes_the_view() {
+        let mut r = ResponseReducer::new("c1").with_caps(10, 16);
+        r.apply(chunk("a", "12345", false, false)).unwrap();
+        r.apply(chunk("a", "67890", true, false)).unwrap();
+        let e = r.apply(chunk("a", "x", true, false)).unwrap_err();
+        assert!(e.is(ErrorCode::A2aResponseTooLarge), "{e:?}");
+        assert_eq!(e.details["what"], json!("artifact"));
+        assert_eq!(e.details["limitBytes"], json!(10));
+        assert_eq!(texts(&r.view().artifacts[0]), ["12345", "67890"]);
+        // A replacement frees what it replaces.
+        r.apply(chunk("a", "short", false, false)).unwrap();
+        r.apply(chunk("b", "0123456789", false, false)).unwrap();
+        let e = r.apply(chunk("c", "xy", false, false)).unwrap_err();
+        assert_eq!(e.details["what"], json!("task evidence"));
+        // Evidence messages count too.
+        let mut r = ResponseReducer::new("c1").with_caps(100, 8);
+        let mut t = task("t1", "c1", TaskState::Working);
+        t.status.message = Some(Message::new(Role::Agent, vec![Part::text("123456789")]));
+        let e = r.apply_task(t).unwrap_err();
+        assert!(e.is(ErrorCode::A2aResponseTooLarge));
+        // A snapshot's artifacts are measured whole.
+        let mut r = ResponseReducer::new("c1").with_caps(4, 100);
+        let mut t = task("t1", "c1", TaskState::Completed);
+        t.artifacts = Some(vec![artifact("z", vec![Part::text("final")])]);
+        assert!(
+            r.apply_task(t)
+                .unwrap_err()
+                .is(ErrorCode::A2aResponseTooLarge)
+        );
     }
 
     #[test]
