@@ -5,6 +5,7 @@
 
 use crate::OutputFormat;
 use crate::run_cmd::service_http;
+use crate::terminal::{block, inline};
 use a2aflow::EngineConfig;
 use a2aflow::model::Failure;
 use a2aflow::protocol::registry::{OrchestratorClient, WorkflowSearchResult};
@@ -72,7 +73,7 @@ pub fn run(args: SearchArgs) -> u8 {
     match found {
         Ok(results) => print(&results, args.format),
         Err((code, f)) => {
-            eprintln!("a2aflow search: {f}");
+            eprintln!("a2aflow search: {}", block(&f.to_string(), "  "));
             code
         }
     }
@@ -89,7 +90,7 @@ fn print(results: &[WorkflowSearchResult], format: OutputFormat) -> u8 {
     match format {
         OutputFormat::Json => match serde_json::to_string_pretty(results) {
             Ok(json) => {
-                println!("{json}");
+                println!("{}", crate::terminal::json(&json));
                 0
             }
             Err(e) => usage(format!("cannot render the results: {e}")),
@@ -109,20 +110,22 @@ fn text(results: &[WorkflowSearchResult]) -> String {
     }
     let width = results
         .iter()
-        .map(|r| r.workflow_id.chars().count())
+        .map(|r| inline(&r.workflow_id).chars().count())
         .max()
         .unwrap_or(0);
     let mut out = String::new();
     for r in results {
-        let mut line = format!("{:.2}  {:<width$}  {}", r.score, r.workflow_id, r.name);
+        // Everything but the score comes from the centre: escaped for the terminal.
+        let id = inline(&r.workflow_id);
+        let mut line = format!("{:.2}  {id:<width$}  {}", r.score, inline(&r.name));
         if !r.description.is_empty() {
-            line.push_str(&format!(" — {}", r.description));
+            line.push_str(&format!(" — {}", inline(&r.description)));
         }
         out.push_str(line.trim_end());
         out.push('\n');
         for (label, value) in [("intent", &r.user_intent), ("tasks", &r.tasks_summary)] {
             if !value.is_empty() {
-                out.push_str(&format!("      {label}: {value}\n"));
+                out.push_str(&format!("      {label}: {}\n", inline(value)));
             }
         }
     }
@@ -152,6 +155,19 @@ mod tests {
              \x20     tasks: diagnose, fix\n\
              1.00  wf-22  Other\n"
         );
+    }
+
+    #[test]
+    fn text_escapes_what_the_centre_controls() {
+        let results = [WorkflowSearchResult::from_value(&json!({
+            "workflow_id": "wf\u{1b}]0;pwned\u{7}", "name": "N\u{1b}[2J",
+            "description": "d\u{202e}", "user_intent": "i\rx"
+        }))];
+        let out = text(&results);
+        assert!(!out.chars().any(|c| c.is_control() && c != '\n'), "{out:?}");
+        assert!(out.contains("wf\\x1b]0;pwned\\x07"), "{out}");
+        assert!(out.contains("\\u{202e}"), "{out}");
+        assert!(out.contains("intent: i\\x0dx"), "{out}");
     }
 
     #[test]

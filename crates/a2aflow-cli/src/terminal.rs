@@ -6,18 +6,23 @@
 //! overrides). Every text-mode print of such text goes through this module:
 //!
 //! - [`inline`] for one-line fields: every C0 control (tab and newline included), DEL, every C1
-//!   control (U+0080–U+009F) and the bidirectional controls (U+061C, U+200E/F, U+202A–U+202E,
-//!   U+2066–U+2069) become a visible escape: `\x1b`, `\x7f`, `\u{9b}`, `\u{202e}`;
+//!   control (U+0080–U+009F), the zero-width characters and the bidirectional controls (U+061C,
+//!   U+200B–U+200F, U+202A–U+202E, U+2060, U+2066–U+2069, U+FEFF) become a visible escape: `\x1b`, `\x7f`, `\u{9b}`, `\u{202e}`;
 //! - [`block`] for message and artifact text: the same, except that newlines and tabs are kept
 //!   (each new line starts with the given indent, so a message cannot fake a line of its own at
 //!   the left margin);
 //! - [`json`] for JSON documents: the same characters become JSON `\uXXXX` escapes, which leaves
 //!   the document's value unchanged (outside strings JSON holds only ASCII structure).
+//!
+//! Which characters are hidden is defined once, in `a2aflow::model::names`; this module only
+//! decides how they are shown.
 
-/// Whether `c` must not reach a terminal as it is.
+use a2aflow::model::names;
+
+/// Whether `c` must not reach a terminal as it is: a control character or an invisible one
+/// (zero-width, bidirectional), as the model defines them for names.
 fn is_dangerous(c: char) -> bool {
-    c.is_control() // C0, DEL and C1
-        || matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    names::is_control_character(c) || names::is_invisible_character(c)
 }
 
 /// The visible form of a dangerous character.
