@@ -395,3 +395,22 @@ async fn debug_of_agent_auth_shows_no_secret() {
     assert!(shown.contains("Test Agent"));
     assert!(!shown.contains("dbg-secret-77"), "{shown}");
 }
+
+#[tokio::test]
+async fn a_token_and_an_authorization_header_in_one_entry_conflict() {
+    // Issue 20 item 17: one entry sets the token (placed in Authorization) and an explicit
+    // Authorization header with another value. That is a conflict of the entry, named by agent
+    // and header, not an unsatisfied requirement.
+    let c = creds(json!({"Test Agent": {"bearer": {
+        "token": "from-token",
+        "headers": {"Authorization": "Bearer from-header"}
+    }}}));
+    let e = build(card(standard_schemes(), json!([{"bearer": []}])), &c).unwrap_err();
+    assert!(e.is(ErrorCode::AuthConflictingHeaders), "{e}");
+    assert_eq!(
+        e.message,
+        "Authentication header conflict for agent Test Agent: authorization (scheme bearer)"
+    );
+    assert_eq!(e.details["agent"], "Test Agent");
+    assert!(!e.message.contains("from-"), "{}", e.message);
+}

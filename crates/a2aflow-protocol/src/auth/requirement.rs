@@ -105,12 +105,15 @@ pub(crate) fn choose(inputs: &Inputs<'_>) -> Result<Choice, Failure> {
             }
             let planned = match inputs.credentials.and_then(|c| c.scheme(name)) {
                 Some(cred) => plan(name, def, cred, scopes, agent, inputs.token_timeout),
-                None => Err(format!("no credentials configured for scheme '{name}'")),
+                None => Err(Unusable::Missing(format!(
+                    "no credentials configured for scheme '{name}'"
+                ))),
             };
             match planned {
                 Ok(p) => choice.plans.push(p),
+                Err(Unusable::Conflict(f)) => return Err(f),
                 Err(_) if provider_covers => choice.by_provider.push((*name).clone()),
-                Err(why) => missing.push(why),
+                Err(Unusable::Missing(why)) => missing.push(why),
             }
         }
         if missing.is_empty() {
@@ -137,6 +140,21 @@ pub(crate) fn choose(inputs: &Inputs<'_>) -> Result<Choice, Failure> {
         .with_detail("schemes", all_schemes))
 }
 
+/// Why a configured entry cannot be used for a scheme.
+enum Unusable {
+    /// The entry does not fit the scheme (another requirement, or the provider, may still do).
+    Missing(String),
+    /// The entry contradicts itself (two values for one header): a configuration error that
+    /// fails construction whatever else could satisfy the card.
+    Conflict(Failure),
+}
+
+impl From<String> for Unusable {
+    fn from(why: String) -> Self {
+        Unusable::Missing(why)
+    }
+}
+
 fn plan(
     name: &str,
     def: &SecurityScheme,
@@ -144,7 +162,7 @@ fn plan(
     scopes: &[String],
     agent: &str,
     token_timeout: Duration,
-) -> Result<SchemePlan, String> {
+) -> Result<SchemePlan, Unusable> {
     let mut fixed = HeaderMap::new();
     for (n, v) in &cred.headers {
         let mut value = HeaderValue::from_str(v.expose())
@@ -161,29 +179,29 @@ fn plan(
                     && HeaderName::from_bytes(k.name.as_bytes())
                         .is_ok_and(|h| fixed.contains_key(h));
                 if !covered {
-                    return Err(format!(
+                    return Err(Unusable::Missing(format!(
                         "scheme '{name}': its custom headers do not include the API-key header {}",
                         k.name
-                    ));
+                    )));
                 }
             }
         }
         CredentialSource::Static(token) => {
-            add_token(&mut fixed, &placement()?, token, name)?;
+            add_token(&mut fixed, &placement()?, token, name, agent)?;
         }
         CredentialSource::Basic { username, password } => {
             let is_basic = matches!(def, SecurityScheme::HttpAuth(h) if h.scheme.eq_ignore_ascii_case("basic"));
             if !is_basic && cred.auth_header.is_none() {
-                return Err(format!(
+                return Err(Unusable::Missing(format!(
                     "scheme '{name}': username/password without login_url only fits an HTTP basic scheme"
-                ));
+                )));
             }
             let encoded = Secret::new(STANDARD.encode(format!(
                 "{}:{}",
                 username.expose(),
                 password.expose()
             )));
-            add_token(&mut fixed, &placement()?, &encoded, name)?;
+            add_token(&mut fixed, &placement()?, &encoded, name, agent)?;
         }
         CredentialSource::OAuth2(cfg) => {
             let card_url = match def {
@@ -226,18 +244,31 @@ fn plan(
     })
 }
 
+/// Adds the token's header to the entry's custom headers; a custom header of the same name with
+/// another value is `auth.conflicting_headers` for `agent`, naming the scheme.
 fn add_token(
     fixed: &mut HeaderMap,
     placement: &Placement,
     token: &Secret,
     scheme: &str,
-) -> Result<(), String> {
-    let (n, v) = placement
-        .render(token)
-        .ok_or_else(|| format!("scheme '{scheme}': the credential is not a valid header value"))?;
+    agent: &str,
+) -> Result<(), Unusable> {
+    let (n, v) = placement.render(token).ok_or_else(|| {
+        Unusable::Missing(format!(
+            "scheme '{scheme}': the credential is not a valid header value"
+        ))
+    })?;
     let mut one = HeaderMap::new();
     one.insert(n, v);
-    merge_headers(fixed, one, scheme).map_err(|f| f.message)
+    merge_headers(fixed, one, agent).map_err(|f| {
+        Unusable::Conflict(
+            Failure {
+                message: format!("{} (scheme {scheme})", f.message),
+                ..f
+            }
+            .with_detail("scheme", scheme),
+        )
+    })
 }
 
 /// Where the token of `cred` goes for scheme `def` (the reference engines' mapping).
