@@ -208,7 +208,7 @@ impl RegistryClient {
         items
             .iter()
             .map(|c| {
-                serde_json::from_value(c.clone()).map_err(|e| {
+                crate::card_compat::agent_card_from_value(c.clone()).map_err(|e| {
                     Failure::new(
                         ErrorCode::A2aInvalidResponse,
                         format!("the registry listed an invalid agent card: {e}"),
