@@ -10,7 +10,7 @@ use a2aflow::model::a2a::{
 use a2aflow::model::{ErrorCode, Failure};
 use a2aflow::protocol::client::ResponseReducer;
 use a2aflow::protocol::{CallOptions, Transport};
-use a2aflow::{EngineConfig, TransportFactory, fetch_agent_cards};
+use a2aflow::{AgentEndpoint, EngineConfig, TransportFactory, fetch_agent_cards};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -37,8 +37,12 @@ pub struct SendArgs {
     #[arg(long, value_name = "ID")]
     pub task_id: Option<String>,
     /// Credentials file (values from the environment, never the command line).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", requires = "agent_name")]
     pub credentials: Option<PathBuf>,
+    /// The agent's name in the credentials file (never taken from the card); its credentials go
+    /// only to URL's origin, or to the entry's allowed_origins.
+    #[arg(long, value_name = "NAME")]
+    pub agent_name: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
@@ -92,13 +96,19 @@ fn request(args: &SendArgs, data: Option<serde_json::Value>) -> SendMessageReque
 /// The transport for the agent at `url`, with the configured binding preference, TLS, limits and
 /// credentials (checked against the card's security requirements, as the facade's engine client
 /// does).
-async fn transport(url: &str, config: &EngineConfig) -> Result<Arc<dyn Transport>, Failure> {
+async fn transport(
+    url: &str,
+    name: Option<&str>,
+    config: &EngineConfig,
+) -> Result<Arc<dyn Transport>, Failure> {
     let card = fetch_agent_cards(&[url.to_owned()], config)
         .await?
         .into_iter()
         .next()
         .ok_or_else(|| Failure::new(ErrorCode::A2aInvalidResponse, "no agent card"))?;
-    TransportFactory::new(config, None)?.connect(&card)
+    // Credentials are selected by the user's name (required with --credentials), never the card's.
+    let name = name.map_or_else(|| card.name.clone(), str::to_owned);
+    TransportFactory::new(config, None)?.connect_agent(&AgentEndpoint::new(name, url, card))
 }
 
 /// Folds answers into a reducer created from the first object's context id.
@@ -158,7 +168,7 @@ async fn exchange(
     req: SendMessageRequest,
 ) -> Result<Outcome, Failure> {
     use futures_util::StreamExt as _;
-    let transport = transport(&args.url, config).await?;
+    let transport = transport(&args.url, args.agent_name.as_deref(), config).await?;
     let opts = CallOptions::default();
     let mut fold = Fold { reducer: None };
     if args.stream {
