@@ -55,6 +55,16 @@ pub enum Trouble {
     WrongCertificate,
     /// The engine's stream drops once the task is known, and its SubscribeToTask meets this fault.
     ResubscribeFault(Fault),
+    /// A hostile card: fetched from one origin, its `supportedInterfaces` point at the (real,
+    /// credential-checking) agent at another origin, and credentials are configured for the
+    /// agent. With `opt_in` the agent's credentials entry lists that origin in `allowed_origins`.
+    CrossOriginCard {
+        /// The per-agent opt-in is configured.
+        opt_in: bool,
+    },
+    /// A hostile card fetched over https whose interfaces are plain http, credentials configured
+    /// (and the http origin even listed in `allowed_origins`: no opt-in exists).
+    DowngradeCard,
 }
 
 /// What the cell must end with.
@@ -287,5 +297,32 @@ pub fn matrix() -> Vec<Cell> {
             );
         }
     }
+    hostile_cards(&mut cells);
     cells
+}
+
+/// The hostile-card cells: credentials never follow a card to an origin the user did not
+/// configure, on either binding.
+fn hostile_cards(cells: &mut Vec<Cell>) {
+    for wire in [Wire::JsonRpc, Wire::Rest] {
+        for (trouble, expect) in [
+            (
+                Trouble::CrossOriginCard { opt_in: false },
+                Expect::Code("auth.host_mismatch"),
+            ),
+            (Trouble::CrossOriginCard { opt_in: true }, Expect::Recovers),
+            (
+                Trouble::DowngradeCard,
+                Expect::Code("auth.insecure_downgrade"),
+            ),
+        ] {
+            cells.push(Cell {
+                place: Place::Send,
+                wire,
+                trouble,
+                expect,
+                finding: None,
+            });
+        }
+    }
 }
