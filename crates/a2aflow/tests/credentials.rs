@@ -48,9 +48,10 @@ fn locked(name: &str) -> AgentSpec {
 fn config_with(dir: &Path, doc: Value) -> EngineConfig {
     let path = dir.join("credentials.json");
     std::fs::write(&path, doc.to_string()).unwrap();
-    let mut config = EngineConfig::default();
-    config.credentials_file = Some(path);
-    config
+    EngineConfig {
+        credentials_file: Some(path),
+        ..EngineConfig::default()
+    }
 }
 
 /// A card served by `front` whose interfaces point at agent `name` of `back`.
