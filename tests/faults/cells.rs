@@ -66,6 +66,16 @@ pub enum Trouble {
     ResubscribeFault(Fault),
     /// The agent's URL is a TLS server that accepts TCP and never answers the handshake.
     SilentTls,
+    /// A hostile card: fetched from one origin, its `supportedInterfaces` point at the (real,
+    /// credential-checking) agent at another origin, and credentials are configured for the
+    /// agent. With `opt_in` the agent's credentials entry lists that origin in `allowed_origins`.
+    CrossOriginCard {
+        /// The per-agent opt-in is configured.
+        opt_in: bool,
+    },
+    /// A hostile card fetched over https whose interfaces are plain http, credentials configured
+    /// (and the http origin even listed in `allowed_origins`: no opt-in exists).
+    DowngradeCard,
 }
 
 /// What the cell must end with.
@@ -315,6 +325,7 @@ pub fn matrix() -> Vec<Cell> {
         }
     }
     hostile_stream_cells(&mut cells);
+    hostile_cards(&mut cells);
     cells
 }
 
@@ -392,5 +403,31 @@ fn hostile_stream_cells(cells: &mut Vec<Cell>) {
             Trouble::Inject(keep_alive_forever()),
             Expect::Code("a2a.timeout"),
         );
+    }
+}
+
+/// The hostile-card cells: credentials never follow a card to an origin the user did not
+/// configure, on either binding.
+fn hostile_cards(cells: &mut Vec<Cell>) {
+    for wire in [Wire::JsonRpc, Wire::Rest] {
+        for (trouble, expect) in [
+            (
+                Trouble::CrossOriginCard { opt_in: false },
+                Expect::Code("auth.host_mismatch"),
+            ),
+            (Trouble::CrossOriginCard { opt_in: true }, Expect::Recovers),
+            (
+                Trouble::DowngradeCard,
+                Expect::Code("auth.insecure_downgrade"),
+            ),
+        ] {
+            cells.push(Cell {
+                place: Place::Send,
+                wire,
+                trouble,
+                expect,
+                finding: None,
+            });
+        }
     }
 }

@@ -15,6 +15,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
 
 mod cells;
+mod hostile;
 mod probe;
 
 use std::collections::VecDeque;

@@ -25,6 +25,7 @@ use a2aflow::{EngineConfig, HostHooks, execute_workflow, fetch_agent_cards};
 use futures_util::StreamExt;
 
 use crate::cells::{Cell, Expect, Place, Trouble, Wire};
+use crate::hostile;
 
 /// The run deadline every cell is configured with.
 const RUN: Duration = Duration::from_secs(5);
@@ -121,6 +122,9 @@ fn faulty_spec(cell: &Cell) -> AgentSpec {
     if cell.place == Place::NegotiationReply {
         spec = spec.extension(NEGOTIATION_T_URI, false);
     }
+    if hostile::is_hostile(cell) {
+        spec = spec.require_auth(a2aflow::testkit::Credential::Bearer(hostile::TOKEN.into()));
+    }
     spec
 }
 
@@ -206,7 +210,7 @@ impl ControlPoint for Host {
     }
 }
 
-fn workflow(with_faulty: Option<&str>) -> a2aflow::model::Workflow {
+pub(crate) fn workflow(with_faulty: Option<&str>) -> a2aflow::model::Workflow {
     let healthy =
         r#"{"name": "healthy", "subtasks": [{"agent": "healthy", "description": "task fine"}]}"#;
     let steps = match with_faulty {
@@ -237,7 +241,7 @@ fn healthy_completed(result: &ExecutionResult) -> Result<(), String> {
     }
 }
 
-fn check_code(expect: Expect, got: Option<&str>, what: &str) -> Result<(), String> {
+pub(crate) fn check_code(expect: Expect, got: Option<&str>, what: &str) -> Result<(), String> {
     match expect {
         Expect::Code(code) if got == Some(code) => Ok(()),
         Expect::Recovers if got.is_none() => Ok(()),
@@ -376,6 +380,14 @@ async fn exercise(
         .await
         .map_err(|f| format!("healthy card fetch failed: {f}"))?;
     let tls = cell.trouble == Trouble::WrongCertificate;
+    if hostile::is_hostile(cell) {
+        let (hostile, run) = tokio::join!(
+            hostile::exercise(cell, faulty, &healthy_cards, config),
+            run_healthy(&healthy_cards, config),
+        );
+        hostile?;
+        return run;
+    }
     match cell.place {
         Place::Card => {
             if let Trouble::Inject(fault) = &cell.trouble {

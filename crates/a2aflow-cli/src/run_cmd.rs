@@ -19,7 +19,9 @@ use a2aflow::model::{Failure, LoadOptions, Workflow, validate};
 use a2aflow::protocol::HttpClient;
 use a2aflow::protocol::registry::{OrchestratorClient, RegistryClient, service_client};
 use a2aflow::protocol::wirelog::{RedactionPolicy, WireLog};
-use a2aflow::{EngineConfig, HostHooks, check_agents, execute_workflow_stream, fetch_agent_cards};
+use a2aflow::{
+    AgentEndpoint, EngineConfig, HostHooks, check_agents, discover_agents, execute_workflow_stream,
+};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -290,13 +292,14 @@ pub fn run(args: RunArgs) -> u8 {
                 }
             }
         }
-        let urls: Vec<String> = named.iter().map(|(_, u)| u.clone()).collect();
-        match within(deadline, budget, fetch_agent_cards(&urls, &config)).await {
-            Ok(fetched) => {
-                for ((name, _), mut card) in named.into_iter().zip(fetched) {
-                    card.name = name; // the workflow's name for the agent
-                    cards.push(card);
-                }
+        // Cards from --agents-dir and --registry carry no configured origin (their credentials go
+        // only to allowed_origins); --agent NAME=URL binds NAME's credentials to URL's origin.
+        let mut agents: Vec<AgentEndpoint> =
+            cards.iter().cloned().map(AgentEndpoint::from).collect();
+        match within(deadline, budget, discover_agents(&named, &config)).await {
+            Ok(discovered) => {
+                cards.extend(discovered.iter().map(|a| a.card().clone()));
+                agents.extend(discovered);
             }
             Err(f) => {
                 report(f);
@@ -318,7 +321,7 @@ pub fn run(args: RunArgs) -> u8 {
         };
         let mut stream = match execute_workflow_stream(
             workflow,
-            &cards,
+            &agents,
             Arc::new(host),
             &config,
             input,

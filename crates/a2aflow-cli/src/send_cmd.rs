@@ -11,7 +11,7 @@ use a2aflow::model::a2a::{
 use a2aflow::model::{ErrorCode, Failure};
 use a2aflow::protocol::client::ResponseReducer;
 use a2aflow::protocol::{CallOptions, Transport};
-use a2aflow::{EngineConfig, TransportFactory, fetch_agent_cards};
+use a2aflow::{AgentEndpoint, EngineConfig, TransportFactory, fetch_agent_cards};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -38,7 +38,7 @@ pub struct SendArgs {
     #[arg(long, value_name = "ID")]
     pub task_id: Option<String>,
     /// Credentials file (values from the environment, never the command line).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", requires = "agent_name")]
     pub credentials: Option<PathBuf>,
     /// Engine configuration file (.toml or .json; every key in docs/guide/configuration.md);
     /// flags override it.
@@ -48,6 +48,10 @@ pub struct SendArgs {
     /// cancelled (best effort). Default: the config's timeouts.run_secs (600).
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
+    /// The agent's name in the credentials file (never taken from the card); its credentials go
+    /// only to URL's origin, or to the entry's allowed_origins.
+    #[arg(long, value_name = "NAME")]
+    pub agent_name: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
@@ -101,13 +105,21 @@ fn request(args: &SendArgs, data: Option<serde_json::Value>) -> SendMessageReque
 /// The transport for the agent at `url`, with the configured binding preference, TLS, limits and
 /// credentials (checked against the card's security requirements, as the facade's engine client
 /// does).
-async fn transport(url: &str, config: &EngineConfig) -> Result<Arc<dyn Transport>, Failure> {
+async fn transport(
+    url: &str,
+    name: Option<&str>,
+    config: &EngineConfig,
+) -> Result<Arc<dyn Transport>, Failure> {
     let card = fetch_agent_cards(&[url.to_owned()], config)
         .await?
         .into_iter()
         .next()
         .ok_or_else(|| Failure::new(ErrorCode::A2aInvalidResponse, "no agent card"))?;
-    TransportFactory::new(config, None)?.connect(&card)
+    // Credentials are selected by the user's name (required whenever credentials are
+    // configured, checked in `run`), never the card's; without credentials the name is only a
+    // label.
+    let name = name.map_or_else(|| card.name.clone(), str::to_owned);
+    TransportFactory::new(config, None)?.connect_agent(&AgentEndpoint::new(name, url, card))
 }
 
 /// Folds answers into a reducer created from the first object's context id.
@@ -176,7 +188,9 @@ async fn exchange(
     slot: &mut Option<Arc<dyn Transport>>,
 ) -> Result<(), Failure> {
     use futures_util::StreamExt as _;
-    let transport = slot.insert(transport(&args.url, config).await?).clone();
+    let transport = slot
+        .insert(transport(&args.url, args.agent_name.as_deref(), config).await?)
+        .clone();
     let opts = CallOptions::default();
     if args.stream {
         let mut stream = transport.send_streaming_message(&req, &opts).await?;
@@ -358,6 +372,13 @@ pub fn run(args: SendArgs) -> u8 {
     }
     if let Some(c) = &args.credentials {
         config.credentials_file = Some(c.clone());
+    }
+    if config.credentials_file.is_some() && args.agent_name.is_none() {
+        // The card's own name must never pick an entry: any agent could claim another's.
+        return usage(
+            "credentials are configured: name the agent's entry with --agent-name NAME \
+             (the card's own name is never used to pick credentials)",
+        );
     }
     if let Err(f) = config.validate() {
         return usage(f);

@@ -230,3 +230,87 @@ fn an_input_required_task_exits_1_and_a_follow_up_on_it_completes() {
     assert_eq!(t["status"]["state"], "TASK_STATE_COMPLETED", "{t:#}");
     assert_eq!(t["artifacts"][0]["parts"][0]["data"]["echo"], "more detail");
 }
+
+/// Issue 20 item 1: `send` selects credentials by the name the user gives (`--agent-name`),
+/// never by the name the agent's card declares for itself.
+#[test]
+fn credentials_are_selected_by_agent_name_not_by_the_cards_name() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let spec = a2aflow_testkit::AgentSpec::new("locked")
+        .require_auth(a2aflow_testkit::Credential::Bearer("victim-token".into()))
+        .card_patch(|card| card["name"] = serde_json::json!("victim"));
+    let server = rt
+        .block_on(a2aflow_testkit::TestServer::single(spec))
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let creds = dir.path().join("credentials.json");
+    std::fs::write(
+        &creds,
+        r#"{"victim": {"bearer": {"token": "victim-token"}}}"#,
+    )
+    .unwrap();
+    let url = server.card_url("locked");
+    let creds = creds.to_str().unwrap();
+
+    let out = a2aflow(&["send", &url, "echo hi", "--credentials", creds]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--agent-name"), "{}", stderr(&out));
+
+    let out = a2aflow(&[
+        "send",
+        &url,
+        "echo hi",
+        "--credentials",
+        creds,
+        "--agent-name",
+        "mine",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("auth.requirement_unsatisfied"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        !server
+            .requests()
+            .iter()
+            .any(|r| r.header("authorization").is_some()),
+        "the card's self-declared name must not pick the token"
+    );
+
+    let out = a2aflow(&[
+        "send",
+        &url,
+        "echo hi",
+        "--credentials",
+        creds,
+        "--agent-name",
+        "victim",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+
+    // Credentials named by a --config file need the user's name just the same.
+    let config = dir.path().join("engine.toml");
+    std::fs::write(&config, format!("credentials_file = {creds:?}\n")).unwrap();
+    let before = server.requests().len();
+    let out = a2aflow(&[
+        "send",
+        &url,
+        "echo hi",
+        "--config",
+        config.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--agent-name"), "{}", stderr(&out));
+    assert_eq!(
+        server.requests().len(),
+        before,
+        "refused before any request"
+    );
+    drop(server);
+}

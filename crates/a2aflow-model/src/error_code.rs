@@ -197,6 +197,8 @@ error_codes! {
     AuthConflictingHeaders => "auth.conflicting_headers",
     /// Credentials would be sent to a host other than the one they were configured for.
     AuthHostMismatch => "auth.host_mismatch",
+    /// Credentials would travel over plain `http` to an interface of a card fetched over `https`.
+    AuthInsecureDowngrade => "auth.insecure_downgrade",
     /// The OAuth2 token endpoint refused or failed.
     AuthTokenRequestFailed => "auth.token_request_failed",
     /// The agent rejected the credentials (HTTP 401/403).

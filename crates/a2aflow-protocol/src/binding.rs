@@ -75,6 +75,18 @@ pub fn connect(
     preference: &[Binding],
 ) -> Result<Arc<dyn Transport>, TransportError> {
     let (binding, interface) = select_interface(card, preference)?;
+    // The card chose the URL: one without an http(s) origin is the agent's fault.
+    crate::http_client::parse_uri(&interface.url).map_err(|_| {
+        let shown: String = interface
+            .url
+            .chars()
+            .take(128)
+            .flat_map(char::escape_debug)
+            .collect();
+        TransportError::InvalidResponse(format!(
+            "the card's {binding} interface URL \"{shown}\" is not an absolute http(s) URL"
+        ))
+    })?;
     let tenant = interface.tenant.clone().filter(|t| !t.is_empty());
     Ok(match binding {
         Binding::JsonRpc => Arc::new(JsonRpcTransport::new(
@@ -133,6 +145,18 @@ mod tests {
         // An empty preference list offers nothing.
         let c = card(&[("http://h/rpc", "JSONRPC", "1.0")]);
         assert!(select_interface(&c, &[]).is_err());
+    }
+
+    #[test]
+    fn an_interface_url_without_an_http_origin_is_the_agents_fault() {
+        let client = HttpClient::new().unwrap();
+        for url in ["not a url", "file:///etc/passwd", "h:50051"] {
+            let c = card(&[(url, "JSONRPC", "1.0")]);
+            let e = connect(&c, &client, Binding::DEFAULT_PREFERENCE)
+                .err()
+                .unwrap();
+            assert_eq!(e.code_str(), "a2a.invalid_response", "{url}");
+        }
     }
 
     #[test]

@@ -335,7 +335,7 @@ impl HttpClient {
                 opts,
             )
             .await?;
-        decode_json_reply(reply, "AgentCard")
+        crate::card_compat::decode_agent_card(decode_json_reply(reply, "AgentCard")?)
     }
 
     /// Sends a request and reads the whole body within the request timeout (or the caller's

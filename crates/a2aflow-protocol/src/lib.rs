@@ -20,6 +20,7 @@
 //! - [`sse::SseParser`] — the incremental SSE parser the streams run on.
 
 pub mod binding;
+pub mod card_compat;
 pub mod envelope;
 pub mod error;
 pub mod headers;

@@ -19,6 +19,8 @@ use a2aflow_model::a2a::AgentCard;
 use a2aflow_model::{ErrorCode, Failure, LoadOptions, Loaded, load_workflow_value};
 use async_trait::async_trait;
 use http::{HeaderMap, HeaderValue, Uri, header};
+
+use crate::auth::Origin;
 use serde_json::{Value, json};
 
 use crate::envelope::classify_error_body;
@@ -37,26 +39,17 @@ pub const SEARCH_PATH: &str = "/api/v1/orchestrate/search";
 /// Adds `Authorization: Bearer <token>` to requests for one host (scheme, host and port of the
 /// base URL); a request anywhere else fails with `auth.host_mismatch` rather than leak the token.
 pub struct BearerToken {
-    authority: String,
+    origin: Origin,
     value: HeaderValue,
 }
 
 impl std::fmt::Debug for BearerToken {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BearerToken")
-            .field("authority", &self.authority)
+            .field("origin", &self.origin.to_string())
             .field("token", &"<redacted>")
             .finish()
     }
-}
-
-fn origin(uri: &Uri) -> String {
-    format!(
-        "{}://{}",
-        uri.scheme_str().unwrap_or_default(),
-        uri.authority().map(|a| a.as_str()).unwrap_or_default()
-    )
-    .to_ascii_lowercase()
 }
 
 impl BearerToken {
@@ -64,6 +57,7 @@ impl BearerToken {
     /// value is `config.invalid_credentials`; a bad URL is `config.invalid`.
     pub fn new(base_url: &str, token: &str) -> Result<Self, Failure> {
         let uri = parse_uri(base_url.trim())?;
+        let origin = Origin::of(&uri)?;
         let token = token.trim();
         let mut value = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
             Failure::new(
@@ -78,22 +72,20 @@ impl BearerToken {
             ));
         }
         value.set_sensitive(true);
-        Ok(BearerToken {
-            authority: origin(&uri),
-            value,
-        })
+        Ok(BearerToken { origin, value })
     }
 }
 
 #[async_trait]
 impl RequestHeaders for BearerToken {
     async fn headers_for(&self, url: &Uri) -> Result<HeaderMap, Failure> {
-        if origin(url) != self.authority {
-            return Err(Failure::new(
-                ErrorCode::AuthHostMismatch,
-                "the access token is configured for another host",
-            ));
-        }
+        self.origin.check(url).map_err(|f| Failure {
+            message: format!(
+                "the access token is configured for another host: {}",
+                f.message
+            ),
+            ..f
+        })?;
         let mut h = HeaderMap::new();
         h.insert(header::AUTHORIZATION, self.value.clone());
         Ok(h)
@@ -208,7 +200,7 @@ impl RegistryClient {
         items
             .iter()
             .map(|c| {
-                serde_json::from_value(c.clone()).map_err(|e| {
+                crate::card_compat::agent_card_from_value(c.clone()).map_err(|e| {
                     Failure::new(
                         ErrorCode::A2aInvalidResponse,
                         format!("the registry listed an invalid agent card: {e}"),
@@ -373,6 +365,17 @@ mod tests {
             .unwrap_err();
         assert_eq!(err.code, "auth.host_mismatch");
         assert!(!format!("{t:?}").contains("abc"));
+        // Origins compare as origins: a default port spelled out is the same origin, another
+        // scheme on the same port is not.
+        let t = BearerToken::new("https://reg.example:443/base", "tok").unwrap();
+        t.headers_for(&"https://REG.example/rest".parse().unwrap())
+            .await
+            .unwrap();
+        let err = t
+            .headers_for(&"http://reg.example:443/rest".parse().unwrap())
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, "auth.host_mismatch");
         assert_eq!(
             BearerToken::new("https://h", " ").unwrap_err().code,
             "config.invalid_credentials"

@@ -8,7 +8,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use a2a::{AgentCard, SecurityScheme};
 use a2aflow_model::{ErrorCode, Failure};
 use a2aflow_protocol::RequestHeaders;
-use a2aflow_protocol::auth::{AgentAuth, AuthProvider, AuthRequest, Credentials, Environment};
+use a2aflow_protocol::auth::{
+    AgentAuth, AuthProvider, AuthRequest, ConfiguredOrigin, Credentials, Environment,
+};
 use async_trait::async_trait;
 use http::{HeaderMap, HeaderValue, Uri};
 use serde_json::{Value, json};
@@ -381,10 +383,115 @@ async fn two_schemes_setting_one_header_differently_conflict() {
 
 #[tokio::test]
 async fn interface_url_must_have_an_http_origin() {
-    let e = AgentAuth::builder(card(Value::Null, Value::Null), "agent.example:50051")
+    // The card names the interface URL: one without an http(s) origin is the agent's fault, even
+    // when no credentials are configured (issue 20 item 16).
+    for url in ["agent.example:50051", "not a url", "file:///etc/passwd"] {
+        let e = AgentAuth::builder(card(Value::Null, Value::Null), url)
+            .build()
+            .unwrap_err();
+        assert!(e.is(ErrorCode::A2aInvalidResponse), "{url}: {e}");
+    }
+}
+
+fn bearer_creds(extra: Value) -> Credentials {
+    let mut entry = json!({"bearer": {"token": "origin-secret"}});
+    if let Value::Object(m) = extra {
+        entry.as_object_mut().unwrap().extend(m);
+    }
+    creds(json!({ "Test Agent": entry }))
+}
+
+fn bound(c: &Credentials, configured: ConfiguredOrigin) -> Result<AgentAuth, Failure> {
+    AgentAuth::builder(card(standard_schemes(), json!([{"bearer": []}])), URL)
+        .credentials(c)
+        .configured_origin(configured)
+        .build()
+}
+
+#[tokio::test]
+async fn credentials_go_only_to_the_origin_the_user_configured() {
+    let c = bearer_creds(Value::Null);
+    // The card was fetched from the interface's origin (another path, default port spelled out).
+    let same =
+        ConfiguredOrigin::AgentUrl("https://Agent.Example:443/.well-known/agent-card.json".into());
+    assert_eq!(
+        headers(&bound(&c, same).unwrap()).await["authorization"],
+        "Bearer origin-secret"
+    );
+    // Fetched from elsewhere: the interface the card names is not where the user pointed.
+    let other = ConfiguredOrigin::AgentUrl("https://front.example/card.json".into());
+    let e = bound(&c, other.clone()).unwrap_err();
+    assert!(e.is(ErrorCode::AuthHostMismatch), "{e}");
+    assert_eq!(e.details["configuredOrigin"], "https://front.example:443");
+    assert_eq!(e.details["interfaceOrigin"], "https://agent.example:443");
+    assert!(!e.message.contains("origin-secret"));
+    // A card nobody configured an origin for gets nothing without an allow-list.
+    let e = bound(&c, ConfiguredOrigin::Unknown).unwrap_err();
+    assert!(e.is(ErrorCode::AuthHostMismatch), "{e}");
+    // The per-agent opt-in.
+    let allowed = bearer_creds(json!({"allowed_origins": ["https://agent.example"]}));
+    bound(&allowed, other).unwrap();
+    bound(&allowed, ConfiguredOrigin::Unknown).unwrap();
+    // Without configured credentials there is nothing to protect: the provider alone is fine.
+    AgentAuth::builder(card(standard_schemes(), json!([{"bearer": []}])), URL)
+        .provider(Provider::new(vec![], true))
+        .configured_origin(ConfiguredOrigin::Unknown)
+        .build()
+        .unwrap();
+}
+
+#[tokio::test]
+async fn an_https_card_with_a_plain_http_interface_is_a_downgrade() {
+    let allowed = bearer_creds(json!({"allowed_origins": ["http://agent.example"]}));
+    let e = AgentAuth::builder(
+        card(standard_schemes(), json!([{"bearer": []}])),
+        "http://agent.example/a2a",
+    )
+    .credentials(&allowed)
+    .configured_origin(ConfiguredOrigin::AgentUrl(
+        "https://agent.example/card.json".into(),
+    ))
+    .build()
+    .unwrap_err();
+    assert!(e.is(ErrorCode::AuthInsecureDowngrade), "{e}");
+}
+
+#[tokio::test]
+async fn a_card_chosen_oauth2_token_url_must_be_at_a_configured_origin() {
+    let schemes = json!({"oauth": {"oauth2SecurityScheme": {"flows": {"clientCredentials": {
+        "tokenUrl": "https://collector.example/token", "scopes": {}}}}}});
+    let c = creds(json!({"Test Agent": {"oauth": {"client_id": "id", "client_secret": "cs"}}}));
+    let e = AgentAuth::builder(card(schemes, json!([{"oauth": []}])), URL)
+        .credentials(&c)
+        .configured_origin(ConfiguredOrigin::AgentUrl(URL.into()))
         .build()
         .unwrap_err();
-    assert!(e.is(ErrorCode::ConfigInvalidCredentials), "{e}");
+    assert!(e.is(ErrorCode::AuthHostMismatch), "{e}");
+    assert_eq!(e.details["tokenOrigin"], "https://collector.example:443");
+}
+
+#[test]
+fn allowed_origins_must_be_http_origins() {
+    for bad in [
+        json!("https://a"),
+        json!(["ftp://a"]),
+        json!([7]),
+        json!(["not a url"]),
+    ] {
+        let e = Credentials::from_value(
+            &json!({"A": {"allowed_origins": bad, "s": {"token": "t"}}}),
+            &Environment::default(),
+        )
+        .unwrap_err();
+        assert!(e.is(ErrorCode::ConfigInvalidCredentials), "{e}");
+    }
+    let c = creds(json!({
+        "profiles": {"p": {"s": {"token": "t"}}},
+        "agents": {"A": {"profile": "p", "allowed_origins": ["https://b.example:8443/x"]}}
+    }));
+    let a = c.for_agent("A").unwrap();
+    assert_eq!(a.allowed_origins()[0].to_string(), "https://b.example:8443");
+    assert_eq!(a.scheme_names().collect::<Vec<_>>(), ["s"]);
 }
 
 #[tokio::test]
@@ -394,4 +501,23 @@ async fn debug_of_agent_auth_shows_no_secret() {
     let shown = format!("{auth:?}");
     assert!(shown.contains("Test Agent"));
     assert!(!shown.contains("dbg-secret-77"), "{shown}");
+}
+
+#[tokio::test]
+async fn a_token_and_an_authorization_header_in_one_entry_conflict() {
+    // Issue 20 item 17: one entry sets the token (placed in Authorization) and an explicit
+    // Authorization header with another value. That is a conflict of the entry, named by agent
+    // and header, not an unsatisfied requirement.
+    let c = creds(json!({"Test Agent": {"bearer": {
+        "token": "from-token",
+        "headers": {"Authorization": "Bearer from-header"}
+    }}}));
+    let e = build(card(standard_schemes(), json!([{"bearer": []}])), &c).unwrap_err();
+    assert!(e.is(ErrorCode::AuthConflictingHeaders), "{e}");
+    assert_eq!(
+        e.message,
+        "Authentication header conflict for agent Test Agent: authorization (scheme bearer)"
+    );
+    assert_eq!(e.details["agent"], "Test Agent");
+    assert!(!e.message.contains("from-"), "{}", e.message);
 }

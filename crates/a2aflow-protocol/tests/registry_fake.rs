@@ -319,3 +319,23 @@ async fn search_without_data_is_no_result() {
     let center = OrchestratorClient::new(&f.base, HttpClient::new().unwrap()).unwrap();
     assert!(center.search("x", 1).await.unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn a_registry_card_with_legacy_security_schemes_is_normalised() {
+    let card = json!({
+        "name": "legacy", "description": "d", "version": "1",
+        "supportedInterfaces": [{"url": "https://h/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+        "capabilities": {}, "defaultInputModes": [], "defaultOutputModes": [], "skills": [],
+        "securitySchemes": {"key": {"type": "apiKey", "in": "header", "name": "X-Key"}},
+        "securityRequirements": [{"schemes": {"key": {}}}]
+    });
+    let body = json!({"agentCards": [card]}).to_string();
+    let f = fake(Arc::new(move |_s: &Seen| (200, body.clone()))).await;
+    let reg = RegistryClient::new(&f.base, HttpClient::new().unwrap()).unwrap();
+    let cards = reg.fetch_agent_cards().await.unwrap();
+    let schemes = cards[0].security_schemes.as_ref().unwrap();
+    assert!(matches!(
+        &schemes["key"],
+        a2aflow_model::a2a::SecurityScheme::ApiKey(k) if k.name == "X-Key" && k.location == "header"
+    ));
+}

@@ -399,3 +399,54 @@ async fn the_card_is_found_from_a_base_url_with_a_path_prefix() {
     assert_eq!(by_slash, by_card);
     server.shutdown().await.unwrap();
 }
+
+/// Issue 20 item 22: cards whose security schemes use the older shapes real agents publish.
+#[tokio::test]
+async fn a_card_with_legacy_security_schemes_is_normalised_to_a2a_1_0() {
+    use a2aflow_model::a2a::SecurityScheme;
+    let legacy = serde_json::json!({
+        "bare": {"scheme": "bearer"},
+        "openapi": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"},
+        "key": {"type": "apiKey", "in": "header", "name": "X-API-Key"},
+    });
+    let server = TestServer::builder()
+        .agent(AgentSpec::new("a").card_patch(move |card| {
+            card["securitySchemes"] = legacy.clone();
+            card["security"] = serde_json::json!([{"openapi": []}]);
+        }))
+        .agent(AgentSpec::new("odd").card_patch(|card| {
+            card["securitySchemes"] = serde_json::json!({"sig": {"type": "httpSignature"}});
+        }))
+        .spawn()
+        .await
+        .unwrap();
+    let client = HttpClient::new().unwrap();
+    let card = client
+        .fetch_agent_card(&server.card_url("a"), &CallOptions::default())
+        .await
+        .unwrap();
+    let schemes = card.security_schemes.clone().unwrap();
+    assert!(matches!(&schemes["bare"], SecurityScheme::HttpAuth(h) if h.scheme == "bearer"));
+    assert!(
+        matches!(&schemes["openapi"], SecurityScheme::HttpAuth(h) if h.bearer_format.as_deref() == Some("JWT"))
+    );
+    assert!(
+        matches!(&schemes["key"], SecurityScheme::ApiKey(k) if k.location == "header" && k.name == "X-API-Key")
+    );
+    let requirements = card.security_requirements.clone().unwrap();
+    assert!(requirements[0].contains_key("openapi"));
+
+    let e = client
+        .fetch_agent_card(&server.card_url("odd"), &CallOptions::default())
+        .await
+        .unwrap_err();
+    assert_eq!(e.code_str(), "a2a.invalid_response");
+    let message = e.to_failure().message;
+    assert!(
+        message.contains(
+            "security scheme `sig` has type `httpSignature`, which has no A2A 1.0 equivalent"
+        ),
+        "{message}"
+    );
+    server.shutdown().await.unwrap();
+}

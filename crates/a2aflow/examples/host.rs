@@ -3,7 +3,7 @@
 
 use a2aflow::kernel::{CallbackError, ControlPoint, RunInput};
 use a2aflow::model::{LoadOptions, MessageContent, TaskRequest, load_workflow_str};
-use a2aflow::{EngineConfig, HostHooks, execute_workflow, fetch_agent_cards};
+use a2aflow::{EngineConfig, HostHooks, discover_agents, execute_workflow};
 use std::sync::Arc;
 
 // README:begin
@@ -24,12 +24,13 @@ async fn run_once(card_url: String) -> Result<(), Box<dyn std::error::Error>> {
     )?
     .workflow;
     let config = EngineConfig::default(); // or EngineConfig::from_file("engine.toml")?
-    let mut cards = fetch_agent_cards(&[card_url], &config).await?;
-    cards[0].name = "alpha".into(); // the name the workflow uses for this agent
+    // The name the workflow (and the credentials file) uses for the agent, and the URL you trust
+    // for it: credentials go only to that URL's origin, whatever the fetched card names.
+    let agents = discover_agents(&[("alpha", card_url.as_str())], &config).await?;
     let host = Arc::new(Host);
     let result = execute_workflow(
         workflow,
-        &cards,
+        &agents,
         host,
         &config,
         RunInput::default(),

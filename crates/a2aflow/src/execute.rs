@@ -1,12 +1,19 @@
 //! `execute_workflow`: build transports and the engine client from agent cards and an
 //! [`EngineConfig`], run, and close only what was created here.
+//!
+//! Credentials from the configured credentials file follow the user, never the card: an
+//! [`AgentEndpoint`] (from [`discover_agents`]) remembers the name the user gave the agent (which
+//! selects its credentials entry) and the URL its card was fetched from (the origin its
+//! credentials may go to, besides the entry's `allowed_origins`). A bare [`AgentCard`] carries no
+//! configured origin, so its credentials go only to origins the entry lists in `allowed_origins`.
 
 use crate::config::EngineConfig;
 use a2aflow_kernel::{ControlPoint, EventStream, RunInput, RunOptions, run, run_stream};
 use a2aflow_model::a2a::AgentCard;
 use a2aflow_model::{ExecutionResult, Failure, Workflow};
 use a2aflow_protocol::auth::{
-    AgentAuth, AuthProvider, Credentials, Environment, HttpTokenFetcher, TokenFetcher,
+    AgentAuth, AuthProvider, ConfiguredOrigin, Credentials, Environment, HttpTokenFetcher,
+    TokenFetcher,
 };
 use a2aflow_protocol::client::A2aEngineClient;
 use a2aflow_protocol::wirelog::{RedactionPolicy, WireLog};
@@ -24,19 +31,93 @@ pub struct HostHooks {
     pub run_options: RunOptions,
 }
 
-/// Builds the engine client for `cards`: for each card, the binding from the configured
-/// preference, its credentials (checked against the card's security requirements), TLS, limits and
-/// an HTTP client with a pool of its own. Every construction problem is a typed failure
-/// (`config.*`, `auth.*`, `a2a.unsupported_binding`) before anything is sent.
-pub fn build_engine_client(
-    cards: &[AgentCard],
+/// An agent as the user configured it: its card, named with the name the user gave the agent
+/// (the workflow's and the credentials file's name for it), and the URL the user gave for it.
+#[derive(Debug, Clone)]
+pub struct AgentEndpoint {
+    card: AgentCard,
+    configured_url: Option<String>,
+}
+
+impl AgentEndpoint {
+    /// The agent the user calls `name`, configured at `url` (its card URL or base URL), with the
+    /// `card` fetched from there. The card's own `name` is replaced by `name`.
+    pub fn new(name: impl Into<String>, url: impl Into<String>, mut card: AgentCard) -> Self {
+        card.name = name.into();
+        AgentEndpoint {
+            card,
+            configured_url: Some(url.into()),
+        }
+    }
+
+    /// The name the user gave the agent.
+    pub fn name(&self) -> &str {
+        &self.card.name
+    }
+
+    /// The card (its `name` is the user's name for the agent).
+    pub fn card(&self) -> &AgentCard {
+        &self.card
+    }
+
+    /// The URL the user configured for the agent; `None` for a card given on its own.
+    pub fn configured_url(&self) -> Option<&str> {
+        self.configured_url.as_deref()
+    }
+}
+
+/// A card given on its own (from a file, a registry, or built in code): no configured origin, so
+/// configured credentials go only to the origins of the entry's `allowed_origins`.
+impl From<AgentCard> for AgentEndpoint {
+    fn from(card: AgentCard) -> Self {
+        AgentEndpoint {
+            card,
+            configured_url: None,
+        }
+    }
+}
+
+/// What [`execute_workflow`] and [`TransportFactory::connect_agent`] take per agent: an
+/// [`AgentEndpoint`], or a bare [`AgentCard`] (no configured origin).
+pub trait AgentSource {
+    /// The card; its `name` selects the credentials entry and is the workflow's name for the agent.
+    fn card(&self) -> &AgentCard;
+    /// The URL the user configured for the agent, if any.
+    fn configured_url(&self) -> Option<&str>;
+}
+
+impl AgentSource for AgentCard {
+    fn card(&self) -> &AgentCard {
+        self
+    }
+    fn configured_url(&self) -> Option<&str> {
+        None
+    }
+}
+
+impl AgentSource for AgentEndpoint {
+    fn card(&self) -> &AgentCard {
+        &self.card
+    }
+    fn configured_url(&self) -> Option<&str> {
+        self.configured_url.as_deref()
+    }
+}
+
+/// Builds the engine client for `agents`: for each agent, the binding from the configured
+/// preference, its credentials (checked against the card's security requirements and bound to
+/// the origin the user configured), TLS, limits and an HTTP client with a pool of its own. Every
+/// construction problem is a typed failure (`config.*`, `auth.*`, `a2a.unsupported_binding`,
+/// `a2a.invalid_response` for an unusable interface URL) before anything is sent.
+pub fn build_engine_client<A: AgentSource>(
+    agents: &[A],
     config: &EngineConfig,
     auth_provider: Option<Arc<dyn AuthProvider>>,
 ) -> Result<A2aEngineClient, Failure> {
     let transports = TransportFactory::new(config, auth_provider)?;
     let mut client = A2aEngineClient::new(config.client_config()?)?;
-    for card in cards {
-        client.add_agent(card, transports.connect(card)?)?;
+    for agent in agents {
+        client.add_agent(agent.card(), transports.connect_agent(agent)?)?;
     }
     Ok(client)
 }
@@ -90,10 +171,31 @@ impl TransportFactory {
         })
     }
 
-    /// The transport for `card` (`a2a.unsupported_binding`, `auth.*` before anything is sent).
+    /// The transport for a card given on its own (`a2a.unsupported_binding`, `auth.*` before
+    /// anything is sent). Nobody configured its origin: configured credentials are sent only
+    /// when its interface is at one of the entry's `allowed_origins` (`auth.host_mismatch`
+    /// otherwise). Use [`TransportFactory::connect_agent`] with an [`AgentEndpoint`] to bind them
+    /// to the URL the card was fetched from.
     pub fn connect(&self, card: &AgentCard) -> Result<Arc<dyn Transport>, Failure> {
+        self.connect_agent(card)
+    }
+
+    /// The transport for `agent`: credentials from the entry named by the card's name, sent only
+    /// to the origin of the agent's configured URL or of the entry's `allowed_origins`
+    /// (`auth.host_mismatch`), and never over plain http when the configured URL is https
+    /// (`auth.insecure_downgrade`).
+    pub fn connect_agent<A: AgentSource + ?Sized>(
+        &self,
+        agent: &A,
+    ) -> Result<Arc<dyn Transport>, Failure> {
+        let card = agent.card();
         let (_, interface) = binding::select_interface(card, &self.preference)?;
+        let configured = match agent.configured_url() {
+            Some(url) => ConfiguredOrigin::AgentUrl(url.to_owned()),
+            None => ConfiguredOrigin::Unknown,
+        };
         let mut auth = AgentAuth::builder(Arc::new(card.clone()), interface.url.clone())
+            .configured_origin(configured)
             .client_identity(self.client_identity)
             .token_fetcher(self.token_fetcher.clone());
         if let Some(creds) = &self.credentials {
@@ -119,7 +221,8 @@ impl TransportFactory {
 
 /// Fetches the public agent card of each URL (the card URL itself or the agent's base URL) with
 /// the configuration's TLS and limits, `A2A-Version: 1.0` included. No credentials are sent: the
-/// card says which ones the agent needs.
+/// card says which ones the agent needs. The cards do not remember where they came from: to send
+/// configured credentials to the agents, use [`discover_agents`].
 pub async fn fetch_agent_cards(
     urls: &[String],
     config: &EngineConfig,
@@ -139,13 +242,29 @@ pub async fn fetch_agent_cards(
     Ok(cards)
 }
 
+/// Fetches the card of each `(name, url)` the user configured (as [`fetch_agent_cards`]) and
+/// returns the agents as [`AgentEndpoint`]s: named `name`, with credentials bound to `url`'s
+/// origin.
+pub async fn discover_agents<N: AsRef<str>, U: AsRef<str>>(
+    agents: &[(N, U)],
+    config: &EngineConfig,
+) -> Result<Vec<AgentEndpoint>, Failure> {
+    let urls: Vec<String> = agents.iter().map(|(_, u)| u.as_ref().to_owned()).collect();
+    let cards = fetch_agent_cards(&urls, config).await?;
+    Ok(agents
+        .iter()
+        .zip(cards)
+        .map(|((name, url), card)| AgentEndpoint::new(name.as_ref(), url.as_ref(), card))
+        .collect())
+}
+
 /// Runs `workflow` against the agents of `cards` with `control_point` deciding content, routes
 /// and negotiation replies. Construction problems return `Err` before anything is sent; a run
 /// that fails returns `Ok` with `success == false` and its failure. The transports and
 /// connections built here are closed when this returns.
-pub async fn execute_workflow(
+pub async fn execute_workflow<A: AgentSource>(
     workflow: impl Into<Arc<Workflow>>,
-    cards: &[AgentCard],
+    cards: &[A],
     control_point: Arc<dyn ControlPoint>,
     config: &EngineConfig,
     input: RunInput,
@@ -158,9 +277,9 @@ pub async fn execute_workflow(
 
 /// [`execute_workflow`] as a stream of events; dropping the stream cancels the run. The client
 /// built here lives exactly as long as the run.
-pub fn execute_workflow_stream(
+pub fn execute_workflow_stream<A: AgentSource>(
     workflow: impl Into<Arc<Workflow>>,
-    cards: &[AgentCard],
+    cards: &[A],
     control_point: Arc<dyn ControlPoint>,
     config: &EngineConfig,
     input: RunInput,

@@ -34,8 +34,8 @@ pub use a2aflow_kernel::{check_agents, unknown_agents};
 pub use config::EngineConfig;
 #[cfg(feature = "protocol")]
 pub use execute::{
-    HostHooks, TransportFactory, build_engine_client, execute_workflow, execute_workflow_stream,
-    fetch_agent_cards,
+    AgentEndpoint, AgentSource, HostHooks, TransportFactory, build_engine_client, discover_agents,
+    execute_workflow, execute_workflow_stream, fetch_agent_cards,
 };
 
 /// The host-integration guide's code blocks are compiled as doctests, so the guide cannot drift

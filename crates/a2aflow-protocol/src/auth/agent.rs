@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use http::{HeaderMap, HeaderName, Uri};
 
 use super::file::{AgentCredentials, Credentials};
-use super::origin::Origin;
+use super::origin::{ConfiguredOrigin, Origin};
 use super::requirement::{self, Choice, Inputs};
 use super::token::{DEFAULT_TOKEN_TIMEOUT, TokenFetcher};
 use super::{AuthProvider, AuthRequest, merge_headers};
@@ -53,6 +53,7 @@ pub struct AgentAuthBuilder {
     client_identity: bool,
     token_timeout: Duration,
     provider_timeout: Duration,
+    configured: ConfiguredOrigin,
 }
 
 impl AgentAuth {
@@ -68,6 +69,7 @@ impl AgentAuth {
             client_identity: false,
             token_timeout: DEFAULT_TOKEN_TIMEOUT,
             provider_timeout: DEFAULT_PROVIDER_TIMEOUT,
+            configured: ConfiguredOrigin::default(),
         }
     }
 
@@ -129,7 +131,8 @@ impl AgentAuth {
 
 impl AgentAuthBuilder {
     /// Uses the entry of `credentials` whose name is the card's name (none is fine when the card
-    /// needs none or a provider covers it).
+    /// needs none or a provider covers it). The card's name must be the one the user gave the
+    /// agent (set it before building), never the name a fetched card declares for itself.
     pub fn credentials(mut self, credentials: &Credentials) -> Self {
         self.credentials = credentials.for_agent(&self.card.name).cloned();
         self
@@ -166,24 +169,63 @@ impl AgentAuthBuilder {
         self
     }
 
+    /// Who chose the origin credentials may go to (default [`ConfiguredOrigin::Interface`]: the
+    /// caller chose the interface URL). Give [`ConfiguredOrigin::AgentUrl`] with the URL the user
+    /// configured when the interface URL comes from a fetched card, or
+    /// [`ConfiguredOrigin::Unknown`] for a card nobody vouched for.
+    pub fn configured_origin(mut self, configured: ConfiguredOrigin) -> Self {
+        self.configured = configured;
+        self
+    }
+
     /// Bound on one provider call (default [`DEFAULT_PROVIDER_TIMEOUT`]).
     pub fn provider_timeout(mut self, timeout: Duration) -> Self {
         self.provider_timeout = timeout;
         self
     }
 
-    /// Checks everything: the interface URL has an http(s) origin, the card's security
-    /// requirements are satisfiable (`auth.requirement_unsatisfied`), and a fetched token has a
-    /// fetcher (`config.invalid_credentials`).
+    /// Checks everything: the interface URL has an http(s) origin (`a2a.invalid_response`: the
+    /// card names it), the card's security requirements are satisfiable
+    /// (`auth.requirement_unsatisfied`), a fetched token has a fetcher
+    /// (`config.invalid_credentials`), and, when configured credentials will be sent, the
+    /// interface is at an origin the user configured (`auth.host_mismatch`) and is not plain
+    /// `http` for a card fetched over `https` (`auth.insecure_downgrade`).
     pub fn build(self) -> Result<AgentAuth, Failure> {
-        let origin = Origin::parse(&self.interface_url)?;
+        let agent = self.card.name.as_str();
+        let origin = Origin::parse(&self.interface_url)
+            .map_err(|_| unusable_interface(agent, &self.interface_url))?;
+        let configured = match &self.configured {
+            ConfiguredOrigin::AgentUrl(url) => Some(Origin::parse(url).map_err(|_| {
+                Failure::new(
+                    ErrorCode::ConfigInvalid,
+                    format!("the URL configured for agent {agent} is not an absolute http(s) URL"),
+                )
+                .with_detail("agent", agent)
+            })?),
+            _ => None,
+        };
+        let mut destinations: Vec<Origin> = match &self.configured {
+            ConfiguredOrigin::AgentUrl(_) => configured.iter().cloned().collect(),
+            ConfiguredOrigin::Unknown => Vec::new(),
+            _ => vec![origin.clone()],
+        };
+        for allowed in self.credentials.iter().flat_map(|c| c.allowed_origins()) {
+            if !destinations.contains(allowed) {
+                destinations.push(allowed.clone());
+            }
+        }
+        let card_chose_interface = self.configured != ConfiguredOrigin::Interface;
         let choice = requirement::choose(&Inputs {
             card: &self.card,
             credentials: self.credentials.as_ref(),
             provider: self.provider.as_deref(),
             client_identity: self.client_identity,
             token_timeout: self.token_timeout,
+            card_url_origins: card_chose_interface.then_some(destinations.as_slice()),
         })?;
+        if !choice.plans.is_empty() {
+            check_destination(agent, &origin, configured.as_ref(), &destinations)?;
+        }
         if self.fetcher.is_none() {
             if let Some(p) = choice.plans.iter().find(|p| p.fetched.is_some()) {
                 return Err(Failure::new(
@@ -215,6 +257,57 @@ impl AgentAuthBuilder {
             emitted: Mutex::new(HashSet::new()),
         })
     }
+}
+
+/// The card's interface URL has no http(s) origin: the agent's fault, whatever is configured.
+fn unusable_interface(agent: &str, url: &str) -> Failure {
+    let shown: String = url.chars().take(128).flat_map(char::escape_debug).collect();
+    Failure::new(
+        ErrorCode::A2aInvalidResponse,
+        format!(
+            "the card of agent {agent} names the interface URL \"{shown}\", which is not an absolute http(s) URL"
+        ),
+    )
+    .with_detail("agent", agent)
+}
+
+/// Configured credentials go to `interface` only when it is one of the `destinations` the user
+/// configured, and never over plain http when the agent URL the user gave is https.
+fn check_destination(
+    agent: &str,
+    interface: &Origin,
+    configured: Option<&Origin>,
+    destinations: &[Origin],
+) -> Result<(), Failure> {
+    if let Some(configured) = configured.filter(|c| c.is_https() && !interface.is_https()) {
+        return Err(Failure::new(
+            ErrorCode::AuthInsecureDowngrade,
+            format!(
+                "the card of agent {agent}, fetched over https from {configured}, names a plain http interface at {interface}; its credentials are not sent in cleartext"
+            ),
+        )
+        .with_detail("agent", agent)
+        .with_detail("configuredOrigin", configured.to_string())
+        .with_detail("interfaceOrigin", interface.to_string()));
+    }
+    if destinations.contains(interface) {
+        return Ok(());
+    }
+    let message = match configured {
+        Some(configured) => format!(
+            "the card of agent {agent}, fetched from {configured}, names its interface at {interface}; credentials configured for {configured} are not sent there (to allow it, list \"{interface}\" in allowed_origins of agent {agent} in the credentials file)"
+        ),
+        None => format!(
+            "the card of agent {agent} came without the URL it was fetched from, and its interface at {interface} is not in allowed_origins of the agent's credentials; refused (give the agent's URL, or list the origin in allowed_origins)"
+        ),
+    };
+    let mut failure = Failure::new(ErrorCode::AuthHostMismatch, message)
+        .with_detail("agent", agent)
+        .with_detail("interfaceOrigin", interface.to_string());
+    if let Some(configured) = configured {
+        failure = failure.with_detail("configuredOrigin", configured.to_string());
+    }
+    Err(failure)
 }
 
 #[async_trait]

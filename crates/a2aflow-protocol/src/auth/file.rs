@@ -15,6 +15,11 @@
 //! - OAuth2 client credentials: `client_id`, `client_secret`, `token_url`, `scopes`;
 //! - custom headers: `headers` (`{"Name": "value"}`), sent with the scheme's credential.
 //!
+//! Next to the scheme entries, an agent may list `allowed_origins` (`["https://host:port", …]`;
+//! in the profile form, in the agent's binding next to `profile`): further origins its
+//! credentials may be sent to when the agent's card names an interface there (see
+//! [`AgentCredentials::allowed_origins`]). No scheme can be called `allowed_origins`.
+//!
 //! Every secret-bearing string may be a literal, `env:NAME` (looked up in the
 //! [`Environment`]), or `enc:<iv>:<ct>` (decrypted with `A2AT_CRED_KEY`); an `env:` variable may
 //! itself hold an `enc:` value.
@@ -29,6 +34,7 @@ use serde_json::{Map, Value};
 
 use super::crypto::{CredentialKey, decrypt_with};
 use super::env::Environment;
+use super::origin::Origin;
 use super::secret::Secret;
 
 /// The prefix of a value read from the environment: `env:NAME`.
@@ -40,10 +46,15 @@ pub struct Credentials {
     agents: BTreeMap<String, AgentCredentials>,
 }
 
-/// The credentials of one agent: one entry per security scheme name.
+/// The reserved key of an agent's object that lists further origins its credentials may go to.
+pub const ALLOWED_ORIGINS_KEY: &str = "allowed_origins";
+
+/// The credentials of one agent: one entry per security scheme name, and the origins besides the
+/// configured agent URL they may be sent to.
 #[derive(Debug, Clone, Default)]
 pub struct AgentCredentials {
     schemes: BTreeMap<String, SchemeCredential>,
+    allowed_origins: Vec<Origin>,
 }
 
 /// What one scheme entry configures.
@@ -204,13 +215,23 @@ impl Credentials {
         };
         let mut resolver = Resolver::new(env);
         let mut agents = BTreeMap::new();
-        for (agent, schemes) in raw {
+        for (agent, mut schemes) in raw {
+            let allowed_origins = match schemes.remove(ALLOWED_ORIGINS_KEY) {
+                Some(list) => allowed_origins(&agent, &list)?,
+                None => Vec::new(),
+            };
             let mut resolved = BTreeMap::new();
             for (scheme, entry) in schemes {
                 let cred = resolver.scheme(&agent, &scheme, &entry)?;
                 resolved.insert(scheme, cred);
             }
-            agents.insert(agent, AgentCredentials { schemes: resolved });
+            agents.insert(
+                agent,
+                AgentCredentials {
+                    schemes: resolved,
+                    allowed_origins,
+                },
+            );
         }
         Ok(Credentials { agents })
     }
@@ -247,6 +268,45 @@ impl AgentCredentials {
     pub fn is_empty(&self) -> bool {
         self.schemes.is_empty()
     }
+
+    /// The origins (`allowed_origins`) the credentials may go to besides the agent URL the user
+    /// configured: the per-agent opt-in for a card whose interface is at another origin, and the
+    /// only origins allowed for a card given without a configured URL.
+    pub fn allowed_origins(&self) -> &[Origin] {
+        &self.allowed_origins
+    }
+
+    /// Adds an allowed origin (hosts building credentials in code).
+    pub fn with_allowed_origin(mut self, origin: Origin) -> Self {
+        if !self.allowed_origins.contains(&origin) {
+            self.allowed_origins.push(origin);
+        }
+        self
+    }
+}
+
+/// Parses an agent's `allowed_origins`: a list of absolute http(s) URLs, each taken as its origin.
+fn allowed_origins(agent: &str, list: &Value) -> Result<Vec<Origin>, Failure> {
+    let bad = |why: &str| {
+        invalid(format!("`{ALLOWED_ORIGINS_KEY}` of agent {agent} {why}"))
+            .with_detail("agent", agent)
+    };
+    let Value::Array(items) = list else {
+        return Err(bad("must be a list of http(s) origins"));
+    };
+    let mut out: Vec<Origin> = Vec::with_capacity(items.len());
+    for item in items {
+        let origin = item
+            .as_str()
+            .and_then(|url| Origin::parse(url.trim()).ok())
+            .ok_or_else(|| {
+                bad("must hold only absolute http(s) URLs such as https://agent.example:8443")
+            })?;
+        if !out.contains(&origin) {
+            out.push(origin);
+        }
+    }
+    Ok(out)
 }
 
 impl SchemeCredential {
@@ -291,7 +351,7 @@ fn expand_profiles(root: &Map<String, Value>) -> Result<RawAgents, Failure> {
             .ok_or_else(|| invalid(format!("Credential binding for {agent} must be an object")))?;
         if let Some(extra) = binding
             .keys()
-            .find(|k| *k != "profile" && *k != "overrides")
+            .find(|k| *k != "profile" && *k != "overrides" && *k != ALLOWED_ORIGINS_KEY)
         {
             return Err(invalid(format!(
                 "unknown field `{extra}` in the credential binding for {agent}"
@@ -318,11 +378,14 @@ fn expand_profiles(root: &Map<String, Value>) -> Result<RawAgents, Failure> {
                 )));
             }
         }
-        let merged = merged.as_object().cloned().ok_or_else(|| {
+        let mut merged = merged.as_object().cloned().ok_or_else(|| {
             invalid(format!(
                 "Credential profile '{profile}' for agent {agent} must be an object"
             ))
         })?;
+        if let Some(list) = binding.get(ALLOWED_ORIGINS_KEY) {
+            merged.insert(ALLOWED_ORIGINS_KEY.to_owned(), list.clone());
+        }
         out.push((agent.clone(), merged));
     }
     Ok(out)

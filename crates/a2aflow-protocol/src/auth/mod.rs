@@ -9,6 +9,11 @@
 //! - [`AgentAuth::builder`] matches the AgentCard's `securityRequirements` (OR of AND-groups)
 //!   against the credentials and the provider, and fails with `auth.requirement_unsatisfied` when
 //!   none can be met.
+//! - At construction, credentials from the file are bound to an origin the user configured
+//!   ([`ConfiguredOrigin`]: the agent URL its card was fetched from, or the entry's
+//!   `allowed_origins`), never to one the card alone names: a card whose interface is elsewhere is
+//!   `auth.host_mismatch`, one fetched over https whose interface is plain http is
+//!   `auth.insecure_downgrade`.
 //! - At request time [`AgentAuth`]'s [`RequestHeaders::headers_for`] (the transport's seam, defined
 //!   in [`crate::headers`]) checks the URL's origin (scheme, host, port)
 //!   against the interface URL the credentials were bound to (`auth.host_mismatch`), fetches or
@@ -43,11 +48,11 @@ pub use crypto::{
 };
 pub use env::{Environment, is_valid_name, parse_env_file, read_env_file};
 pub use file::{
-    AgentCredentials, CredentialSource, Credentials, ENV_PREFIX, LoginConfig, LoginEncoding,
-    LoginField, OAuth2Config, SchemeCredential, deep_merge,
+    ALLOWED_ORIGINS_KEY, AgentCredentials, CredentialSource, Credentials, ENV_PREFIX, LoginConfig,
+    LoginEncoding, LoginField, OAuth2Config, SchemeCredential, deep_merge,
 };
 pub use oauth2::{HttpTokenFetcher, MAX_TOKEN_RESPONSE};
-pub use origin::Origin;
+pub use origin::{ConfiguredOrigin, Origin};
 pub use secret::Secret;
 pub use token::{
     DEFAULT_TOKEN_TIMEOUT, DEFAULT_TOKEN_TTL_SECS, LOGIN_TOKEN_FALLBACKS, REFRESH_MARGIN,

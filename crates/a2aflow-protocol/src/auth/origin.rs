@@ -77,6 +77,32 @@ impl Origin {
     }
 }
 
+impl Origin {
+    /// True for `https`.
+    pub fn is_https(&self) -> bool {
+        self.scheme == "https"
+    }
+}
+
+/// Who chose the origin the credentials of an agent may go to (see
+/// [`AgentAuthBuilder::configured_origin`](super::AgentAuthBuilder::configured_origin)).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum ConfiguredOrigin {
+    /// The caller chose the interface URL given to [`AgentAuth::builder`](super::AgentAuth::builder)
+    /// (the default, for hosts that build transports by hand): credentials go to its origin and
+    /// to the entry's `allowed_origins`.
+    #[default]
+    Interface,
+    /// The user configured this agent URL (the card was fetched from it; the card chose the
+    /// interface URL). Credentials go to the interface only when it has the agent URL's origin or
+    /// one of the entry's `allowed_origins`, and never over `http` when the agent URL is `https`.
+    AgentUrl(String),
+    /// Nobody configured an origin for the agent (a card given without the URL it came from):
+    /// credentials go only to the entry's `allowed_origins`.
+    Unknown,
+}
+
 impl fmt::Display for Origin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}://{}:{}", self.scheme, self.host, self.port)

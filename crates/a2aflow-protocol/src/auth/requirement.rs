@@ -15,6 +15,7 @@ use http::{HeaderMap, HeaderName, HeaderValue};
 use super::AuthProvider;
 use super::file::{AgentCredentials, CredentialSource, SchemeCredential};
 use super::merge_headers;
+use super::origin::Origin;
 use super::secret::Secret;
 use super::token::{TokenCache, TokenSpec};
 
@@ -71,6 +72,9 @@ pub(crate) struct Inputs<'a> {
     pub(crate) provider: Option<&'a dyn AuthProvider>,
     pub(crate) client_identity: bool,
     pub(crate) token_timeout: Duration,
+    /// When the card was not chosen by the caller: the origins the user configured, which a URL
+    /// the card names (an OAuth2 `tokenUrl`) must have before a secret is sent to it.
+    pub(crate) card_url_origins: Option<&'a [Origin]>,
 }
 
 /// Picks the first satisfiable requirement, or fails with `auth.requirement_unsatisfied`.
@@ -104,13 +108,16 @@ pub(crate) fn choose(inputs: &Inputs<'_>) -> Result<Choice, Failure> {
                 continue;
             }
             let planned = match inputs.credentials.and_then(|c| c.scheme(name)) {
-                Some(cred) => plan(name, def, cred, scopes, agent, inputs.token_timeout),
-                None => Err(format!("no credentials configured for scheme '{name}'")),
+                Some(cred) => plan(name, def, cred, scopes, inputs),
+                None => Err(Unusable::Missing(format!(
+                    "no credentials configured for scheme '{name}'"
+                ))),
             };
             match planned {
                 Ok(p) => choice.plans.push(p),
+                Err(Unusable::Refused(f)) => return Err(f),
                 Err(_) if provider_covers => choice.by_provider.push((*name).clone()),
-                Err(why) => missing.push(why),
+                Err(Unusable::Missing(why)) => missing.push(why),
             }
         }
         if missing.is_empty() {
@@ -137,14 +144,30 @@ pub(crate) fn choose(inputs: &Inputs<'_>) -> Result<Choice, Failure> {
         .with_detail("schemes", all_schemes))
 }
 
+/// Why a configured entry cannot be used for a scheme.
+enum Unusable {
+    /// The entry does not fit the scheme (another requirement, or the provider, may still do).
+    Missing(String),
+    /// The entry contradicts itself (two values for one header), or would send a secret where the
+    /// user did not configure it: fails construction whatever else could satisfy the card.
+    Refused(Failure),
+}
+
+impl From<String> for Unusable {
+    fn from(why: String) -> Self {
+        Unusable::Missing(why)
+    }
+}
+
 fn plan(
     name: &str,
     def: &SecurityScheme,
     cred: &SchemeCredential,
     scopes: &[String],
-    agent: &str,
-    token_timeout: Duration,
-) -> Result<SchemePlan, String> {
+    inputs: &Inputs<'_>,
+) -> Result<SchemePlan, Unusable> {
+    let agent = inputs.card.name.as_str();
+    let token_timeout = inputs.token_timeout;
     let mut fixed = HeaderMap::new();
     for (n, v) in &cred.headers {
         let mut value = HeaderValue::from_str(v.expose())
@@ -161,29 +184,29 @@ fn plan(
                     && HeaderName::from_bytes(k.name.as_bytes())
                         .is_ok_and(|h| fixed.contains_key(h));
                 if !covered {
-                    return Err(format!(
+                    return Err(Unusable::Missing(format!(
                         "scheme '{name}': its custom headers do not include the API-key header {}",
                         k.name
-                    ));
+                    )));
                 }
             }
         }
         CredentialSource::Static(token) => {
-            add_token(&mut fixed, &placement()?, token, name)?;
+            add_token(&mut fixed, &placement()?, token, name, agent)?;
         }
         CredentialSource::Basic { username, password } => {
             let is_basic = matches!(def, SecurityScheme::HttpAuth(h) if h.scheme.eq_ignore_ascii_case("basic"));
             if !is_basic && cred.auth_header.is_none() {
-                return Err(format!(
+                return Err(Unusable::Missing(format!(
                     "scheme '{name}': username/password without login_url only fits an HTTP basic scheme"
-                ));
+                )));
             }
             let encoded = Secret::new(STANDARD.encode(format!(
                 "{}:{}",
                 username.expose(),
                 password.expose()
             )));
-            add_token(&mut fixed, &placement()?, &encoded, name)?;
+            add_token(&mut fixed, &placement()?, &encoded, name, agent)?;
         }
         CredentialSource::OAuth2(cfg) => {
             let card_url = match def {
@@ -193,14 +216,30 @@ fn plan(
                 },
                 _ => None,
             };
+            let from_card = cfg.token_url.is_none();
             let token_url = cfg.token_url.clone().or(card_url).ok_or_else(|| {
                 format!(
                     "scheme '{name}': OAuth2 needs `token_url` (the card declares no clientCredentials flow)"
                 )
             })?;
-            super::origin::Origin::parse(&token_url).map_err(|_| {
+            let token_origin = Origin::parse(&token_url).map_err(|_| {
                 format!("scheme '{name}': the token URL is not an absolute http(s) URL")
             })?;
+            if let Some(allowed) = inputs.card_url_origins.filter(|_| from_card) {
+                if !allowed.contains(&token_origin) {
+                    return Err(Unusable::Refused(
+                        Failure::new(
+                            ErrorCode::AuthHostMismatch,
+                            format!(
+                                "the card of agent {agent} names the OAuth2 token URL of scheme {name} at {token_origin}, an origin not configured for the agent; the client secret is not sent there (set token_url in the credentials entry, or list \"{token_origin}\" in allowed_origins)"
+                            ),
+                        )
+                        .with_detail("agent", agent)
+                        .with_detail("scheme", name)
+                        .with_detail("tokenOrigin", token_origin.to_string()),
+                    ));
+                }
+            }
             let scopes = cfg.scopes.clone().unwrap_or_else(|| scopes.to_vec());
             let spec = TokenSpec::oauth2(cfg, token_url, scopes);
             fetched = Some((
@@ -226,18 +265,31 @@ fn plan(
     })
 }
 
+/// Adds the token's header to the entry's custom headers; a custom header of the same name with
+/// another value is `auth.conflicting_headers` for `agent`, naming the scheme.
 fn add_token(
     fixed: &mut HeaderMap,
     placement: &Placement,
     token: &Secret,
     scheme: &str,
-) -> Result<(), String> {
-    let (n, v) = placement
-        .render(token)
-        .ok_or_else(|| format!("scheme '{scheme}': the credential is not a valid header value"))?;
+    agent: &str,
+) -> Result<(), Unusable> {
+    let (n, v) = placement.render(token).ok_or_else(|| {
+        Unusable::Missing(format!(
+            "scheme '{scheme}': the credential is not a valid header value"
+        ))
+    })?;
     let mut one = HeaderMap::new();
     one.insert(n, v);
-    merge_headers(fixed, one, scheme).map_err(|f| f.message)
+    merge_headers(fixed, one, agent).map_err(|f| {
+        Unusable::Refused(
+            Failure {
+                message: format!("{} (scheme {scheme})", f.message),
+                ..f
+            }
+            .with_detail("scheme", scheme),
+        )
+    })
 }
 
 /// Where the token of `cred` goes for scheme `def` (the reference engines' mapping).
