@@ -107,7 +107,10 @@ fn cards_from_dir(dir: &Path) -> Result<Vec<AgentCard>, String> {
         .map(|p| {
             let text = std::fs::read_to_string(p)
                 .map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+            // The same legacy security-scheme normalisation as a fetched card.
             serde_json::from_str(&text)
+                .map_err(|e| e.to_string())
+                .and_then(a2aflow::protocol::card_compat::agent_card_from_value)
                 .map_err(|e| format!("{} is not an agent card: {e}", p.display()))
         })
         .collect()
@@ -389,4 +392,38 @@ pub fn run(args: RunArgs) -> u8 {
             None => 1,
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // tests may unwrap
+
+    use super::*;
+
+    #[test]
+    fn a_card_file_with_a_legacy_security_scheme_loads_like_a_fetched_card() {
+        let dir = tempfile::tempdir().unwrap();
+        let card = serde_json::json!({
+            "name": "legacy", "description": "d", "version": "1",
+            "supportedInterfaces": [{"url": "https://h/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+            "capabilities": {}, "defaultInputModes": [], "defaultOutputModes": [], "skills": [],
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        });
+        std::fs::write(dir.path().join("legacy.json"), card.to_string()).unwrap();
+        let cards = cards_from_dir(dir.path()).unwrap();
+        let schemes = cards[0].security_schemes.clone().unwrap_or_default();
+        assert!(schemes.contains_key("bearer"), "{schemes:?}");
+    }
+
+    #[test]
+    fn a_card_file_whose_scheme_cannot_be_mapped_names_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("odd.json"),
+            r#"{"name":"odd","securitySchemes":{"s":{"type":"carrier-pigeon"}}}"#,
+        )
+        .unwrap();
+        let e = cards_from_dir(dir.path()).unwrap_err();
+        assert!(e.contains("odd.json is not an agent card"), "{e}");
+    }
 }
