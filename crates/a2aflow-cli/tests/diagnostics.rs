@@ -35,6 +35,7 @@ fn send(server: &TestServer, extra: &[&str], env: &[(&str, &str)]) -> (Output, t
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_a2aflow"));
     cmd.args(["send", &server.card_url("locked"), "task with a token"])
         .args(["--credentials", &creds.display().to_string()])
+        .args(["--agent-name", "locked"])
         .args(extra)
         .env_remove("RUST_LOG")
         .env("DIAG_TEST_TOKEN", SECRET);

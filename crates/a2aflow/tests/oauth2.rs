@@ -10,7 +10,7 @@ use a2aflow::model::{
     LoadOptions, MessageContent, TaskOutcomeStatus, TaskRequest, TaskResult, load_workflow_str,
 };
 use a2aflow::protocol::client::A2aEngineClient;
-use a2aflow::{EngineConfig, build_engine_client, fetch_agent_cards};
+use a2aflow::{EngineConfig, build_engine_client, discover_agents};
 use a2aflow_testkit::{AgentSpec, Credential, Fault, Route, TestServer, TokenEndpoint};
 use serde_json::json;
 use std::sync::Arc;
@@ -73,8 +73,11 @@ async fn a_client_credentials_entry_works_through_engine_config() {
     let creds = dir.path().join("credentials.json");
     std::fs::write(
         &creds,
+        // The token endpoint is at another origin than the agent: the user names it here (a
+        // token URL only the card names is refused, see tests/credentials.rs).
         json!({"secured": {"oauth": {
-            "client_id": "engine-client", "client_secret": "engine-secret", "scopes": ["tasks"]}}})
+            "client_id": "engine-client", "client_secret": "engine-secret", "scopes": ["tasks"],
+            "token_url": idp.token_url()}}})
         .to_string(),
     )
     .unwrap();
@@ -82,7 +85,7 @@ async fn a_client_credentials_entry_works_through_engine_config() {
         credentials_file: Some(creds),
         ..EngineConfig::default()
     };
-    let cards = fetch_agent_cards(&[server.card_url("secured")], &config)
+    let cards = discover_agents(&[("secured", server.card_url("secured"))], &config)
         .await
         .unwrap();
     let client = Arc::new(
