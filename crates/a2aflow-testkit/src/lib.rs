@@ -47,6 +47,7 @@ mod clock;
 mod dispatch;
 mod error;
 mod fault;
+mod lifecycle;
 mod message;
 mod ops;
 mod request_log;

@@ -8,12 +8,11 @@ use std::time::Duration;
 
 use tokio::io::AsyncReadExt;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::error::TestkitError;
-use crate::server::SHUTDOWN_TIMEOUT;
+use crate::lifecycle::Lifecycle;
 
 /// The longest a silent connection is held open when the client never closes it.
 pub const SILENT_HOLD: Duration = Duration::from_secs(60);
@@ -34,10 +33,8 @@ pub const SILENT_HOLD: Duration = Duration::from_secs(60);
 #[derive(Debug)]
 pub struct SilentServer {
     addr: SocketAddr,
-    token: CancellationToken,
-    conns: TaskTracker,
     counts: Arc<Counts>,
-    accept: std::sync::Mutex<Option<JoinHandle<()>>>,
+    tasks: Lifecycle,
 }
 
 #[derive(Debug, Default)]
@@ -53,21 +50,14 @@ impl SilentServer {
             .await
             .map_err(TestkitError::Bind)?;
         let addr = listener.local_addr().map_err(TestkitError::Bind)?;
-        let token = CancellationToken::new();
-        let conns = TaskTracker::new();
         let counts = Arc::new(Counts::default());
-        let accept = tokio::spawn(accept_loop(
-            listener,
-            token.clone(),
-            conns.clone(),
-            counts.clone(),
-        ));
+        let for_loop = counts.clone();
+        let tasks =
+            Lifecycle::start(move |token, conns| accept_loop(listener, token, conns, for_loop));
         Ok(SilentServer {
             addr,
-            token,
-            conns,
             counts,
-            accept: std::sync::Mutex::new(Some(accept)),
+            tasks,
         })
     }
 
@@ -93,21 +83,7 @@ impl SilentServer {
 
     /// Stops accepting, closes every held connection and waits (at most [`SHUTDOWN_TIMEOUT`]).
     pub async fn shutdown(&self) -> Result<(), TestkitError> {
-        self.token.cancel();
-        let accept = self.accept.lock().unwrap_or_else(|p| p.into_inner()).take();
-        if let Some(accept) = accept {
-            let _ = accept.await;
-        }
-        self.conns.close();
-        tokio::time::timeout(SHUTDOWN_TIMEOUT, self.conns.wait())
-            .await
-            .map_err(|_| TestkitError::ShutdownTimeout(SHUTDOWN_TIMEOUT))
-    }
-}
-
-impl Drop for SilentServer {
-    fn drop(&mut self) {
-        self.token.cancel();
+        self.tasks.shutdown().await
     }
 }
 

@@ -27,11 +27,12 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
-use tokio::task::JoinHandle;
+
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::error::TestkitError;
+use crate::lifecycle::Lifecycle;
 use crate::server::SHUTDOWN_TIMEOUT;
 
 /// Largest request body the endpoint reads.
@@ -93,9 +94,7 @@ struct State {
 pub struct TokenEndpoint {
     addr: SocketAddr,
     state: Arc<State>,
-    token: CancellationToken,
-    conns: TaskTracker,
-    accept: Mutex<Option<JoinHandle<()>>>,
+    tasks: Lifecycle,
 }
 
 impl std::fmt::Debug for TokenEndpoint {
@@ -126,21 +125,10 @@ impl TokenEndpoint {
             count: AtomicUsize::new(0),
             log: Mutex::new(Vec::new()),
         });
-        let token = CancellationToken::new();
-        let conns = TaskTracker::new();
-        let accept = tokio::spawn(accept_loop(
-            listener,
-            state.clone(),
-            token.clone(),
-            conns.clone(),
-        ));
-        Ok(TokenEndpoint {
-            addr,
-            state,
-            token,
-            conns,
-            accept: Mutex::new(Some(accept)),
-        })
+        let for_loop = state.clone();
+        let tasks =
+            Lifecycle::start(move |token, conns| accept_loop(listener, for_loop, token, conns));
+        Ok(TokenEndpoint { addr, state, tasks })
     }
 
     /// `http://127.0.0.1:PORT/token`.
@@ -184,21 +172,7 @@ impl TokenEndpoint {
 
     /// Stops accepting and waits (at most [`SHUTDOWN_TIMEOUT`]) for open connections.
     pub async fn shutdown(&self) -> Result<(), TestkitError> {
-        self.token.cancel();
-        let accept = self.accept.lock().unwrap_or_else(|p| p.into_inner()).take();
-        if let Some(accept) = accept {
-            let _ = accept.await;
-        }
-        self.conns.close();
-        tokio::time::timeout(SHUTDOWN_TIMEOUT, self.conns.wait())
-            .await
-            .map_err(|_| TestkitError::ShutdownTimeout(SHUTDOWN_TIMEOUT))
-    }
-}
-
-impl Drop for TokenEndpoint {
-    fn drop(&mut self) {
-        self.token.cancel();
+        self.tasks.shutdown().await
     }
 }
 
