@@ -3,8 +3,8 @@
 //! have had side effects; a host that knows its full agent set up front (the CLI does) refuses
 //! the run instead.
 
+use a2aflow_model::problem::problems_to_failure;
 use a2aflow_model::{ErrorCode, Failure, Problem, StepType, Workflow};
-use serde_json::Value;
 use std::collections::HashSet;
 
 /// Every subtask of `workflow` that names an agent outside `known`, as a `workflow.unknown_agent`
@@ -66,20 +66,11 @@ pub fn check_agents<'a>(
     if problems.is_empty() {
         return Ok(());
     }
-    let message = format!(
-        "unknown agents: {}",
-        problems
-            .iter()
-            .map(|p| p.message.as_str())
-            .collect::<Vec<_>>()
-            .join("; ")
-    );
-    let details: Vec<Value> = problems
-        .iter()
-        .filter_map(|p| serde_json::to_value(p).ok())
-        .collect();
-    Err(Failure::new(ErrorCode::WorkflowUnknownAgent, message)
-        .with_detail("problems", Value::Array(details)))
+    Err(problems_to_failure(
+        ErrorCode::WorkflowUnknownAgent,
+        "unknown agents",
+        &problems,
+    ))
 }
 
 #[cfg(test)]

@@ -100,12 +100,8 @@ pub(crate) fn write_problems(
 }
 
 /// Turns a non-empty problem list into one [`Failure`]: the first problem's code, every message,
-/// and the problems themselves under the `problems` detail.
-pub(crate) fn problems_to_failure(
-    fallback: ErrorCode,
-    what: &str,
-    problems: &[Problem],
-) -> Failure {
+/// and the problems themselves under the `problems` detail (`fallback` when the list is empty).
+pub fn problems_to_failure(fallback: ErrorCode, what: &str, problems: &[Problem]) -> Failure {
     let code = problems.first().map_or(fallback, |p| p.code);
     let message = format!(
         "{what}: {}",
