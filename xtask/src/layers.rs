@@ -7,7 +7,7 @@
 //!    a dev-dependency ([`ISOLATED`]): the model and the kernel never reach A2A-T or any network /
 //!    TLS crate ([`FORBIDDEN`]); the wire crate (`a2aflow-protocol`) never reaches the scheduling
 //!    kernel or A2A-T ([`WIRE_FORBIDDEN`]), so the engine client (`a2aflow-engine`) is the only
-//!    join between them.
+//!    join between them; nor do the registry clients (`a2aflow-services`).
 //!
 //! A third rule mirrors `deny.toml`: only the listed wrapper crates may depend on `a2at` directly.
 
@@ -41,9 +41,15 @@ pub const ISOLATED: &[(&str, &[&str], &str)] = &[
         WIRE_FORBIDDEN,
         "the scheduling kernel or A2A-T",
     ),
+    (
+        "a2aflow-services",
+        WIRE_FORBIDDEN,
+        "the scheduling kernel or A2A-T",
+    ),
 ];
 
-/// What the wire crate must never reach: the kernel, A2A-T, and the engine client that joins them.
+/// What the wire crate (and the service clients on it) must never reach: the kernel, A2A-T, and
+/// the engine client that joins them.
 pub const WIRE_FORBIDDEN: &[&str] = &["a2aflow-kernel", "a2at", "a2aflow-engine"];
 
 /// A2A-T and the network / TLS stacks. Runtime crates that tokio pulls in for other workspace

@@ -308,3 +308,37 @@ fn protocol_reaching_the_kernel_through_an_intermediate_crate_is_rejected_with_i
         "{problems:#?}"
     );
 }
+
+#[test]
+fn services_reaching_a2at_as_a_dev_dependency_is_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path(), "", "");
+    let d = dir.path().join("a2aflow-services");
+    std::fs::create_dir_all(d.join("src")).unwrap();
+    std::fs::write(d.join("src/lib.rs"), "").unwrap();
+    std::fs::write(
+        d.join("Cargo.toml"),
+        "[package]\nname = \"a2aflow-services\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\n\
+         [dependencies]\na2aflow-protocol = { path = \"../a2aflow-protocol\" }\n\n\
+         [dev-dependencies]\na2aflow-extensions = { path = \"../a2aflow-extensions\" }\n",
+    )
+    .unwrap();
+    let ws = dir.path().join("Cargo.toml");
+    let text = std::fs::read_to_string(&ws).unwrap();
+    std::fs::write(
+        &ws,
+        text.replace(
+            "\"a2aflow-kernel\"]",
+            "\"a2aflow-kernel\", \"a2aflow-services\"]",
+        ),
+    )
+    .unwrap();
+    let problems = layers::check_manifest(&ws).unwrap();
+    assert!(
+        problems.iter().any(|p| p.contains(
+            "forbidden dependency: a2aflow-services -> a2aflow-extensions -> a2at (a2aflow-services \
+             must never reach the scheduling kernel or A2A-T)"
+        )),
+        "{problems:#?}"
+    );
+}
