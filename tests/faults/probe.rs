@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use a2aflow::a2at::Performative;
 use a2aflow::config::{BindingName, Timeouts};
+use a2aflow::engine::A2aEngineClient;
 use a2aflow::kernel::{CallbackError, ControlPoint, RunInput, RunOptions, run};
 use a2aflow::model::a2a::{
     self, AgentCard, CancelTaskRequest, Message, Part, Role, SendMessageConfiguration,
@@ -16,7 +17,6 @@ use a2aflow::model::{
     StepStatus, TaskOutcomeStatus, TaskRequest, TaskResult, load_workflow_str,
 };
 use a2aflow::protocol::auth::{AgentAuth, AuthProvider, AuthRequest};
-use a2aflow::protocol::client::A2aEngineClient;
 use a2aflow::protocol::{Binding as WireBinding, CallOptions, HttpClient, Transport};
 use a2aflow::testkit::{
     AgentSpec, Binding, Fault, NEGOTIATION_T_URI, SilentServer, TestServer, TlsOptions,

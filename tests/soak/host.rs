@@ -4,11 +4,11 @@
 use std::sync::Arc;
 
 use a2aflow::a2at::Performative;
+use a2aflow::engine::A2aEngineClient;
 use a2aflow::kernel::{CallbackError, ControlPoint};
 use a2aflow::model::{
     MessageContent, NegotiationReply, NegotiationRequest, TaskRequest, TaskResult,
 };
-use a2aflow::protocol::client::A2aEngineClient;
 use a2aflow::{EngineConfig, TransportFactory, fetch_agent_cards};
 
 /// See the module docs.

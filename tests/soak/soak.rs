@@ -11,11 +11,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use a2aflow::EngineConfig;
+use a2aflow::engine::A2aEngineClient;
 use a2aflow::kernel::{self, RunInput, RunOptions};
 use a2aflow::model::{
     EventKind, ExecutionResult, LoadOptions, StepStatus, Workflow, load_workflow_str,
 };
-use a2aflow::protocol::client::A2aEngineClient;
 
 use crate::host::{Host, shared_client};
 use crate::memory::{mib, peak_kib, rss_kib};

@@ -3,8 +3,11 @@
 //! The table is the single place that says which crate sits in which layer. Two rules:
 //! 1. a workspace crate depends (normal, build or dev edge) only on workspace crates of a strictly
 //!    lower layer;
-//! 2. the isolated crates never reach a forbidden crate (A2A-T or any network / TLS crate), even
-//!    transitively, even through a dev-dependency.
+//! 2. each isolated crate never reaches the crates forbidden to it, even transitively, even through
+//!    a dev-dependency ([`ISOLATED`]): the model and the kernel never reach A2A-T or any network /
+//!    TLS crate ([`FORBIDDEN`]); the wire crate (`a2aflow-protocol`) never reaches the scheduling
+//!    kernel or A2A-T ([`WIRE_FORBIDDEN`]), so the engine client (`a2aflow-engine`) is the only
+//!    join between them; nor do the registry clients (`a2aflow-services`).
 //!
 //! A third rule mirrors `deny.toml`: only the listed wrapper crates may depend on `a2at` directly.
 
@@ -19,15 +22,35 @@ pub const LAYERS: &[(&str, u8)] = &[
     ("a2aflow-kernel", 1),
     ("a2aflow-testkit", 1),
     ("a2aflow-protocol", 2),
-    ("a2aflow-extensions", 3),
-    ("a2aflow", 4),
-    ("a2aflow-cli", 5),
-    ("a2aflow-tests", 6),
-    ("xtask", 7),
+    ("a2aflow-engine", 3),
+    ("a2aflow-services", 3),
+    // Layer 4: its isolation test drives the engine client as a dev-dependency.
+    ("a2aflow-extensions", 4),
+    ("a2aflow", 5),
+    ("a2aflow-cli", 6),
+    ("a2aflow-tests", 7),
+    ("xtask", 8),
 ];
 
-/// Crates that must never reach a [`FORBIDDEN`] crate.
-pub const ISOLATED: &[&str] = &["a2aflow-model", "a2aflow-kernel"];
+/// Each isolated crate, the crates it must never reach, and what they are (for the message).
+pub const ISOLATED: &[(&str, &[&str], &str)] = &[
+    ("a2aflow-model", FORBIDDEN, "A2A-T or a network crate"),
+    ("a2aflow-kernel", FORBIDDEN, "A2A-T or a network crate"),
+    (
+        "a2aflow-protocol",
+        WIRE_FORBIDDEN,
+        "the scheduling kernel or A2A-T",
+    ),
+    (
+        "a2aflow-services",
+        WIRE_FORBIDDEN,
+        "the scheduling kernel or A2A-T",
+    ),
+];
+
+/// What the wire crate (and the service clients on it) must never reach: the kernel, A2A-T, and
+/// the engine client that joins them.
+pub const WIRE_FORBIDDEN: &[&str] = &["a2aflow-kernel", "a2at", "a2aflow-engine"];
 
 /// A2A-T and the network / TLS stacks. Runtime crates that tokio pulls in for other workspace
 /// members (mio, socket2) are not listed: feature unification makes them appear under tokio for
@@ -58,7 +81,7 @@ pub const FORBIDDEN: &[&str] = &[
 ];
 
 /// The only crates allowed to depend on `a2at` directly (same list as `deny.toml`'s wrappers).
-pub const A2AT_WRAPPERS: &[&str] = &["a2aflow-protocol", "a2aflow-extensions", "a2aflow"];
+pub const A2AT_WRAPPERS: &[&str] = &["a2aflow-engine", "a2aflow-extensions", "a2aflow"];
 
 /// Runs `cargo metadata --all-features` on the manifest and checks every rule.
 /// Returns the violations, one human-readable line each (empty when the graph is clean).
@@ -115,10 +138,10 @@ pub fn check_metadata(metadata: &Metadata) -> Vec<String> {
                 ));
             }
         }
-        if ISOLATED.contains(&from) {
-            for path in forbidden_paths(member, &edges, &name_of) {
+        for &(_, forbidden, what) in ISOLATED.iter().filter(|(name, _, _)| *name == from) {
+            for path in forbidden_paths(member, forbidden, &edges, &name_of) {
                 problems.push(format!(
-                    "forbidden dependency: {} ({from} must never reach A2A-T or a network crate)",
+                    "forbidden dependency: {} ({from} must never reach {what})",
                     path.join(" -> ")
                 ));
             }
@@ -127,9 +150,10 @@ pub fn check_metadata(metadata: &Metadata) -> Vec<String> {
     problems
 }
 
-/// Breadth-first walk from `start`; for each forbidden crate reached, the shortest path to it.
+/// Breadth-first walk from `start`; for each `forbidden` crate reached, the shortest path to it.
 fn forbidden_paths<'a>(
     start: &'a PackageId,
+    forbidden: &[&str],
     edges: &HashMap<&'a PackageId, Vec<&'a PackageId>>,
     name_of: &dyn Fn(&PackageId) -> &'a str,
 ) -> Vec<Vec<&'a str>> {
@@ -138,7 +162,7 @@ fn forbidden_paths<'a>(
     let mut queue = VecDeque::from([start]);
     let mut found = Vec::new();
     while let Some(node) = queue.pop_front() {
-        if node != start && FORBIDDEN.contains(&name_of(node)) {
+        if node != start && forbidden.contains(&name_of(node)) {
             let mut path = vec![name_of(node)];
             let mut cur = node;
             while let Some(&p) = parent.get(cur) {

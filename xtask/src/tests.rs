@@ -46,7 +46,8 @@ fn deny_toml_wrappers_match_the_layer_table() {
 }
 
 /// Writes a throw-away workspace of path crates named like ours; `kernel_deps` and
-/// `kernel_dev_deps` are the kernel's dependency lines, `protocol_deps` the protocol's.
+/// `kernel_dev_deps` are the kernel's dependency lines. The wrapper that reaches `a2at` is
+/// `a2aflow-extensions` (it also stands on the wire crate); the testkit depends on nothing.
 fn fixture(dir: &Path, kernel_deps: &str, kernel_dev_deps: &str) {
     let krate = |name: &str, deps: &str, dev: &str| {
         let d = dir.join(name);
@@ -63,9 +64,15 @@ fn fixture(dir: &Path, kernel_deps: &str, kernel_dev_deps: &str) {
     };
     krate("a2at", "", "");
     krate("a2aflow-model", "", "");
+    krate("a2aflow-testkit", "", "");
     krate(
         "a2aflow-protocol",
-        "a2at = { path = \"../a2at\" }\na2aflow-model = { path = \"../a2aflow-model\" }",
+        "a2aflow-model = { path = \"../a2aflow-model\" }",
+        "",
+    );
+    krate(
+        "a2aflow-extensions",
+        "a2at = { path = \"../a2at\" }\na2aflow-protocol = { path = \"../a2aflow-protocol\" }",
         "",
     );
     krate(
@@ -75,7 +82,21 @@ fn fixture(dir: &Path, kernel_deps: &str, kernel_dev_deps: &str) {
     );
     std::fs::write(
         dir.join("Cargo.toml"),
-        "[workspace]\nresolver = \"2\"\nmembers = [\"a2at\", \"a2aflow-model\", \"a2aflow-protocol\", \"a2aflow-kernel\"]\n",
+        "[workspace]\nresolver = \"2\"\nmembers = [\"a2at\", \"a2aflow-model\", \"a2aflow-testkit\", \
+         \"a2aflow-protocol\", \"a2aflow-extensions\", \"a2aflow-kernel\"]\n",
+    )
+    .unwrap();
+}
+
+/// Adds `line` to the `section` (`dependencies` or `dev-dependencies`) of a fixture crate.
+fn add_dep(dir: &Path, krate: &str, section: &str, line: &str) {
+    let manifest = dir.join(krate).join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let header = format!("\n[{section}]\n");
+    assert!(text.contains(&header), "{krate} has no [{section}]");
+    std::fs::write(
+        &manifest,
+        text.replace(&header, &format!("{header}{line}\n")),
     )
     .unwrap();
 }
@@ -140,16 +161,20 @@ fn kernel_reaching_a2at_directly_is_rejected_with_its_path() {
 
 #[test]
 fn kernel_reaching_a2at_through_an_intermediate_crate_is_rejected_with_its_path() {
-    let problems = check_fixture("a2aflow-protocol = { path = \"../a2aflow-protocol\" }", "");
+    let problems = check_fixture(
+        "a2aflow-extensions = { path = \"../a2aflow-extensions\" }",
+        "",
+    );
     assert!(
-        problems.iter().any(
-            |p| p.contains("forbidden dependency: a2aflow-kernel -> a2aflow-protocol -> a2at ")
-        ),
+        problems
+            .iter()
+            .any(|p| p
+                .contains("forbidden dependency: a2aflow-kernel -> a2aflow-extensions -> a2at ")),
         "{problems:#?}"
     );
     assert!(
         problems.iter().any(|p| p
-            .contains("layer violation: a2aflow-kernel (layer 1) -> a2aflow-protocol (layer 2)")),
+            .contains("layer violation: a2aflow-kernel (layer 1) -> a2aflow-extensions (layer 4)")),
         "{problems:#?}"
     );
 }
@@ -167,7 +192,7 @@ fn kernel_reaching_a2at_as_a_dev_dependency_is_rejected() {
 
 #[test]
 fn model_reaching_a_network_crate_is_rejected() {
-    // The model is isolated too: give it the protocol crate (which reaches a2at).
+    // The model is isolated too: give it a2at.
     let dir = tempfile::tempdir().unwrap();
     fixture(dir.path(), "", "");
     let model = dir.path().join("a2aflow-model/Cargo.toml");
@@ -213,6 +238,107 @@ fn unknown_workspace_crate_is_rejected() {
         problems
             .iter()
             .any(|p| p.contains("`stray` is not in the layer table")),
+        "{problems:#?}"
+    );
+}
+
+#[test]
+fn protocol_reaching_a2at_directly_is_rejected_with_its_path() {
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path(), "", "");
+    add_dep(
+        dir.path(),
+        "a2aflow-protocol",
+        "dependencies",
+        "a2at = { path = \"../a2at\" }",
+    );
+    let problems = layers::check_manifest(&dir.path().join("Cargo.toml")).unwrap();
+    assert!(
+        problems.iter().any(|p| p.contains(
+            "forbidden dependency: a2aflow-protocol -> a2at (a2aflow-protocol must never reach \
+             the scheduling kernel or A2A-T)"
+        )),
+        "{problems:#?}"
+    );
+}
+
+#[test]
+fn protocol_reaching_the_kernel_as_a_dev_dependency_is_rejected() {
+    // The kernel is a lower layer, so only the wire rule can catch this edge.
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path(), "", "");
+    add_dep(
+        dir.path(),
+        "a2aflow-protocol",
+        "dev-dependencies",
+        "a2aflow-kernel = { path = \"../a2aflow-kernel\" }",
+    );
+    let problems = layers::check_manifest(&dir.path().join("Cargo.toml")).unwrap();
+    assert_eq!(
+        problems,
+        vec![
+            "forbidden dependency: a2aflow-protocol -> a2aflow-kernel (a2aflow-protocol must \
+             never reach the scheduling kernel or A2A-T)"
+                .to_owned()
+        ]
+    );
+}
+
+#[test]
+fn protocol_reaching_the_kernel_through_an_intermediate_crate_is_rejected_with_its_path() {
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path(), "", "");
+    add_dep(
+        dir.path(),
+        "a2aflow-testkit",
+        "dependencies",
+        "a2aflow-kernel = { path = \"../a2aflow-kernel\" }",
+    );
+    add_dep(
+        dir.path(),
+        "a2aflow-protocol",
+        "dev-dependencies",
+        "a2aflow-testkit = { path = \"../a2aflow-testkit\" }",
+    );
+    let problems = layers::check_manifest(&dir.path().join("Cargo.toml")).unwrap();
+    assert!(
+        problems.iter().any(|p| p.contains(
+            "forbidden dependency: a2aflow-protocol -> a2aflow-testkit -> a2aflow-kernel "
+        )),
+        "{problems:#?}"
+    );
+}
+
+#[test]
+fn services_reaching_a2at_as_a_dev_dependency_is_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path(), "", "");
+    let d = dir.path().join("a2aflow-services");
+    std::fs::create_dir_all(d.join("src")).unwrap();
+    std::fs::write(d.join("src/lib.rs"), "").unwrap();
+    std::fs::write(
+        d.join("Cargo.toml"),
+        "[package]\nname = \"a2aflow-services\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\n\
+         [dependencies]\na2aflow-protocol = { path = \"../a2aflow-protocol\" }\n\n\
+         [dev-dependencies]\na2aflow-extensions = { path = \"../a2aflow-extensions\" }\n",
+    )
+    .unwrap();
+    let ws = dir.path().join("Cargo.toml");
+    let text = std::fs::read_to_string(&ws).unwrap();
+    std::fs::write(
+        &ws,
+        text.replace(
+            "\"a2aflow-kernel\"]",
+            "\"a2aflow-kernel\", \"a2aflow-services\"]",
+        ),
+    )
+    .unwrap();
+    let problems = layers::check_manifest(&ws).unwrap();
+    assert!(
+        problems.iter().any(|p| p.contains(
+            "forbidden dependency: a2aflow-services -> a2aflow-extensions -> a2at (a2aflow-services \
+             must never reach the scheduling kernel or A2A-T)"
+        )),
         "{problems:#?}"
     );
 }

@@ -17,8 +17,8 @@ use a2aflow::model::ErrorCode;
 use a2aflow::model::a2a::AgentCard;
 use a2aflow::model::{Failure, LoadOptions, Workflow, validate};
 use a2aflow::protocol::HttpClient;
-use a2aflow::protocol::registry::{OrchestratorClient, RegistryClient, service_client};
 use a2aflow::protocol::wirelog::{RedactionPolicy, WireLog};
+use a2aflow::services::registry::{OrchestratorClient, RegistryClient, service_client};
 use a2aflow::{
     AgentEndpoint, EngineConfig, HostHooks, check_agents, discover_agents, execute_workflow_stream,
 };

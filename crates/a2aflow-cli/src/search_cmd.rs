@@ -8,7 +8,7 @@ use crate::run_cmd::service_http;
 use crate::terminal::{block, inline};
 use a2aflow::EngineConfig;
 use a2aflow::model::Failure;
-use a2aflow::protocol::registry::{OrchestratorClient, WorkflowSearchResult};
+use a2aflow::services::registry::{OrchestratorClient, WorkflowSearchResult};
 use std::path::PathBuf;
 
 /// The most results one search may ask for.

@@ -9,7 +9,7 @@ use a2aflow::model::a2a::{
     StreamResponse, Task, TaskState, TaskStatus,
 };
 use a2aflow::model::{ErrorCode, Failure};
-use a2aflow::protocol::client::ResponseReducer;
+use a2aflow::protocol::ResponseReducer;
 use a2aflow::protocol::{CallOptions, Transport};
 use a2aflow::{AgentEndpoint, EngineConfig, TransportFactory, fetch_agent_cards};
 use std::path::PathBuf;

@@ -4,7 +4,7 @@
 use a2aflow_model::a2a::{GetTaskRequest, SendMessageResponse, StreamResponse, TaskState};
 use a2aflow_model::{ErrorCode, Failure, MessageContent, ReceivedKind, ReceivedMessage};
 use a2aflow_protocol::TransportError;
-use a2aflow_protocol::client::{ResponseReducer, end_state_code};
+use a2aflow_protocol::{ResponseReducer, end_state_code};
 use a2at::AUTHORIZATION_T_EXTENSION_URI;
 use futures_util::StreamExt;
 use tokio::time::Instant;

@@ -7,7 +7,9 @@
 //! **What it owns.** Their lifecycles, on connection pools of their own, so they can neither starve
 //! nor close workflow traffic.
 //!
-//! **What it must never depend on.** The facade or the CLI; it never gates a running workflow.
+//! **What it must never depend on.** The scheduling kernel and the engine client (it stands on the
+//! wire crate, `a2aflow-protocol`, and `a2at`; only its tests drive the kernel), the facade or the
+//! CLI; it never gates a running workflow.
 //!
 //! ## Map
 //! - [`ExtensionSender`] — built from agent cards and [`ChannelSettings`] (limits, TLS,

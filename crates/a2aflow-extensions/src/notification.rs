@@ -17,7 +17,7 @@ use a2aflow_model::a2a::{
     CancelTaskRequest, GetTaskRequest, StreamResponse, SubscribeToTaskRequest, TaskState,
 };
 use a2aflow_model::{ErrorCode, Failure, MessageContent, ReceivedMessage};
-use a2aflow_protocol::client::ResponseReducer;
+use a2aflow_protocol::ResponseReducer;
 use a2aflow_protocol::{CallOptions, StreamResponseStream};
 use a2at::NOTIFICATION_T_EXTENSION_URI;
 use futures_util::StreamExt;

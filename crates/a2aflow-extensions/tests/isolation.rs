@@ -11,13 +11,13 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use a2aflow_engine::{A2aEngineClient, ClientConfig};
 use a2aflow_extensions::{ChannelSettings, Ended, ExtensionConfig, ExtensionSender};
 use a2aflow_kernel::{CallbackError, ControlPoint, RunInput, RunOptions};
 use a2aflow_model::a2a::AgentCard;
 use a2aflow_model::{
     ExecutionResult, LoadOptions, MessageContent, TaskRequest, load_workflow_value,
 };
-use a2aflow_protocol::client::{A2aEngineClient, ClientConfig};
 use a2aflow_protocol::{Binding, HttpClient, connect};
 use a2aflow_testkit::{AgentSpec, TestServer};
 use async_trait::async_trait;

@@ -623,8 +623,8 @@ fn card_uri(url: &str) -> Result<Uri, TransportError> {
         .map_err(|e| TransportError::InvalidRequest(format!("bad agent URL `{url}`: {e}")))
 }
 
-/// Parses an absolute http(s) URL.
-pub(crate) fn parse_uri(url: &str) -> Result<Uri, TransportError> {
+/// Parses an absolute http(s) URL; anything else is [`TransportError::InvalidRequest`].
+pub fn parse_uri(url: &str) -> Result<Uri, TransportError> {
     let uri: Uri = url
         .parse()
         .map_err(|e| TransportError::InvalidRequest(format!("bad URL `{url}`: {e}")))?;

@@ -2,13 +2,16 @@
 //!
 //! **What it is.** A2A 1.0 over the network: JSON-RPC 2.0 and HTTP+JSON transports with SSE on
 //! hyper 1 + rustls, error-envelope mapping to stable `a2a.*` codes, credentials and TLS, the
-//! redacting wire log, and the A2A engine client that implements the kernel's remote-client trait
-//! (task identity, waiting, Negotiation-T) using `a2at`.
+//! redacting wire log, plain JSON requests for services that are not agents, and the pure fold of
+//! A2A responses into a task view ([`ResponseReducer`]).
 //!
 //! **What it owns.** Every byte a2aflow sends to or reads from a remote agent for workflow traffic.
 //!
-//! **What it must never depend on.** Higher layers: `a2aflow-extensions`, the `a2aflow` facade,
-//! the CLI. No OpenSSL, no reqwest, no second HTTP stack.
+//! **What it must never depend on.** The scheduling kernel (`a2aflow-kernel`) and `a2at`, even as a
+//! dev-dependency (`cargo xtask check-layers` enforces it): the engine client that joins the wire
+//! to the kernel lives in `a2aflow-engine`, the registry and orchestration-centre clients in
+//! `a2aflow-services`. Higher layers: `a2aflow-extensions`, the `a2aflow` facade, the CLI. No
+//! OpenSSL, no reqwest, no second HTTP stack.
 //!
 //! ## Transport map
 //!
@@ -18,9 +21,13 @@
 //!   [`RestTransport`] implement it; [`connect`] picks one from a card's `supportedInterfaces`.
 //! - [`TransportError`] — every failure with a stable code; [`envelope`] maps A2A error bodies.
 //! - [`sse::SseParser`] — the incremental SSE parser the streams run on.
+//! - [`ResponseReducer`] / [`TaskView`] ([`view`]) — the pure fold of A2A responses into a task
+//!   view and `ReceivedMessage` evidence (usable without a network); [`end_state`] says what a
+//!   view's state means ([`end_state_code`]).
 
 pub mod binding;
 pub mod card_compat;
+pub mod end_state;
 pub mod envelope;
 pub mod error;
 pub mod headers;
@@ -29,13 +36,15 @@ pub mod http_json;
 pub mod jsonrpc;
 pub mod limits;
 mod payload;
-pub mod registry;
 pub mod rest;
+mod size;
 pub mod sse;
 pub mod stream;
 pub mod transport;
+pub mod view;
 
 pub use binding::{Binding, connect, select_interface};
+pub use end_state::end_state_code;
 pub use error::{RemoteDetails, RemoteError, TimeoutPhase, TransportError};
 pub use headers::{CallOptions, RequestHeaders};
 pub use http_client::HttpClient;
@@ -44,7 +53,7 @@ pub use limits::Limits;
 pub use rest::RestTransport;
 pub use stream::StreamResponseStream;
 pub use transport::Transport;
+pub use view::{Applied, Folded, ResponseReducer, TaskView};
 pub mod auth;
-pub mod client;
 pub mod tls;
 pub mod wirelog;

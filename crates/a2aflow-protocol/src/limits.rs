@@ -9,7 +9,7 @@ use std::time::Duration;
 ///
 /// The transports enforce the timeouts, `max_response_body` and `max_sse_event`; the engine client
 /// enforces `max_artifact` and `max_task_evidence` (given to it with
-/// [`ClientConfig::with_limits`](crate::client::ClientConfig::with_limits)).
+/// `ClientConfig::with_limits` in `a2aflow-engine`).
 ///
 /// Build one from [`Limits::default`] and change the fields you need.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,8 +2,8 @@
 //! timeouts, limits, TLS, credentials and negotiation budget. Loadable from TOML or JSON with the
 //! same validation as code; unknown keys are errors (a typo must not silently keep a default).
 
+use a2aflow_engine::ClientConfig;
 use a2aflow_model::{ErrorCode, Failure};
-use a2aflow_protocol::client::ClientConfig;
 use a2aflow_protocol::{Binding, Limits, tls::TlsConfig};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};

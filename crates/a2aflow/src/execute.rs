@@ -8,6 +8,7 @@
 //! configured origin, so its credentials go only to origins the entry lists in `allowed_origins`.
 
 use crate::config::EngineConfig;
+use a2aflow_engine::A2aEngineClient;
 use a2aflow_kernel::{ControlPoint, EventStream, RunInput, RunOptions, run, run_stream};
 use a2aflow_model::a2a::AgentCard;
 use a2aflow_model::{ExecutionResult, Failure, Workflow};
@@ -15,7 +16,6 @@ use a2aflow_protocol::auth::{
     AgentAuth, AuthProvider, ConfiguredOrigin, Credentials, Environment, HttpTokenFetcher,
     TokenFetcher,
 };
-use a2aflow_protocol::client::A2aEngineClient;
 use a2aflow_protocol::wirelog::{RedactionPolicy, WireLog};
 use a2aflow_protocol::{Binding, CallOptions, HttpClient, Limits, Transport, binding};
 use std::sync::Arc;

@@ -12,7 +12,19 @@ pub use a2aflow_kernel as kernel;
 pub use a2aflow_model as model;
 
 #[cfg(feature = "protocol")]
-pub use a2aflow_protocol as protocol;
+pub use a2aflow_engine as engine;
+#[cfg(feature = "protocol")]
+pub use a2aflow_services as services;
+
+/// The A2A wire (`a2aflow-protocol`: transports, SSE, auth, TLS, wire log, the task view), with
+/// the engine client and the registry clients at the paths they had when they lived in it.
+#[cfg(feature = "protocol")]
+pub mod protocol {
+    /// The engine client ([`crate::engine`], `a2aflow-engine`) at its former path.
+    pub use a2aflow_engine as client;
+    pub use a2aflow_protocol::*;
+    pub use a2aflow_services::registry;
+}
 #[cfg(feature = "protocol")]
 pub use a2at;
 

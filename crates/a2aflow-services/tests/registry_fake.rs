@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use a2aflow_model::LoadOptions;
-use a2aflow_protocol::registry::{OrchestratorClient, RegistryClient, service_client};
 use a2aflow_protocol::{HttpClient, Limits};
+use a2aflow_services::registry::{OrchestratorClient, RegistryClient, service_client};
 use bytes::Bytes;
 use http::{Request, Response};
 use http_body_util::{BodyExt, Full};

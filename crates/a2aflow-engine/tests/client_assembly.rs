@@ -4,12 +4,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap (shop rule)
 
+use a2aflow_engine::{A2aEngineClient, ClientConfig};
 use a2aflow_kernel::{CallbackError, ControlPoint, RunInput, RunOptions};
 use a2aflow_model::a2a::Part;
 use a2aflow_model::{
     ExecutionResult, LoadOptions, MessageContent, TaskRequest, load_workflow_value,
 };
-use a2aflow_protocol::client::{A2aEngineClient, ClientConfig};
 use a2aflow_protocol::{Binding, CallOptions, HttpClient, Limits, connect};
 use a2aflow_testkit::{AgentSpec, ArtifactChunk, TaskScript, TestServer};
 use async_trait::async_trait;

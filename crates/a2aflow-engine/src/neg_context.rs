@@ -4,8 +4,8 @@
 //! two and answers the two questions the state machine asks: does a received object mention
 //! Negotiation-T at all, and which one context does it carry.
 
-use super::view::json_map;
 use a2aflow_model::a2a::{Artifact, Message};
+use a2aflow_protocol::view::json_map;
 use a2at::{
     ContextError, NEGOTIATION_CONTEXT_KEY, NEGOTIATION_T_EXTENSION_URI,
     NEGOTIATION_T_EXTENSION_URI_NL, NegotiationContext,

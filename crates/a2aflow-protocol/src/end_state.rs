@@ -1,13 +1,14 @@
 //! End states: what a reduced [`TaskView`] means for the logical task. Outputs are projected by
 //! the kernel (`a2aflow_kernel::project_outputs`) from the evidence.
 
-use super::view::TaskView;
+use crate::view::TaskView;
 use a2aflow_model::a2a::{Message, Part, TaskState};
 use a2aflow_model::{ErrorCode, Failure};
 
-/// The meaning of the current view.
+/// The meaning of the current view. Exhaustive on purpose: the engine client (`a2aflow-engine`)
+/// matches every case, so a new meaning cannot go unhandled there.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Observation {
+pub enum Observation {
     /// Nothing decisive yet: no state, SUBMITTED or WORKING (acknowledgements only).
     Pending,
     /// COMPLETED.
@@ -23,7 +24,7 @@ pub(crate) enum Observation {
 }
 
 /// The state's proto name, e.g. `TASK_STATE_FAILED`.
-pub(crate) fn state_name(state: &TaskState) -> String {
+pub fn state_name(state: &TaskState) -> String {
     serde_json::to_value(state)
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
@@ -40,7 +41,7 @@ fn message_text(m: &Message) -> Option<String> {
 }
 
 /// Adds the identity facts a host needs to act on a failure (and to attach later).
-pub(crate) fn with_identity(mut f: Failure, view: &TaskView, context_id: &str) -> Failure {
+pub fn with_identity(mut f: Failure, view: &TaskView, context_id: &str) -> Failure {
     f.details
         .entry("contextId")
         .or_insert_with(|| context_id.to_owned().into());
@@ -58,7 +59,7 @@ pub(crate) fn with_identity(mut f: Failure, view: &TaskView, context_id: &str) -
 }
 
 /// A failure for a remote state, with the status text as the message when there is one.
-pub(crate) fn state_failure(code: ErrorCode, view: &TaskView) -> Failure {
+pub fn state_failure(code: ErrorCode, view: &TaskView) -> Failure {
     let state = view.state.clone().unwrap_or_default();
     let message = view
         .status_message
@@ -77,7 +78,7 @@ pub(crate) fn state_failure(code: ErrorCode, view: &TaskView) -> Failure {
 /// ```
 /// use a2aflow_model::ErrorCode;
 /// use a2aflow_model::a2a::TaskState;
-/// use a2aflow_protocol::client::end_state_code;
+/// use a2aflow_protocol::end_state_code;
 /// assert_eq!(end_state_code(&TaskState::Rejected), Some(ErrorCode::A2aTaskRejected));
 /// assert_eq!(end_state_code(&TaskState::Completed), None);
 /// ```
@@ -96,7 +97,7 @@ pub fn end_state_code(state: &TaskState) -> Option<ErrorCode> {
 }
 
 /// Classifies the current view.
-pub(crate) fn observe(view: &TaskView) -> Observation {
+pub fn observe(view: &TaskView) -> Observation {
     let state = match &view.state {
         None if view.direct_message.is_some() => return Observation::DirectMessage,
         None => return Observation::Pending,
@@ -114,8 +115,8 @@ pub(crate) fn observe(view: &TaskView) -> Observation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::view::ResponseReducer;
-    use crate::client::view::tests::task;
+    use crate::view::ResponseReducer;
+    use crate::view::tests::task;
     use a2aflow_model::a2a::Role;
     use serde_json::json;
 

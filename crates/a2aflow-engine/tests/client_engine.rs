@@ -4,6 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap (shop rule)
 
+use a2aflow_engine::{A2aEngineClient, ClientConfig};
 use a2aflow_kernel::{
     DispatchRequest, EventEmitter, NegotiationHook, RemoteClient, TaskFailure, TaskOutcome,
 };
@@ -17,7 +18,6 @@ use a2aflow_model::{
     ErrorCode, Failure, MessageContent, NegotiationReply, NegotiationRequest, StepType, TaskInput,
     TaskRequest, WorkflowInput,
 };
-use a2aflow_protocol::client::{A2aEngineClient, ClientConfig};
 use a2aflow_protocol::{
     Binding, CallOptions, HttpClient, RemoteError, StreamResponseStream, Transport, TransportError,
     connect,

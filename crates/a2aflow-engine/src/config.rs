@@ -1,7 +1,7 @@
 //! Settings of the engine client, validated at construction.
 
-use crate::Limits;
 use a2aflow_model::{ErrorCode, Failure};
+use a2aflow_protocol::Limits;
 use std::time::Duration;
 
 /// The smallest allowed poll interval.
@@ -26,7 +26,7 @@ pub struct ClientConfig {
     pub return_immediately: bool,
     /// Cancel the remote task when a gate ends the interaction (AUTH_REQUIRED, INPUT_REQUIRED
     /// without Negotiation-T). Default false: the task stays open so the host can resolve the
-    /// gate and [`attach`](crate::client::A2aEngineClient::attach) again by context id.
+    /// gate and [`attach`](crate::A2aEngineClient::attach) again by context id.
     pub cancel_gated_tasks: bool,
     /// Largest assembled artifact of one task ([`Limits::max_artifact`]); past it the
     /// interaction fails with `a2a.response_too_large`. Default 32 MiB, ≥ 1.

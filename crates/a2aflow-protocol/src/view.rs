@@ -15,8 +15,8 @@
 //! `a2a.response_too_large` before it changes the view. Appending a chunk costs the chunk's size
 //! only: nothing already assembled is copied.
 
-use super::size;
 use crate::Limits;
+use crate::size;
 use a2aflow_model::a2a::{
     Artifact, Message, StreamResponse, Task, TaskArtifactUpdateEvent, TaskState,
     TaskStatusUpdateEvent,
@@ -66,16 +66,19 @@ pub struct Applied {
 }
 
 /// What one folded object was, enough to build its [`Applied`] (or its event) from the view
-/// afterwards.
+/// afterwards ([`ResponseReducer::fold`], [`ResponseReducer::applied`]).
 #[derive(Debug)]
-pub(crate) struct Folded {
-    pub(crate) kind: ReceivedKind,
+pub struct Folded {
+    /// What kind of object it was.
+    pub kind: ReceivedKind,
     /// The event's own metadata (status and artifact updates).
-    pub(crate) event_meta: Option<Map<String, Value>>,
+    pub event_meta: Option<Map<String, Value>>,
     /// For artifact updates: the assembled artifact's index in the view.
     pub(crate) artifact: Option<usize>,
-    pub(crate) append: bool,
-    pub(crate) last_chunk: bool,
+    /// For artifact updates: whether it appended.
+    pub append: bool,
+    /// For artifact updates: whether it was the last chunk.
+    pub last_chunk: bool,
 }
 
 impl Folded {
@@ -138,7 +141,7 @@ fn too_large(what: &'static str, message: String, limit: usize) -> Failure {
 }
 
 /// A2A metadata (a `HashMap`) as a JSON map, keys sorted so output is deterministic.
-pub(crate) fn json_map(m: &HashMap<String, Value>) -> Map<String, Value> {
+pub fn json_map(m: &HashMap<String, Value>) -> Map<String, Value> {
     let mut keys: Vec<&String> = m.keys().collect();
     keys.sort();
     keys.into_iter()
@@ -318,7 +321,7 @@ impl ResponseReducer {
     /// [`apply`](Self::apply) without building the [`Applied`] evidence: the same checks and the
     /// same view and evidence afterwards. [`applied`](Self::applied) builds it when it is wanted
     /// (for events), from the view, before the next object is folded.
-    pub(crate) fn fold(&mut self, event: StreamResponse) -> Result<Folded, Failure> {
+    pub fn fold(&mut self, event: StreamResponse) -> Result<Folded, Failure> {
         match event {
             StreamResponse::Task(t) => self.fold_task(t),
             StreamResponse::Message(m) => self.fold_message(m),
@@ -328,7 +331,7 @@ impl ResponseReducer {
     }
 
     /// The [`Applied`] of the object just folded.
-    pub(crate) fn applied(&self, folded: Folded) -> Applied {
+    pub fn applied(&self, folded: Folded) -> Applied {
         let Folded {
             kind,
             event_meta,
@@ -507,7 +510,7 @@ impl ResponseReducer {
     }
 
     /// The artifact an artifact update was folded into (its assembled state).
-    pub(crate) fn folded_artifact(&self, folded: &Folded) -> Option<&Artifact> {
+    pub fn folded_artifact(&self, folded: &Folded) -> Option<&Artifact> {
         folded.artifact.and_then(|i| self.view.artifacts.get(i))
     }
 

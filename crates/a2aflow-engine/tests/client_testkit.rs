@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap (shop rule)
 
+use a2aflow_engine::{A2aEngineClient, ClientConfig};
 use a2aflow_kernel::{
     CallbackError, ControlPoint, DispatchRequest, EventEmitter, NegotiationHook, RemoteClient,
     RunInput, RunOptions, TaskFailure, TaskOutcome,
@@ -12,7 +13,6 @@ use a2aflow_model::{
     ErrorCode, Failure, LoadOptions, MessageContent, NegotiationReply, NegotiationRequest,
     StepType, TaskInput, TaskRequest, WorkflowInput, load_workflow_value,
 };
-use a2aflow_protocol::client::{A2aEngineClient, ClientConfig};
 use a2aflow_protocol::{Binding, CallOptions, HttpClient, Transport, connect};
 use a2aflow_testkit::{AgentSpec, Fault, Proposal, Reply, Route, Script, TaskScript, TestServer};
 use async_trait::async_trait;

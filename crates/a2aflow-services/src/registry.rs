@@ -2,7 +2,7 @@
 //! at an orchestration centre.
 //!
 //! Every request goes through an [`HttpClient`], so TLS is verified (unless the host built the
-//! client otherwise), and timeouts and body sizes are bounded by its [`crate::Limits`]. An access
+//! client otherwise), and timeouts and body sizes are bounded by its [`a2aflow_protocol::Limits`]. An access
 //! token travels only in the `Authorization: Bearer` header, added by [`BearerToken`] to requests
 //! for the configured host, never in a query string, and it is never logged.
 //!
@@ -20,14 +20,14 @@ use a2aflow_model::{ErrorCode, Failure, LoadOptions, Loaded, load_workflow_value
 use async_trait::async_trait;
 use http::{HeaderMap, HeaderValue, Uri, header};
 
-use crate::auth::Origin;
+use a2aflow_protocol::auth::Origin;
 use serde_json::{Value, json};
 
-use crate::envelope::classify_error_body;
-use crate::error::TransportError;
-use crate::headers::{CallOptions, RequestHeaders};
-use crate::http_client::{HttpClient, parse_uri};
-use crate::http_json::JsonReply;
+use a2aflow_protocol::envelope::classify_error_body;
+use a2aflow_protocol::error::TransportError;
+use a2aflow_protocol::headers::{CallOptions, RequestHeaders};
+use a2aflow_protocol::http_client::{HttpClient, parse_uri};
+use a2aflow_protocol::http_json::JsonReply;
 
 /// The registry's agent-card collection path.
 pub const AGENT_CARDS_PATH: &str = "/rest/v1/registry-center/agent-cards";
@@ -95,7 +95,7 @@ impl RequestHeaders for BearerToken {
 /// Builds an [`HttpClient`] for a registry or orchestration centre at `base_url` from a builder
 /// (limits, TLS), adding the bearer `token` when there is one.
 pub fn service_client(
-    builder: crate::http_client::HttpClientBuilder,
+    builder: a2aflow_protocol::http_client::HttpClientBuilder,
     base_url: &str,
     token: Option<&str>,
 ) -> Result<HttpClient, Failure> {
@@ -200,7 +200,7 @@ impl RegistryClient {
         items
             .iter()
             .map(|c| {
-                crate::card_compat::agent_card_from_value(c.clone()).map_err(|e| {
+                a2aflow_protocol::card_compat::agent_card_from_value(c.clone()).map_err(|e| {
                     Failure::new(
                         ErrorCode::A2aInvalidResponse,
                         format!("the registry listed an invalid agent card: {e}"),

@@ -8,16 +8,10 @@
 //! before the task id was known, once a late answer names it (`LateAnswer`).
 
 use super::config::ClientConfig;
-use super::end_state::{Observation, observe, state_name, with_identity};
 use super::neg_context::Levels;
 use super::negotiation::{
     Entry, FailedAt, NegotiationLoop, aborted_failure, emit_failed, not_activated, stop_failure,
 };
-use super::view::{Folded, ResponseReducer, TaskView};
-use crate::error::{TimeoutPhase, TransportError};
-use crate::headers::CallOptions;
-use crate::stream::StreamResponseStream;
-use crate::transport::Transport;
 use a2aflow_kernel::{
     DispatchRequest, EventEmitter, NegotiationHook, RemoteClient, TaskFailure, TaskOutcome,
     project_outputs,
@@ -31,6 +25,12 @@ use a2aflow_model::{
     ErrorCode, EventKind, Failure, MessageContent, NegotiationReply, NegotiationRequest,
     ReceivedKind, TaskRequest,
 };
+use a2aflow_protocol::end_state::{Observation, observe, state_name, with_identity};
+use a2aflow_protocol::error::{TimeoutPhase, TransportError};
+use a2aflow_protocol::headers::CallOptions;
+use a2aflow_protocol::stream::StreamResponseStream;
+use a2aflow_protocol::transport::Transport;
+use a2aflow_protocol::view::{Folded, ResponseReducer, TaskView};
 use a2at::{ContentExtensions, DeclaredExtension, ExtensionPlan};
 use async_trait::async_trait;
 use futures_util::StreamExt;
@@ -490,7 +490,7 @@ impl<'a> Interaction<'a> {
             _ if aborted => Err(self.negotiation_failed(aborted_failure()).await),
             Observation::Completed => Ok(Next::Done),
             Observation::Terminal(f) => Err(f),
-            Observation::AuthRequired => Err(super::end_state::state_failure(
+            Observation::AuthRequired => Err(a2aflow_protocol::end_state::state_failure(
                 ErrorCode::A2aAuthRequired,
                 self.reducer.view(),
             )

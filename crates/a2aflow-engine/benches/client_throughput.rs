@@ -24,9 +24,9 @@
 //! the CPU figures printed at the end are the client's alone, without the server's share.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
+use a2aflow_engine::{A2aEngineClient, ClientConfig};
 use a2aflow_kernel::{CallbackError, ControlPoint, RunInput, RunOptions, run};
 use a2aflow_model::{MessageContent, Step, StepType, Subtask, TaskRequest, Workflow};
-use a2aflow_protocol::client::{A2aEngineClient, ClientConfig};
 use a2aflow_protocol::{Binding, CallOptions, HttpClient, connect};
 use a2aflow_testkit::{AgentSpec, DEFAULT_TASK_BOUND, TestServer};
 use async_trait::async_trait;
