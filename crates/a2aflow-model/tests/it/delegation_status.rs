@@ -1,6 +1,5 @@
 //! The seed's status table row by row, the unmapped-status error, the refusal vocabulary and
 //! the `execution_not_found` rule.
-#![allow(clippy::expect_used, clippy::unwrap_used)] // test helpers outside #[test] fns
 
 use a2aflow_model::ErrorCode;
 use a2aflow_model::a2a::TaskState;

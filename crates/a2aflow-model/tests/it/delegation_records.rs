@@ -1,7 +1,6 @@
 //! The builders: they reproduce the seed's three records, never emit `history`, an empty
 //! artifact or an execution id at request time, report bad input as a typed error, and every
 //! record they return validates against the schemas.
-#![allow(clippy::expect_used, clippy::unwrap_used)] // test helpers outside #[test] fns
 
 use a2aflow_model::ErrorCode;
 use a2aflow_model::a2a::{Role, TaskState};

@@ -1,8 +1,6 @@
 //! The closed delegation schemas: the seed's three examples (in a2aflow's namespace) validate,
 //! every removed required member, added unknown member and wrong type fails with a violation at
 //! the right place, and the schemas, the key constants, the status table and the guide agree.
-#![cfg(feature = "schema")]
-#![allow(clippy::expect_used, clippy::unwrap_used)] // test helpers outside #[test] fns
 
 use a2aflow_model::ErrorCode;
 use a2aflow_model::delegation::{
@@ -791,7 +789,7 @@ fn the_schema_states_the_status_table_row_for_row() {
 
 #[test]
 fn the_guide_names_every_key_status_and_reason() {
-    let guide = include_str!("../../../docs/guide/delegation.md");
+    let guide = include_str!("../../../../docs/guide/delegation.md");
     assert!(guide.contains(&format!("`{METADATA_NAMESPACE}`")));
     for key in MetadataKey::ALL {
         assert!(

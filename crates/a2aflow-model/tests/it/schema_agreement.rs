@@ -7,8 +7,6 @@
 //! * `graph/` — structurally valid, so both accept, but [`validate`] rejects with the code the
 //!   file is named after. These are the rules a schema cannot express (the split is documented
 //!   in docs/guide/workflows.md).
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic on broken fixtures
-#![cfg(feature = "schema")]
 
 use a2aflow_model::schema::check_workflow_schema;
 use a2aflow_model::{ErrorCode, LoadOptions, load_workflow_str, validate};

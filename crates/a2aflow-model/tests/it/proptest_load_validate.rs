@@ -1,7 +1,6 @@
 //! Property tests: the loader never panics on arbitrary text or JSON and loads faithfully what
 //! it is given; validation never panics, is deterministic, and accepts only DAGs with unique
 //! names.
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic on broken fixtures
 
 use a2aflow_model::{
     ContextFrom, Edge, LoadOptions, RESERVED_STEP_NAMES, SourceMap, Step, StepType, Subtask,

@@ -1,7 +1,6 @@
 //! `docs/error-codes.md` is generated from `ErrorCode::ALL` and must not drift.
 //!
-//! Regenerate with `A2AFLOW_BLESS=1 cargo test -p a2aflow-model --test error_codes_doc`.
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic on broken fixtures
+//! Regenerate with `A2AFLOW_BLESS=1 cargo test -p a2aflow-model --test it error_codes_doc`.
 
 use a2aflow_model::ErrorCode;
 use a2aflow_model::error_code::error_codes_markdown;
@@ -23,7 +22,7 @@ fn error_codes_doc_matches_the_registry() {
     assert!(
         actual == expected,
         "docs/error-codes.md is out of date with ErrorCode::ALL.\n\
-         Regenerate it with: A2AFLOW_BLESS=1 cargo test -p a2aflow-model --test error_codes_doc"
+         Regenerate it with: A2AFLOW_BLESS=1 cargo test -p a2aflow-model --test it error_codes_doc"
     );
 }
 

@@ -8,7 +8,6 @@
 //! JSON probes, A2A 0.3 shapes, invalid requests) are listed in [`NOT_A2A_1_0`] with the reason,
 //! and the test asserts that each of those really fails to parse — so the list cannot hide a
 //! real body the types reject.
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic on broken fixtures
 
 use a2aflow_model::ErrorEnvelope;
 use a2aflow_model::a2a::{
