@@ -1,10 +1,8 @@
 //! VAL: invalid workflows end before anything runs (engine_scenarios.md "VAL").
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::support::*;
 use a2aflow_kernel::InMemoryClient;
 use a2aflow_model::{ContextFrom, EventKind, Workflow};
-use common::*;
 use std::sync::Arc;
 
 /// Runs an invalid workflow and checks the common VAL-24 contract; returns the failure code.

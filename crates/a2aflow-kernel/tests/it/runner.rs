@@ -1,11 +1,9 @@
 //! RUN: lifecycle events, on_finish, streaming with back-pressure, determinism, no leaks
 //! (engine_scenarios.md "RUN").
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::support::*;
 use a2aflow_kernel::{InMemoryClient, RunInput, RunOptions, run_stream};
 use a2aflow_model::{Event, EventKind, ExecutionResult, StepType};
-use common::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -1,11 +1,9 @@
 //! CANCEL / TIMEOUT: one deadline per run, cancellation reaches everything in flight, late results
 //! are dropped (engine_scenarios.md "CANCEL").
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::support::*;
 use a2aflow_kernel::{AgentScript, InMemoryClient, RunOptions, ScriptedReply};
 use a2aflow_model::{MessageContent, NegotiationReply, StepStatus, TaskOutcomeStatus};
-use common::*;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;

@@ -1,11 +1,9 @@
 //! CTX: what each task sees, and how outputs are projected (engine_scenarios.md "CTX").
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::support::*;
 use a2aflow_kernel::{AgentScript, InMemoryClient, ScriptedReply, project_outputs};
 use a2aflow_model::a2a::{Artifact, Message, Part, Role, TaskState};
 use a2aflow_model::{ContextFrom, Output, ReceivedKind, ReceivedMessage, TaskOutcomeStatus};
-use common::*;
 use serde_json::json;
 use std::sync::Arc;
 

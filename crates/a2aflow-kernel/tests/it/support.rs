@@ -1,5 +1,5 @@
 //! Shared test support: workflow builders, a scriptable host, an event recorder.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+#![allow(dead_code)]
 
 use a2aflow_kernel::{CallbackError, ControlPoint, EventCallback, RunOptions};
 use a2aflow_model::{

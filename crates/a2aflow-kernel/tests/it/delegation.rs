@@ -2,10 +2,9 @@
 //!
 //! Every record the engine emits in these tests (the `delegationRequest` of an `agent_request`
 //! event, the `delegationTask` of an `agent_response` event) is validated against the schemas.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
+use crate::support;
+use crate::support::{Host, Recorder, step};
 use a2aflow_kernel::{
     AgentScript, Budget, CostMeter, DelegationFirewall, DelegationPolicy, InMemoryClient, RunInput,
     RunOptions, ScriptedReply, StaticCatalog,
@@ -18,7 +17,6 @@ use a2aflow_model::{
     ErrorCode, Event, EventKind, ExecutionResult, Failure, Step, Subtask, TaskOutcomeStatus,
     TaskResultView, Workflow,
 };
-use common::{Host, Recorder, step};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -742,7 +740,10 @@ async fn an_any_success_winner_cancels_a_delegating_sibling() {
         vec![Step {
             name: "race".into(),
             step_type: a2aflow_model::StepType::AnySuccess,
-            subtasks: vec![common::sub("quick", "fast path"), call("slow", "slow path")],
+            subtasks: vec![
+                support::sub("quick", "fast path"),
+                call("slow", "slow path"),
+            ],
             ..Default::default()
         }],
     );

@@ -1,6 +1,5 @@
 //! Property tests over random DAGs: at-most-once, reachability, readiness, termination and causal
 //! event order, with random route decisions, failures and delays (paused tokio clock).
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use a2aflow_kernel::{
     AgentScript, CallbackError, ControlPoint, InMemoryClient, RunInput, RunOptions, ScriptedReply,

@@ -1,10 +1,8 @@
 //! SCHED: readiness, parallelism, policies, dead paths, limits (engine_scenarios.md "SCHED").
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::support::*;
 use a2aflow_kernel::{AgentScript, InMemoryClient, RunOptions, ScriptedReply};
 use a2aflow_model::{ContextFrom, EventKind, Output, StepStatus, StepType, TaskOutcomeStatus};
-use common::*;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;

@@ -1,10 +1,8 @@
 //! The kernel's negotiation hook: events, host callback, typed failures.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::support::*;
 use a2aflow_kernel::{AgentScript, InMemoryClient, ScriptedReply};
 use a2aflow_model::{EventKind, MessageContent, NegotiationReply, TaskOutcomeStatus};
-use common::*;
 use std::sync::Arc;
 
 fn negotiating(rounds: u32) -> Arc<InMemoryClient> {

@@ -1,10 +1,8 @@
 //! ROUTE: edges evaluated as a set (engine_scenarios.md "ROUTE").
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::support::*;
 use a2aflow_kernel::{InMemoryClient, RunOptions};
 use a2aflow_model::EventKind;
-use common::*;
 use std::sync::Arc;
 use std::time::Duration;
 
