@@ -1,14 +1,10 @@
 //! Every fault actually happens on the wire, and shutdown leaves nothing behind.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::support::*;
 use a2aflow_testkit::{AgentSpec, Credential, Fault, Route, TestServer, TlsOptions};
-use common::*;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 

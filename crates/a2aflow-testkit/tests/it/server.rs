@@ -1,15 +1,11 @@
 //! The server's happy paths and error envelopes, checked on the wire.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
-
 use std::time::Duration;
 
+use crate::support::*;
 use a2aflow_testkit::{
     AgentSpec, Credential, NEGOTIATION_T_URI, Reply, Script, TaskScript, TestServer, behaviours,
 };
-use common::*;
 use serde_json::{Value, json};
 
 async fn server() -> TestServer {

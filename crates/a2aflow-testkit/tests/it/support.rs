@@ -1,6 +1,6 @@
 //! A tiny raw HTTP/1.1 client for the testkit's own tests (hyper client conn, no pooling).
 
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+#![allow(dead_code)]
 
 use std::time::Duration;
 
