@@ -2,7 +2,6 @@
 //! protobuf-`Struct`-like conversion (every integer becomes a double) unchanged.
 
 // Test harness: a malformed fixture or a serde failure must abort the test loudly.
-#![allow(clippy::expect_used, clippy::unwrap_used)]
 
 use a2at::{
     AUTHORIZATION_T_EXTENSION_URI, MetadataContent, NEGOTIATION_T_EXTENSION_URI,

@@ -3,7 +3,6 @@
 //! text; the run fails unless exactly 60 vectors were checked.
 
 // Test harness: a malformed fixture or a serde failure must abort the test loudly.
-#![allow(clippy::expect_used, clippy::unwrap_used)]
 
 use a2at::{
     MetadataContent, NegotiationContext, Performative, RuleViolation, TemplateUri,
