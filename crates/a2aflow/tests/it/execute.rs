@@ -1,8 +1,6 @@
 //! `execute_workflow` end to end against testkit agents: it builds what it needs from the cards,
 //! runs, returns the result, and closes every connection it opened.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
-
 use a2aflow::kernel::{CallbackError, ControlPoint, RunInput};
 use a2aflow::model::{
     LoadOptions, MessageContent, Output, TaskOutcomeStatus, TaskRequest, TaskResult,

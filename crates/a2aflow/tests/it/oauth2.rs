@@ -3,8 +3,6 @@
 //! endpoint, send it to the agent, reuse it, and fetch a new one when the agent answers 401
 //! (one engine client, built by `build_engine_client`, for several runs).
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
-
 use a2aflow::kernel::{CallbackError, ControlPoint, RunInput, RunOptions};
 use a2aflow::model::{
     LoadOptions, MessageContent, TaskOutcomeStatus, TaskRequest, TaskResult, load_workflow_str,

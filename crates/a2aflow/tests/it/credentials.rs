@@ -3,8 +3,6 @@
 //! user gave it. A card fetched from one origin that names an interface at another, or a plain
 //! http interface for a card fetched over https, gets no credentials; nothing is sent there.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
-
 use a2aflow::kernel::{CallbackError, ControlPoint, RunInput};
 use a2aflow::model::{ExecutionResult, Failure, LoadOptions, MessageContent, TaskRequest};
 use a2aflow::model::{Workflow, load_workflow_str};

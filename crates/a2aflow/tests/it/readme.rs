@@ -3,8 +3,8 @@
 
 #[test]
 fn readme_host_example_is_the_compiled_example() {
-    let example = include_str!("../examples/host.rs");
-    let readme = include_str!("../../../README.md");
+    let example = include_str!("../../examples/host.rs");
+    let readme = include_str!("../../../../README.md");
     let begin = example
         .find("// README:begin\n")
         .map(|i| i + "// README:begin\n".len());
