@@ -2,15 +2,13 @@
 //! is sent, discovery counts against `--timeout`, failures show their root cause, and SIGINT or
 //! SIGTERM cancel the remote tasks before the process exits.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
-
+use crate::support;
 use a2aflow_testkit::{Fault, Route};
 use std::io::Read as _;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-mod common;
-use common::agents;
+use crate::support::agents;
 
 fn a2aflow(args: &[&str]) -> Output {
     let child = Command::new(env!("CARGO_BIN_EXE_a2aflow"))
@@ -57,7 +55,7 @@ fn workflow_file(text: &str) -> (tempfile::TempDir, String) {
     (dir, p)
 }
 
-fn sends(a: &common::Agents) -> usize {
+fn sends(a: &support::Agents) -> usize {
     a.server
         .requests()
         .iter()
@@ -164,7 +162,7 @@ fn a_hanging_card_host_costs_the_run_budget_not_the_request_timeout() {
 
 /// Starts `a2aflow run` on a task that stays WORKING, waits until the agent has it, sends
 /// `signal`, and returns the output and the events file's lines.
-fn interrupt_a_hanging_run(signal: &str) -> (Output, Vec<serde_json::Value>, common::Agents) {
+fn interrupt_a_hanging_run(signal: &str) -> (Output, Vec<serde_json::Value>, support::Agents) {
     let a = agents();
     let (dir, wf) = workflow_file(
         r#"{"steps": [{"name": "s", "subtasks": [{"agent": "a", "description": "hang until cancelled"}]}]}"#,
@@ -206,7 +204,7 @@ fn interrupt_a_hanging_run(signal: &str) -> (Output, Vec<serde_json::Value>, com
     (out, lines, a)
 }
 
-fn assert_cancelled_cleanly(out: &Output, events: &[serde_json::Value], a: &common::Agents) {
+fn assert_cancelled_cleanly(out: &Output, events: &[serde_json::Value], a: &support::Agents) {
     let cancels = a
         .server
         .requests()

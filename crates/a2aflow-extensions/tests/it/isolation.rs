@@ -2,9 +2,7 @@
 //! gives identical results with and without an open subscription, and no TCP connection ever
 //! carries both (a loopback proxy records each client connection's bytes by peer address).
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap (shop rule)
 
-mod common;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -21,7 +19,7 @@ use a2aflow_protocol::client::{A2aEngineClient, ClientConfig};
 use a2aflow_protocol::{Binding, HttpClient, connect};
 use a2aflow_testkit::{AgentSpec, TestServer};
 use async_trait::async_trait;
-use common::*;
+use crate::support::*;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};

@@ -1,8 +1,6 @@
 //! `validate`, `graph` and `run` on hostile workflow files: endless, huge, not UTF-8, with a BOM,
 //! cyclic, empty, and with control characters in names.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
-
 use std::process::{Command, Output};
 
 fn a2aflow(args: &[&str]) -> Output {

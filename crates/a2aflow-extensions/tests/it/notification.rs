@@ -1,8 +1,6 @@
 //! Notification-T against the testkit (scenario area EXT).
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap (shop rule)
 
-mod common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -12,7 +10,7 @@ use a2aflow_extensions::{Ended, ExtensionConfig, ResubscribePolicy, Subscription
 use a2aflow_model::a2a::TaskState;
 use a2aflow_model::{MessageContent, ReceivedMessage};
 use a2aflow_testkit::{Fault, Route, TestServer};
-use common::*;
+use crate::support::*;
 use serde_json::json;
 
 async fn server() -> TestServer {

@@ -1,7 +1,5 @@
 //! Drives `a2aflow send` against testkit agents: every exit code and the output shapes.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
-
 use std::process::{Command, Output};
 
 fn a2aflow(args: &[&str]) -> Output {
@@ -19,8 +17,7 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-mod common;
-use common::agents;
+use crate::support::agents;
 
 #[test]
 fn a_direct_message_exits_0_and_prints_its_text() {

@@ -1,8 +1,6 @@
 //! Authorization-T against the testkit (scenario area EXT).
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap (shop rule)
 
-mod common;
 
 use std::time::Duration;
 
@@ -10,7 +8,7 @@ use a2aflow_extensions::{AuthorizationStatus, ExtensionConfig};
 use a2aflow_model::MessageContent;
 use a2aflow_model::a2a::TaskState;
 use a2aflow_testkit::{Fault, Route, TestServer};
-use common::*;
+use crate::support::*;
 use serde_json::json;
 
 async fn server() -> TestServer {

@@ -1,8 +1,6 @@
 //! `a2aflow send` has one deadline for the whole exchange, says when a stream closed before a
 //! terminal state, and `send`/`card` read `--config`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
-
 use a2aflow_testkit::{AgentSpec, Fault, Route, TestServer};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};

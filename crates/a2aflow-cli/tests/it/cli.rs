@@ -1,7 +1,5 @@
 //! Drives the `a2aflow` binary for each subcommand and exit code.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
-
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -97,8 +95,7 @@ fn graph_of_a_broken_document_exits_1() {
 
 // ---- subcommands that talk to agents: a testkit server in a background runtime ----
 
-mod common;
-use common::agents;
+use crate::support::agents;
 
 const RUN_WORKFLOW: &str = r#"{"id": "cli-run", "steps": [
   {"name": "ask", "subtasks": [{"agent": "a", "description": "task look"}, {"agent": "b", "description": "stream it"}],

@@ -2,8 +2,6 @@
 //! responder) answers `POST /api/v1/orchestrate/search`; the test checks what was asked, with which
 //! header, and what the binary printed and exited with.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
-
 use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 

@@ -1,8 +1,6 @@
 //! `a2aflow run --registry URL` and `--orchestrator URL --workflow-id ID` end to end: a fake
 //! registry/orchestration centre (a minimal HTTP/1.1 responder) beside testkit agents.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
-
 use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 

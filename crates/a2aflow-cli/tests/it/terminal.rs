@@ -1,8 +1,6 @@
 //! Text from agents never reaches the terminal raw: `card`, `send` and `run` escape control
 //! characters and bidirectional overrides in text mode and keep JSON output JSON.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
-
 use a2aflow_testkit::{AgentSpec, Script, TaskScript, TestServer};
 use std::process::{Command, Output};
 

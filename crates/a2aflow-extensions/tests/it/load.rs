@@ -7,9 +7,7 @@
 //! (`cargo test -p a2aflow-extensions --release --test load -- --ignored --nocapture`); the same
 //! code runs at 100 × 20 in every `cargo test`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap (shop rule)
 
-mod common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,7 +17,7 @@ use a2aflow_extensions::{Ended, ExtensionConfig, SubscriptionControl};
 use a2aflow_model::ReceivedMessage;
 use a2aflow_protocol::Limits;
 use a2aflow_testkit::TestServer;
-use common::*;
+use crate::support::*;
 
 const WAVE: usize = 100;
 

@@ -1,8 +1,6 @@
 //! Diagnostics on stderr: `-v`, `RUST_LOG` and `--wire-log` show the traffic with every secret
 //! redacted, and `insecure_skip_verify` warns once.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
-
 use a2aflow_testkit::{AgentSpec, Credential, TestServer};
 use std::process::{Command, Output};
 

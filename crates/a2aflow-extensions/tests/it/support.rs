@@ -1,6 +1,6 @@
 //! Shared fixtures: a scripted A2A-T agent, cards, contents and a sender over the testkit.
 
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)] // tests may unwrap (shop rule)
+#![allow(dead_code)] // tests may unwrap (shop rule)
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
