@@ -1,14 +1,12 @@
 //! Authorization-T against the testkit (scenario area EXT).
 
-
-
 use std::time::Duration;
 
+use crate::support::*;
 use a2aflow_extensions::{AuthorizationStatus, ExtensionConfig};
 use a2aflow_model::MessageContent;
 use a2aflow_model::a2a::TaskState;
 use a2aflow_testkit::{Fault, Route, TestServer};
-use crate::support::*;
 use serde_json::json;
 
 async fn server() -> TestServer {

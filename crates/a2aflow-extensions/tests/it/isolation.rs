@@ -2,13 +2,12 @@
 //! gives identical results with and without an open subscription, and no TCP connection ever
 //! carries both (a loopback proxy records each client connection's bytes by peer address).
 
-
-
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::support::*;
 use a2aflow_extensions::{ChannelSettings, Ended, ExtensionConfig, ExtensionSender};
 use a2aflow_kernel::{CallbackError, ControlPoint, RunInput, RunOptions};
 use a2aflow_model::a2a::AgentCard;
@@ -19,7 +18,6 @@ use a2aflow_protocol::client::{A2aEngineClient, ClientConfig};
 use a2aflow_protocol::{Binding, HttpClient, connect};
 use a2aflow_testkit::{AgentSpec, TestServer};
 use async_trait::async_trait;
-use crate::support::*;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};

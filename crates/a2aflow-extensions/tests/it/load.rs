@@ -4,20 +4,19 @@
 //! Figures (RSS from /proc/self/status, testkit server in the same process) are printed. The full
 //! load (1,000 × 100, about two minutes and 600 MiB in a debug build) is `#[ignore]`d in the
 //! ordinary test run and run by `cargo xtask bench`
-//! (`cargo test -p a2aflow-extensions --release --test load -- --ignored --nocapture`); the same
-//! code runs at 100 × 20 in every `cargo test`.
-
-
+//! (`cargo test -p a2aflow-extensions --release --test it -- --ignored --nocapture load::`, the
+//! only ignored test of the binary, so it has the process to itself); the same code runs at
+//! 100 × 20 in every `cargo test`, beside the crate's other tests (its figures include theirs).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use crate::support::*;
 use a2aflow_extensions::{Ended, ExtensionConfig, SubscriptionControl};
 use a2aflow_model::ReceivedMessage;
 use a2aflow_protocol::Limits;
 use a2aflow_testkit::TestServer;
-use crate::support::*;
 
 const WAVE: usize = 100;
 

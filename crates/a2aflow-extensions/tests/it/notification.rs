@@ -1,16 +1,14 @@
 //! Notification-T against the testkit (scenario area EXT).
 
-
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::support::*;
 use a2aflow_extensions::{Ended, ExtensionConfig, ResubscribePolicy, SubscriptionControl};
 use a2aflow_model::a2a::TaskState;
 use a2aflow_model::{MessageContent, ReceivedMessage};
 use a2aflow_testkit::{Fault, Route, TestServer};
-use crate::support::*;
 use serde_json::json;
 
 async fn server() -> TestServer {
