@@ -1,14 +1,7 @@
 //! Drives the `a2aflow` binary for each subcommand and exit code.
 
+use crate::support::a2aflow;
 use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn a2aflow(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_a2aflow"))
-        .args(args)
-        .output()
-        .expect("run a2aflow")
-}
 
 fn demo_file() -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

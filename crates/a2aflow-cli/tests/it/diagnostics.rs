@@ -1,25 +1,17 @@
 //! Diagnostics on stderr: `-v`, `RUST_LOG` and `--wire-log` show the traffic with every secret
 //! redacted, and `insecure_skip_verify` warns once.
 
+use crate::support::{serve, stderr};
 use a2aflow_testkit::{AgentSpec, Credential, TestServer};
 use std::process::{Command, Output};
 
 const SECRET: &str = "s3cr3t-bearer-token-do-not-log-4711";
 
 fn locked_server() -> (TestServer, tokio::runtime::Runtime) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let server = rt
-        .block_on(
-            TestServer::builder()
-                .agent(AgentSpec::new("locked").require_auth(Credential::Bearer(SECRET.into())))
-                .spawn(),
-        )
-        .unwrap();
-    (server, rt)
+    serve(
+        TestServer::builder()
+            .agent(AgentSpec::new("locked").require_auth(Credential::Bearer(SECRET.into()))),
+    )
 }
 
 fn send(server: &TestServer, extra: &[&str], env: &[(&str, &str)]) -> (Output, tempfile::TempDir) {
@@ -41,10 +33,6 @@ fn send(server: &TestServer, extra: &[&str], env: &[(&str, &str)]) -> (Output, t
         cmd.env(k, v);
     }
     (cmd.output().unwrap(), dir)
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 #[test]

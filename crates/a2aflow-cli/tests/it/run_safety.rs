@@ -2,50 +2,11 @@
 //! is sent, discovery counts against `--timeout`, failures show their root cause, and SIGINT or
 //! SIGTERM cancel the remote tasks before the process exits.
 
-use crate::support;
+use crate::support::{self, a2aflow_guarded, agents, stderr, stdout, wait_guarded};
 use a2aflow_testkit::{Fault, Route};
 use std::io::Read as _;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-use crate::support::agents;
-
-fn a2aflow(args: &[&str]) -> Output {
-    let child = Command::new(env!("CARGO_BIN_EXE_a2aflow"))
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run a2aflow");
-    wait_guarded(child)
-}
-
-/// Waits for `child`, killing it past a generous hang guard (a hang is a failure, not a wait).
-fn wait_guarded(mut child: Child) -> Output {
-    let guard = Instant::now() + Duration::from_secs(45);
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            return child.wait_with_output().unwrap();
-        }
-        if Instant::now() > guard {
-            let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
-            panic!(
-                "a2aflow hung; stderr: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 fn workflow_file(text: &str) -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
@@ -69,7 +30,7 @@ fn an_unwritable_events_path_exits_2_before_any_request() {
     let (_d, wf) = workflow_file(
         r#"{"steps": [{"name": "s", "subtasks": [{"agent": "a", "description": "task x"}]}]}"#,
     );
-    let out = a2aflow(&[
+    let out = a2aflow_guarded(&[
         "run",
         &wf,
         "--agent",
@@ -91,7 +52,7 @@ fn an_unknown_agent_in_a_later_step_is_refused_before_the_first_step_runs() {
           {"name": "later", "subtasks": [{"agent": "ghost", "description": "task x"}]}
         ]}"#,
     );
-    let out = a2aflow(&[
+    let out = a2aflow_guarded(&[
         "run",
         &wf,
         "--agent",
@@ -112,7 +73,7 @@ fn a_failed_run_shows_the_root_cause_in_text_mode() {
     let (_d, wf) = workflow_file(
         r#"{"steps": [{"name": "s", "subtasks": [{"agent": "a", "description": "fail on purpose"}]}]}"#,
     );
-    let out = a2aflow(&[
+    let out = a2aflow_guarded(&[
         "run",
         &wf,
         "--agent",
@@ -144,7 +105,7 @@ fn a_hanging_card_host_costs_the_run_budget_not_the_request_timeout() {
     );
     // The request timeout (60 s by default) is longer than the hang guard: only the run's budget
     // can end this run in time.
-    let out = a2aflow(&[
+    let out = a2aflow_guarded(&[
         "run",
         &wf,
         "--agent",

@@ -1,21 +1,6 @@
 //! Drives `a2aflow send` against testkit agents: every exit code and the output shapes.
 
-use std::process::{Command, Output};
-
-fn a2aflow(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_a2aflow"))
-        .args(args)
-        .output()
-        .expect("run a2aflow")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use crate::support::{a2aflow, stderr, stdout};
 
 use crate::support::agents;
 

@@ -1,58 +1,22 @@
 //! `a2aflow send` has one deadline for the whole exchange, says when a stream closed before a
 //! terminal state, and `send`/`card` read `--config`.
 
+use crate::support::{a2aflow_guarded, serve, stderr};
 use a2aflow_testkit::{AgentSpec, Fault, Route, TestServer};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn server(ping: Duration) -> (TestServer, tokio::runtime::Runtime) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let server = rt
-        .block_on(
-            TestServer::builder()
-                .ping_interval(ping)
-                .agent(AgentSpec::new("beta").streaming(true))
-                .spawn(),
-        )
-        .unwrap();
-    (server, rt)
-}
-
-fn a2aflow(args: &[&str]) -> Output {
-    let child = Command::new(env!("CARGO_BIN_EXE_a2aflow"))
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    wait_guarded(child)
-}
-
-/// Waits for `child`, killing it past a generous hang guard (a hang is a failure, not a wait).
-fn wait_guarded(mut child: Child) -> Output {
-    let guard = Instant::now() + Duration::from_secs(45);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > guard {
-            let _ = child.kill();
-            panic!("a2aflow hung");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    serve(
+        TestServer::builder()
+            .ping_interval(ping)
+            .agent(AgentSpec::new("beta").streaming(true)),
+    )
 }
 
 #[test]
 fn keep_alives_do_not_hold_send_past_its_deadline_and_the_task_is_cancelled() {
     let (server, _rt) = server(Duration::from_millis(50));
-    let out = a2aflow(&[
+    let out = a2aflow_guarded(&[
         "send",
         &server.card_url("beta"),
         "hang until cancelled",
@@ -115,27 +79,16 @@ fn hang_up_endpoint() -> String {
 #[test]
 fn a_stream_that_closes_while_working_says_so() {
     let endpoint = hang_up_endpoint();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let server = rt
-        .block_on(
-            TestServer::builder()
-                .agent(
-                    AgentSpec::new("quitter")
-                        .streaming(true)
-                        .card_patch(move |card| {
-                            for i in card["supportedInterfaces"].as_array_mut().unwrap() {
-                                i["url"] = endpoint.clone().into();
-                            }
-                        }),
-                )
-                .spawn(),
-        )
-        .unwrap();
-    let out = a2aflow(&[
+    let (server, _rt) = serve(
+        TestServer::builder().agent(AgentSpec::new("quitter").streaming(true).card_patch(
+            move |card| {
+                for i in card["supportedInterfaces"].as_array_mut().unwrap() {
+                    i["url"] = endpoint.clone().into();
+                }
+            },
+        )),
+    );
+    let out = a2aflow_guarded(&[
         "send",
         &server.card_url("quitter"),
         "go",
@@ -165,7 +118,7 @@ fn send_and_card_take_a_config_file() {
     )
     .unwrap();
     let config = config.display().to_string();
-    let out = a2aflow(&[
+    let out = a2aflow_guarded(&[
         "send",
         &server.card_url("beta"),
         "echo hi",
@@ -183,7 +136,7 @@ fn send_and_card_take_a_config_file() {
     server
         .set_fault("beta", Route::Card, Fault::NeverAnswer)
         .unwrap();
-    let out = a2aflow(&["card", &server.card_url("beta"), "--config", &config]);
+    let out = a2aflow_guarded(&["card", &server.card_url("beta"), "--config", &config]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains("a2a.timeout"), "{}", stderr(&out));
 }

@@ -1,47 +1,30 @@
 //! Text from agents never reaches the terminal raw: `card`, `send` and `run` escape control
 //! characters and bidirectional overrides in text mode and keep JSON output JSON.
 
+use crate::support::{a2aflow, serve};
 use a2aflow_testkit::{AgentSpec, Script, TaskScript, TestServer};
-use std::process::{Command, Output};
 
 /// Clears the screen, sets the window title, returns the carriage and reverses the text.
 const EVIL: &str = "x\u{1b}[2J\u{1b}]0;pwned\u{7}\r\u{9b}31m\u{202e}y";
 
 fn hostile_server() -> (TestServer, tokio::runtime::Runtime) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let server = rt
-        .block_on(
-            TestServer::builder()
-                .agent(
-                    AgentSpec::new("evil")
-                        .card_patch(|card| {
-                            card["name"] = EVIL.into();
-                            card["description"] = format!("line one\n{EVIL}").into();
-                            card["skills"][0]["id"] = EVIL.into();
-                        })
-                        .script(|m| {
-                            if m.text().starts_with("task") {
-                                TaskScript::new().working().fail(EVIL).into()
-                            } else {
-                                Script::reply_text(format!("hello\n{EVIL}"))
-                            }
-                        }),
-                )
-                .spawn(),
-        )
-        .unwrap();
-    (server, rt)
-}
-
-fn a2aflow(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_a2aflow"))
-        .args(args)
-        .output()
-        .unwrap()
+    serve(
+        TestServer::builder().agent(
+            AgentSpec::new("evil")
+                .card_patch(|card| {
+                    card["name"] = EVIL.into();
+                    card["description"] = format!("line one\n{EVIL}").into();
+                    card["skills"][0]["id"] = EVIL.into();
+                })
+                .script(|m| {
+                    if m.text().starts_with("task") {
+                        TaskScript::new().working().fail(EVIL).into()
+                    } else {
+                        Script::reply_text(format!("hello\n{EVIL}"))
+                    }
+                }),
+        ),
+    )
 }
 
 fn assert_safe(bytes: &[u8]) {

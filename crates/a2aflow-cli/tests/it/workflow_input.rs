@@ -1,28 +1,14 @@
 //! `validate`, `graph` and `run` on hostile workflow files: endless, huge, not UTF-8, with a BOM,
 //! cyclic, empty, and with control characters in names.
 
-use std::process::{Command, Output};
-
-fn a2aflow(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_a2aflow"))
-        .args(args)
-        .output()
-        .expect("run a2aflow")
-}
+use crate::support::{a2aflow, stderr, stdout};
+use std::process::Output;
 
 fn temp_file(bytes: &[u8]) -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("w.json");
     std::fs::write(&path, bytes).expect("write");
     (dir, path.display().to_string())
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 fn json_report(out: &Output) -> serde_json::Value {
