@@ -1,7 +1,5 @@
 //! Shared fixtures: a scripted A2A-T agent, cards, contents and a sender over the testkit.
 
-#![allow(dead_code)] // tests may unwrap (shop rule)
-
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -11,7 +9,7 @@ use a2aflow_model::{MessageContent, ReceivedMessage};
 use a2aflow_protocol::{CallOptions, HttpClient};
 use a2aflow_testkit::{AgentSpec, IncomingMessage, Route, Script, TaskScript, TestServer};
 use a2at::{AUTHORIZATION_T_EXTENSION_URI, NOTIFICATION_T_EXTENSION_URI};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, json};
 
 pub const AUTH: &str = AUTHORIZATION_T_EXTENSION_URI;
 pub const NOTIF: &str = NOTIFICATION_T_EXTENSION_URI;
@@ -171,13 +169,4 @@ pub async fn until(what: &str, mut cond: impl FnMut() -> bool) {
         );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-}
-
-pub fn body_message(server: &TestServer, agent: &str, route: Route) -> Value {
-    let r = server
-        .requests()
-        .into_iter()
-        .find(|r| r.agent.as_deref() == Some(agent) && r.route == Some(route))
-        .unwrap();
-    r.body.unwrap()["params"]["message"].clone()
 }

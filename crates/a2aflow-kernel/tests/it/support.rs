@@ -1,5 +1,4 @@
 //! Shared test support: workflow builders, a scriptable host, an event recorder.
-#![allow(dead_code)]
 
 use a2aflow_kernel::{CallbackError, ControlPoint, EventCallback, RunOptions};
 use a2aflow_model::{

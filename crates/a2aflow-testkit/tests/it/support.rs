@@ -1,7 +1,5 @@
 //! A tiny raw HTTP/1.1 client for the testkit's own tests (hyper client conn, no pooling).
 
-#![allow(dead_code)]
-
 use std::time::Duration;
 
 use a2aflow_testkit::TestServer;
