@@ -246,10 +246,11 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
         "-p",
         "a2aflow-extensions",
         "--test",
-        "load",
+        "it",
         "--",
         "--ignored",
         "--nocapture",
+        "load::",
     ];
     failures.extend(capture(root, "cargo", &ext, &[]).1);
     let soak = ["test", "--release", "-p", "a2aflow-tests", "--test", "soak"];

@@ -237,7 +237,7 @@ pub fn error_codes_markdown() -> String {
     let mut out = String::from(
         "# Error codes\n\n\
          <!-- Generated from `ErrorCode::ALL` in crates/a2aflow-model/src/error_code.rs. Do not edit by hand:\n\
-         \x20    A2AFLOW_BLESS=1 cargo test -p a2aflow-model --test error_codes_doc -->\n\n\
+         \x20    A2AFLOW_BLESS=1 cargo test -p a2aflow-model --test it error_codes_doc -->\n\n\
          Every stable error code a2aflow produces. Hosts match on these strings; they never change\n\
          meaning. Host callbacks may fail with business codes of their own (`BusinessFailure`);\n\
          those travel unchanged and are not listed here.\n",

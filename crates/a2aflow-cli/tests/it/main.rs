@@ -1,0 +1,15 @@
+//! Integration tests of `a2aflow-cli`: one test binary, a module per area.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
+
+mod support;
+
+mod cli;
+mod diagnostics;
+mod run_registry;
+mod run_safety;
+mod search;
+mod send;
+mod send_deadline;
+mod terminal;
+mod workflow_input;

@@ -1,0 +1,82 @@
+//! Set-up shared by the CLI integration tests: the binary, its output, testkit agents.
+
+use a2aflow_testkit::{TestServer, TestServerBuilder};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Runs the `a2aflow` binary with `args` and collects its output.
+pub fn a2aflow(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_a2aflow"))
+        .args(args)
+        .output()
+        .expect("run a2aflow")
+}
+
+/// Runs the `a2aflow` binary with `args` under [`wait_guarded`]'s hang guard.
+pub fn a2aflow_guarded(args: &[&str]) -> Output {
+    let child = Command::new(env!("CARGO_BIN_EXE_a2aflow"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run a2aflow");
+    wait_guarded(child)
+}
+
+/// Waits for `child`, killing it past a generous hang guard (a hang is a failure, not a wait).
+pub fn wait_guarded(mut child: Child) -> Output {
+    let guard = Instant::now() + Duration::from_secs(45);
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        if Instant::now() > guard {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "a2aflow hung; stderr: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The process's standard output as text.
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The process's standard error as text.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Spawns `builder`'s server on a one-worker background runtime, returned with it (the server
+/// lives as long as the runtime).
+pub fn serve(builder: TestServerBuilder) -> (TestServer, tokio::runtime::Runtime) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let server = rt.block_on(builder.spawn()).unwrap();
+    (server, rt)
+}
+
+/// Testkit agents on loopback, served by a runtime of their own while the test drives the binary.
+pub struct Agents {
+    /// The server: `alpha` (blocking) and `beta` (streaming).
+    pub server: TestServer,
+    _rt: tokio::runtime::Runtime,
+}
+
+/// Starts `alpha` (blocking) and `beta` (streaming) on a one-worker background runtime.
+pub fn agents() -> Agents {
+    let (server, rt) = serve(
+        TestServer::builder()
+            .agent(a2aflow_testkit::AgentSpec::new("alpha"))
+            .agent(a2aflow_testkit::AgentSpec::new("beta").streaming(true)),
+    );
+    Agents { server, _rt: rt }
+}

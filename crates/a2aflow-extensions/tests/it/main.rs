@@ -1,0 +1,10 @@
+//! Integration tests of `a2aflow-extensions`: one test binary, a module per area.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
+
+mod support;
+
+mod authorization;
+mod isolation;
+mod load;
+mod notification;

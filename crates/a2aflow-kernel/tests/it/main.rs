@@ -1,0 +1,15 @@
+//! Integration tests of `a2aflow-kernel`: one test binary, a module per area.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
+
+mod support;
+
+mod cancel;
+mod context;
+mod delegation;
+mod negotiation;
+mod properties;
+mod routing;
+mod runner;
+mod scheduling;
+mod validation;

@@ -1,0 +1,275 @@
+//! Shared test support: workflow builders, a scriptable host, an event recorder.
+
+use a2aflow_kernel::{CallbackError, ControlPoint, EventCallback, RunOptions};
+use a2aflow_model::{
+    BusinessFailure, ContextFrom, Edge, Event, EventKind, MessageContent, NegotiationReply,
+    NegotiationRequest, Output, RouteDecision, RouteRequest, Step, StepType, Subtask, TaskRequest,
+    TaskResult, Workflow,
+};
+use async_trait::async_trait;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+pub fn edge(target: &str, condition: &str) -> Edge {
+    Edge {
+        step: target.into(),
+        condition: condition.into(),
+    }
+}
+
+pub fn sub(agent: &str, description: &str) -> Subtask {
+    Subtask {
+        agent: agent.into(),
+        skill: "skill".into(),
+        description: description.into(),
+        workflow: None,
+    }
+}
+
+/// A step with one subtask per agent (description = "<step> task") and unconditional edges.
+pub fn step(name: &str, agents: &[&str], next: &[&str]) -> Step {
+    Step {
+        name: name.into(),
+        subtasks: agents
+            .iter()
+            .map(|a| sub(a, &format!("{name} task")))
+            .collect(),
+        next: next.iter().map(|t| edge(t, "")).collect(),
+        ..Default::default()
+    }
+}
+
+pub fn typed(mut s: Step, t: StepType) -> Step {
+    s.step_type = t;
+    s
+}
+
+pub fn ctx(mut s: Step, c: ContextFrom) -> Step {
+    s.context_from = c;
+    s
+}
+
+pub fn cond(mut s: Step, edges: &[(&str, &str)]) -> Step {
+    s.next = edges.iter().map(|(t, c)| edge(t, c)).collect();
+    s
+}
+
+pub fn wf(steps: Vec<Step>) -> Workflow {
+    Workflow {
+        id: "wf".into(),
+        name: "test workflow".into(),
+        steps,
+        ..Default::default()
+    }
+}
+
+/// How the host answers one route request.
+#[derive(Clone, Debug)]
+pub enum Route {
+    Allow,
+    Deny(&'static str),
+    Fail(&'static str),
+    Hang,
+    Panic,
+    Missing,
+}
+
+/// A scriptable host. `on_task` returns the description as text unless scripted.
+#[derive(Default)]
+pub struct Host {
+    pub task_fail: HashMap<String, CallbackError>,
+    pub task_panic: Vec<String>,
+    pub task_delay: HashMap<String, Duration>,
+    pub task_hang: Vec<String>,
+    pub self_outputs: HashMap<String, Vec<Output>>,
+    pub self_missing: bool,
+    pub routes: HashMap<String, Route>,
+    pub route_default: Option<Route>,
+    pub route_barrier: Option<Arc<tokio::sync::Barrier>>,
+    pub negotiation: Option<NegotiationReply>,
+    pub negotiation_delay: Duration,
+    pub task_calls: Mutex<Vec<TaskRequest>>,
+    pub self_calls: Mutex<Vec<TaskRequest>>,
+    pub route_calls: Mutex<Vec<RouteRequest>>,
+    pub negotiation_calls: Mutex<Vec<NegotiationRequest>>,
+}
+
+impl Host {
+    pub fn task_calls(&self) -> Vec<TaskRequest> {
+        self.task_calls.lock().unwrap().clone()
+    }
+    pub fn self_calls(&self) -> Vec<TaskRequest> {
+        self.self_calls.lock().unwrap().clone()
+    }
+    pub fn route_calls(&self) -> Vec<RouteRequest> {
+        self.route_calls.lock().unwrap().clone()
+    }
+}
+
+#[async_trait]
+impl ControlPoint for Host {
+    async fn on_task(&self, request: TaskRequest) -> Result<MessageContent, CallbackError> {
+        self.task_calls.lock().unwrap().push(request.clone());
+        if let Some(d) = self.task_delay.get(&request.agent) {
+            tokio::time::sleep(*d).await;
+        }
+        if self.task_hang.contains(&request.agent) {
+            std::future::pending::<()>().await;
+        }
+        if self.task_panic.contains(&request.agent) {
+            panic!("host bug for {}", request.agent);
+        }
+        if let Some(e) = self.task_fail.get(&request.agent) {
+            return Err(e.clone());
+        }
+        Ok(MessageContent::text(request.description.clone()))
+    }
+
+    async fn on_self_task(&self, request: TaskRequest) -> Result<TaskResult, CallbackError> {
+        self.self_calls.lock().unwrap().push(request.clone());
+        if self.self_missing {
+            return Err(CallbackError::Missing("no self task".into()));
+        }
+        Ok(TaskResult {
+            outputs: self
+                .self_outputs
+                .get(&request.step_name)
+                .cloned()
+                .unwrap_or_else(|| vec![Output::text(format!("{} done", request.step_name))]),
+        })
+    }
+
+    async fn on_route(&self, request: RouteRequest) -> Result<RouteDecision, CallbackError> {
+        self.route_calls.lock().unwrap().push(request.clone());
+        if let Some(b) = &self.route_barrier {
+            b.wait().await;
+        }
+        let r = self
+            .routes
+            .get(&request.target_step)
+            .or(self.route_default.as_ref())
+            .cloned()
+            .unwrap_or(Route::Missing);
+        match r {
+            Route::Allow => Ok(RouteDecision::allow("ok")),
+            Route::Deny(reason) => Ok(RouteDecision::deny(reason)),
+            Route::Fail(msg) => Err(CallbackError::Other(msg.into())),
+            Route::Hang => {
+                std::future::pending::<()>().await;
+                unreachable!()
+            }
+            Route::Panic => panic!("route bug"),
+            Route::Missing => Err(CallbackError::Missing(format!(
+                "no decision for {} -> {}",
+                request.source_step, request.target_step
+            ))),
+        }
+    }
+
+    async fn on_negotiation(
+        &self,
+        request: NegotiationRequest,
+    ) -> Result<NegotiationReply, CallbackError> {
+        self.negotiation_calls.lock().unwrap().push(request.clone());
+        if !self.negotiation_delay.is_zero() {
+            tokio::time::sleep(self.negotiation_delay).await;
+        }
+        self.negotiation
+            .clone()
+            .ok_or_else(|| CallbackError::Missing("on_negotiation handler is required".into()))
+    }
+}
+
+pub fn business(code: &str, message: &str) -> CallbackError {
+    CallbackError::Business(BusinessFailure {
+        code: code.into(),
+        message: message.into(),
+        details: Default::default(),
+    })
+}
+
+/// Collects events through `RunOptions::on_event`.
+#[derive(Clone, Default)]
+pub struct Recorder(pub Arc<Mutex<Vec<Event>>>);
+
+impl Recorder {
+    pub fn callback(&self) -> EventCallback {
+        let inner = self.0.clone();
+        Arc::new(move |e: &Event| inner.lock().unwrap().push(e.clone()))
+    }
+    pub fn options(&self) -> RunOptions {
+        RunOptions {
+            on_event: Some(self.callback()),
+            execution_id: Some("exec".into()),
+            ..Default::default()
+        }
+    }
+    pub fn events(&self) -> Vec<Event> {
+        self.0.lock().unwrap().clone()
+    }
+    pub fn kinds(&self) -> Vec<EventKind> {
+        self.events().iter().map(|e| e.kind).collect()
+    }
+    pub fn count(&self, kind: EventKind) -> usize {
+        self.events().iter().filter(|e| e.kind == kind).count()
+    }
+    /// Position of the first event of `kind` for `step` (or any step when None).
+    pub fn pos(&self, kind: EventKind, step: Option<&str>) -> Option<usize> {
+        self.events()
+            .iter()
+            .position(|e| e.kind == kind && (step.is_none() || e.step.as_deref() == step))
+    }
+}
+
+pub fn ran(result: &a2aflow_model::ExecutionResult) -> Vec<String> {
+    result.steps.iter().map(|s| s.step_name.clone()).collect()
+}
+
+pub fn sorted(mut v: Vec<String>) -> Vec<String> {
+    v.sort();
+    v
+}
+
+pub async fn go(
+    w: Workflow,
+    host: &Arc<Host>,
+    client: &Arc<a2aflow_kernel::InMemoryClient>,
+    rec: &Recorder,
+) -> a2aflow_model::ExecutionResult {
+    go_with(w, host, client, rec.options()).await
+}
+
+pub async fn go_with(
+    w: Workflow,
+    host: &Arc<Host>,
+    client: &Arc<a2aflow_kernel::InMemoryClient>,
+    options: RunOptions,
+) -> a2aflow_model::ExecutionResult {
+    a2aflow_kernel::run(
+        w,
+        a2aflow_kernel::RunInput {
+            runtime_intent: Some("intent".into()),
+        },
+        host.clone(),
+        client.clone(),
+        options,
+    )
+    .await
+}
+
+pub fn delayed(ms: u64) -> a2aflow_kernel::AgentScript {
+    a2aflow_kernel::AgentScript::reply(a2aflow_kernel::ScriptedReply::Echo)
+        .after(Duration::from_millis(ms))
+}
+
+pub fn failing(code: &str, ms: u64) -> a2aflow_kernel::AgentScript {
+    a2aflow_kernel::AgentScript::reply(a2aflow_kernel::ScriptedReply::Fail(
+        a2aflow_model::Failure {
+            code: code.into(),
+            message: format!("{code} from agent"),
+            details: Default::default(),
+        },
+    ))
+    .after(Duration::from_millis(ms))
+}

@@ -1,0 +1,14 @@
+//! Integration tests of `a2aflow-model`: one test binary, a module per area.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
+
+mod delegation_records;
+#[cfg(feature = "schema")]
+mod delegation_schema;
+mod delegation_status;
+mod error_codes_doc;
+mod fuzz_regressions;
+mod proptest_load_validate;
+mod python_sdk_fixtures;
+#[cfg(feature = "schema")]
+mod schema_agreement;

@@ -1,0 +1,8 @@
+//! Integration tests of `a2aflow-testkit`: one test binary, a module per area.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
+
+mod support;
+
+mod faults;
+mod server;

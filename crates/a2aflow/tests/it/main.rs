@@ -1,0 +1,8 @@
+//! Integration tests of `a2aflow`: one test binary, a module per area.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
+
+mod credentials;
+mod execute;
+mod oauth2;
+mod readme;
