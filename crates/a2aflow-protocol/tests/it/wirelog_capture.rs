@@ -1,7 +1,6 @@
 //! Captures every log line of a run with secrets configured — credentials loaded from the
 //! environment and `enc:` values, OAuth2 and login tokens, provider headers, request and response
 //! bodies, SSE events, failures — and asserts that no secret appears anywhere.
-#![allow(clippy::expect_used, clippy::unwrap_used)] // test helpers outside #[test] fns
 
 use std::sync::{Arc, Mutex};
 

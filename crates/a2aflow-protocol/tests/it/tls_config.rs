@@ -1,6 +1,5 @@
 //! TLS configuration: default trust, CA bundles, client certificates, the insecure opt-out, and
 //! `config.tls` for everything that cannot be read or parsed.
-#![allow(clippy::expect_used, clippy::unwrap_used)] // test helpers outside #[test] fns
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};

@@ -2,7 +2,6 @@
 //! request — request bodies, the cache, expiry (paused clock), refresh after a 401, and failures;
 //! then the real [`HttpTokenFetcher`] against the testkit's token endpoint: the wire request, a
 //! rejecting endpoint, an oversized answer, and a login entry.
-#![allow(clippy::expect_used, clippy::unwrap_used)] // test helpers outside #[test] fns
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};

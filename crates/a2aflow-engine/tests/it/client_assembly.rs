@@ -2,7 +2,6 @@
 //! many appended chunks assemble within a run deadline that a per-chunk copy of the artifact
 //! assembled so far could not meet, and the size caps end a flood with `a2a.response_too_large`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap (shop rule)
 
 use a2aflow_engine::{A2aEngineClient, ClientConfig};
 use a2aflow_kernel::{CallbackError, ControlPoint, RunInput, RunOptions};
@@ -173,7 +172,7 @@ async fn many_artifacts_past_the_evidence_cap_are_response_too_large() {
     server.shutdown().await.unwrap();
 }
 
-/// The figures of issue 20 item 3: `cargo test -p a2aflow-protocol --test client_assembly --
+/// The figures of issue 20 item 3: `cargo test -p a2aflow-engine --test it client_assembly --
 /// --ignored --nocapture`.
 #[tokio::test]
 #[ignore = "a measurement, run by hand"]

@@ -3,7 +3,6 @@
 //! the connect timeout bounds the TLS handshake of a server that never answers it. Mutual TLS
 //! against a server that demands a client certificate: the configured identity is handshaken on
 //! both bindings and satisfies a card's `mtlsSecurityScheme`; none, or a wrong one, is `a2a.tls`.
-#![allow(clippy::expect_used, clippy::unwrap_used)] // test helpers outside #[test] fns
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -1,7 +1,6 @@
 //! Credentials through the real transport against the testkit agent: the card's scheme is met
 //! from a credentials file, the server accepts the header, a wrong credential is `auth.rejected`,
 //! and the wire log of the whole exchange holds no secret.
-#![allow(clippy::expect_used, clippy::unwrap_used)] // test helpers outside #[test] fns
 
 use std::sync::{Arc, Mutex};
 

@@ -2,7 +2,6 @@
 //! the wire, the agent's error envelopes mapped to codes, and connections closed on drop.
 
 // Test code: a failed unwrap is a failed test.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
 use std::time::Duration;

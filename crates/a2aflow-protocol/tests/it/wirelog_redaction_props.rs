@@ -1,7 +1,6 @@
 //! Property tests of the redaction: for any JSON document with secrets under secret keys at any
 //! depth, neither the redacted JSON nor the redacted text of any prefix of it (a truncated body)
 //! contains a secret.
-#![allow(clippy::expect_used, clippy::unwrap_used)] // test helpers outside #[test] fns
 
 use a2aflow_protocol::wirelog::{RedactionPolicy, redact_body, redact_json};
 use proptest::prelude::*;

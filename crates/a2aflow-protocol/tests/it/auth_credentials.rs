@@ -1,6 +1,5 @@
 //! The credentials file: both forms, value resolution from the environment and `.env`, `enc:`
 //! values, and every malformed case failing at load with a message that holds no secret.
-#![allow(clippy::expect_used, clippy::unwrap_used)] // test helpers outside #[test] fns
 
 use std::path::PathBuf;
 

@@ -1,6 +1,5 @@
 //! AgentAuth: security-requirement satisfaction (AND within, OR across), header mapping per
 //! scheme kind, the host's provider, conflicting headers, and the origin binding.
-#![allow(clippy::expect_used, clippy::unwrap_used)] // test helpers outside #[test] fns
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,6 +1,5 @@
 //! Registry and orchestration-centre clients against a fake service (a tiny hyper server).
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
 
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};

@@ -2,7 +2,6 @@
 //! deadline, no panic, and no connection left open once the transport is dropped.
 
 // Test code: a failed unwrap is a failed test.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
 use std::time::Duration;

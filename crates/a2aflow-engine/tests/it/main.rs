@@ -1,0 +1,8 @@
+//! The integration tests of `a2aflow-engine`: one binary, a module per area
+//! (`cargo test -p a2aflow-engine --test it <module>::` runs one).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
+
+mod client_assembly;
+mod client_engine;
+mod client_testkit;
