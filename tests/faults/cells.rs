@@ -344,7 +344,7 @@ fn keep_alive_forever() -> Fault {
     }
 }
 
-/// Streams that misbehave after the task is known (issue 20): a structured error after some
+/// Streams that misbehave after the task is known: a structured error after some
 /// events is the agent's answer; a chunk flood meets the artifact cap; a stream that only keeps
 /// itself alive is ended by the run's deadline.
 fn hostile_stream_cells(cells: &mut Vec<Cell>) {

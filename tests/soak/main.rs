@@ -1,4 +1,4 @@
-//! Soak, load and random cancellation (issue 10), through the public facade against testkit
+//! Soak, load and random cancellation, through the public facade against testkit
 //! agents on 127.0.0.1.
 //!
 //! Three sections, each in a child process of its own so that its memory figures start clean:

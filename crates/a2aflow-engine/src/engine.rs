@@ -292,7 +292,7 @@ impl A2aEngineClient {
         })
     }
 
-    /// Re-attaches to the live remote task of a logical task after a host restart (seed 002):
+    /// Re-attaches to the live remote task of a logical task after a host restart:
     /// finds it with ListTasks filtered by `context_id` and keeps waiting on it (SubscribeToTask
     /// when the card streams, else GetTask polling) without sending anything. When no task is
     /// live, the latest one's result is returned. Negotiation cannot continue without the original

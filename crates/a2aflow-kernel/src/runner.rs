@@ -1,4 +1,4 @@
-//! The runner (seed 003 "Layer 2"): lifecycle events around the executor, validation, the
+//! The runner: lifecycle events around the executor, validation, the
 //! `on_finish` hook, and the streaming form with a bounded event channel that cancels the run
 //! when the consumer goes away.
 

@@ -51,7 +51,7 @@ impl MessageContent {
     }
 }
 
-/// The current task's own input (seed 001 §4): by default the subtask description as text.
+/// The current task's own input: by default the subtask description as text.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskInput {

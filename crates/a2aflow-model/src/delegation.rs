@@ -1,4 +1,4 @@
-//! Flow-to-flow delegation in A2A 1.0 shapes (seed 000): the three records a parent sees when a
+//! Flow-to-flow delegation in A2A 1.0 shapes: the three records a parent sees when a
 //! subtask runs a child workflow, and the vocabulary they are written in.
 //!
 //! - the **request** — an [`a2a::Message`] with `ROLE_USER`, built by

@@ -213,7 +213,7 @@ fn an_input_required_task_exits_1_and_a_follow_up_on_it_completes() {
     assert_eq!(t["artifacts"][0]["parts"][0]["data"]["echo"], "more detail");
 }
 
-/// Issue 20 item 1: `send` selects credentials by the name the user gives (`--agent-name`),
+/// `send` selects credentials by the name the user gives (`--agent-name`),
 /// never by the name the agent's card declares for itself.
 #[test]
 fn credentials_are_selected_by_agent_name_not_by_the_cards_name() {

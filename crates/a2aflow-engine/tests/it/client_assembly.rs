@@ -172,7 +172,7 @@ async fn many_artifacts_past_the_evidence_cap_are_response_too_large() {
     server.shutdown().await.unwrap();
 }
 
-/// The figures of issue 20 item 3: `cargo test -p a2aflow-engine --test it client_assembly --
+/// Figures: `cargo test -p a2aflow-engine --test it client_assembly --
 /// --ignored --nocapture`.
 #[tokio::test]
 #[ignore = "a measurement, run by hand"]

@@ -905,7 +905,7 @@ async fn an_invalid_context_emits_negotiation_failed_without_asking_the_host() {
 }
 
 /// A structured A2A error once the task is known is the agent's answer: the task fails with its
-/// code, nothing is resubscribed or polled (issue 20 item 21). Both bindings, and also on the
+/// code, nothing is resubscribed or polled. Both bindings, and also on the
 /// stream of a resubscribe.
 #[tokio::test]
 async fn a_structured_error_mid_stream_fails_the_task_with_its_code() {
@@ -973,8 +973,7 @@ async fn a_structured_error_mid_stream_fails_the_task_with_its_code() {
     }
 }
 
-/// A blank extension URI in the host's content is refused before anything is sent (issue 20
-/// item 25).
+/// A blank extension URI in the host's content is refused before anything is sent.
 #[tokio::test]
 async fn a_blank_extension_uri_is_refused_before_sending() {
     let server = TestServer::builder()

@@ -383,7 +383,7 @@ async fn two_schemes_setting_one_header_differently_conflict() {
 #[tokio::test]
 async fn interface_url_must_have_an_http_origin() {
     // The card names the interface URL: one without an http(s) origin is the agent's fault, even
-    // when no credentials are configured (issue 20 item 16).
+    // when no credentials are configured.
     for url in ["agent.example:50051", "not a url", "file:///etc/passwd"] {
         let e = AgentAuth::builder(card(Value::Null, Value::Null), url)
             .build()
@@ -504,7 +504,7 @@ async fn debug_of_agent_auth_shows_no_secret() {
 
 #[tokio::test]
 async fn a_token_and_an_authorization_header_in_one_entry_conflict() {
-    // Issue 20 item 17: one entry sets the token (placed in Authorization) and an explicit
+    // One entry sets the token (placed in Authorization) and an explicit
     // Authorization header with another value. That is a conflict of the entry, named by agent
     // and header, not an unsatisfied requirement.
     let c = creds(json!({"Test Agent": {"bearer": {

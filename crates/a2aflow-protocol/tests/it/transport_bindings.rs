@@ -399,7 +399,7 @@ async fn the_card_is_found_from_a_base_url_with_a_path_prefix() {
     server.shutdown().await.unwrap();
 }
 
-/// Issue 20 item 22: cards whose security schemes use the older shapes real agents publish.
+/// Cards whose security schemes use the older shapes real agents publish.
 #[tokio::test]
 async fn a_card_with_legacy_security_schemes_is_normalised_to_a2a_1_0() {
     use a2aflow_model::a2a::SecurityScheme;

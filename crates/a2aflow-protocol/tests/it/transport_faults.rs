@@ -366,8 +366,8 @@ async fn tls_is_verified_by_default_and_works_with_the_right_root() {
     }
 }
 
-/// The agent's ErrorInfo domain and metadata reach the failure on both bindings (issue 20 item
-/// 23): a host can tell which task the agent did not find.
+/// The agent's ErrorInfo domain and metadata reach the failure on both bindings: a host can tell
+/// which task the agent did not find.
 #[tokio::test]
 async fn remote_error_info_reaches_the_failure_details() {
     let server = server(Duration::from_secs(15)).await;

@@ -1,4 +1,4 @@
-//! Credentials follow the user, never the card (issue 20 item 1): they are bound to the URL the
+//! Credentials follow the user, never the card: they are bound to the URL the
 //! user configured for the agent (or the entry's `allowed_origins`) and selected by the name the
 //! user gave it. A card fetched from one origin that names an interface at another, or a plain
 //! http interface for a card fetched over https, gets no credentials; nothing is sent there.
@@ -205,7 +205,7 @@ async fn a_bare_card_gets_credentials_only_for_allowed_origins() {
 
 #[tokio::test]
 async fn an_interface_url_without_an_http_origin_is_the_agents_fault() {
-    // Issue 20 item 16: no credentials configured, so it is not a credentials problem.
+    // No credentials configured, so it is not a credentials problem.
     for url in ["not a url", "file:///etc/passwd"] {
         let server = TestServer::single(AgentSpec::new("alpha").card_patch(move |card| {
             card["supportedInterfaces"] =
