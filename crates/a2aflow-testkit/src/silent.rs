@@ -81,7 +81,8 @@ impl SilentServer {
         self.counts.total.load(Ordering::SeqCst)
     }
 
-    /// Stops accepting, closes every held connection and waits (at most [`SHUTDOWN_TIMEOUT`]).
+    /// Stops accepting, closes every held connection and waits (at most
+    /// [`SHUTDOWN_TIMEOUT`](crate::SHUTDOWN_TIMEOUT)).
     pub async fn shutdown(&self) -> Result<(), TestkitError> {
         self.tasks.shutdown().await
     }
