@@ -1,6 +1,5 @@
 //! Registry and orchestration-centre clients against a fake service (a tiny hyper server).
 
-
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
