@@ -2,7 +2,6 @@
 //! many appended chunks assemble within a run deadline that a per-chunk copy of the artifact
 //! assembled so far could not meet, and the size caps end a flood with `a2a.response_too_large`.
 
-
 use a2aflow_engine::{A2aEngineClient, ClientConfig};
 use a2aflow_kernel::{CallbackError, ControlPoint, RunInput, RunOptions};
 use a2aflow_model::a2a::Part;

@@ -2,7 +2,6 @@
 //! the Negotiation-T loop, cancellation and attach, with tokio's paused clock where time matters.
 //! Tests are named after the scenario IDs of engine_scenarios.md where one applies.
 
-
 use a2aflow_engine::{A2aEngineClient, ClientConfig};
 use a2aflow_kernel::{
     DispatchRequest, EventEmitter, NegotiationHook, RemoteClient, TaskFailure, TaskOutcome,

@@ -1,7 +1,6 @@
 //! The engine client end to end against the testkit agent server over real loopback HTTP
 //! (JSON-RPC and HTTP+JSON, blocking and streaming), and through the kernel runner.
 
-
 use a2aflow_engine::{A2aEngineClient, ClientConfig};
 use a2aflow_kernel::{
     CallbackError, ControlPoint, DispatchRequest, EventEmitter, NegotiationHook, RemoteClient,
