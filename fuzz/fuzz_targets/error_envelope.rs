@@ -37,7 +37,7 @@ fuzz_target!(|data: &[u8]| {
             assert!(envelope.is_none());
         }
         Some(err) => {
-            let code = err.code_str();
+            let code = String::from(err.code_str());
             assert!(
                 code.starts_with("a2a.") || code.starts_with("auth."),
                 "unexpected code {code}"

@@ -56,7 +56,7 @@ fuzz_target!(|data: &[u8]| {
                 assert!(!errors.problems.is_empty(), "an error without problems");
                 check_positions(text, &errors.problems);
                 check_positions(text, &errors.warnings);
-                assert!(errors.to_failure().code.starts_with("workflow."));
+                assert!(errors.to_failure().code.as_str().starts_with("workflow."));
                 let _ = errors.to_string();
             }
         }
@@ -91,7 +91,7 @@ fuzz_target!(|data: &[u8]| {
         );
         loaded.locate(&mut errors);
         check_positions(text, &errors.problems);
-        assert!(errors.to_failure().code.starts_with("workflow."));
+        assert!(errors.to_failure().code.as_str().starts_with("workflow."));
     }
 
     let again = serde_json::to_string(&loaded.workflow).expect("a Workflow always serialises");

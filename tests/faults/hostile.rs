@@ -124,7 +124,7 @@ async fn run_against(
             Ok(())
         }
         (expect, outcome) => {
-            let code = outcome.err().map(|f| f.code);
+            let code = outcome.err().map(|f| String::from(f.code));
             check_code(expect, code.as_deref(), "construction")?;
             if !real.requests().is_empty() {
                 return Err(format!(

@@ -684,7 +684,7 @@ async fn probe_protocol(
             )
             .await
             .err()
-            .map(|e| e.to_failure().code),
+            .map(|e| String::from(e.to_failure().code)),
         _ => subscribe_error(transport.as_ref(), &task_id, &options).await,
     };
     // The hang task is stopped cleanly so the server has nothing running.
@@ -719,12 +719,12 @@ async fn subscribe_error(
         .with_deadline(tokio::time::Instant::now() + SUBSCRIBE_DEADLINE);
     let mut stream = match transport.subscribe_to_task(&request, &options).await {
         Ok(s) => s,
-        Err(e) => return Some(e.to_failure().code),
+        Err(e) => return Some(e.to_failure().code.into()),
     };
     let read = async {
         while let Some(item) = stream.next().await {
             if let Err(e) = item {
-                return Some(e.to_failure().code);
+                return Some(e.to_failure().code.into());
             }
         }
         Some("(stream ended cleanly)".to_owned())

@@ -229,10 +229,11 @@ async fn one_run(agents: &Agents, cancel_at: usize) -> Result<RunReport, String>
         None => {}
         Some(kind) if CLOSING.contains(&kind) => {}
         Some(_) if result.success && seen.in_hand.len() == STEPS => {}
-        Some(kind) if code.as_deref() != Some("workflow.cancelled") => problems.push(format!(
-            "cancelled at {kind:?}, result {code:?}, success {}",
-            result.success
-        )),
+        Some(kind) if code.as_ref().map(|c| c.as_str()) != Some("workflow.cancelled") => problems
+            .push(format!(
+                "cancelled at {kind:?}, result {code:?}, success {}",
+                result.success
+            )),
         Some(_) => {}
     }
     let all_in_hand = seen.in_hand.len() == STEPS;

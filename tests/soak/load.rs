@@ -178,7 +178,10 @@ pub fn run() {
         drop(result);
         drop(client);
         server.stop().await;
-        assert_eq!(code.as_deref(), Some("workflow.cancelled"));
+        assert_eq!(
+            code.as_ref().map(|c| c.as_str()),
+            Some("workflow.cancelled")
+        );
         if tasks >= 1000 {
             assert!(
                 per_task <= TARGET,

@@ -46,7 +46,7 @@ pub fn describe(failure: &a2aflow::model::Failure, indent: &str) -> String {
     let value = serde_json::to_value(failure).unwrap_or(Value::Null);
     let mut out = format!(
         "{indent}[{}] {}\n",
-        inline(&failure.code),
+        inline(failure.code.as_str()),
         inline(&failure.message)
     );
     for cause in root_causes(&value) {

@@ -203,9 +203,9 @@ pub(crate) fn stop_failure(code: &str, reason: &str) -> Failure {
     let reason = reason.trim();
     Failure {
         code: if code.is_empty() {
-            ErrorCode::NegotiationStopped.as_str().to_owned()
+            ErrorCode::NegotiationStopped.into()
         } else {
-            code.to_owned()
+            code.into()
         },
         message: if reason.is_empty() {
             "Negotiation stopped by the host".to_owned()

@@ -115,9 +115,7 @@ impl ExtensionSender {
             // The calls inside are bounded by the same deadline (their timeout is what is left
             // of it), so one of them can time out in the very timer tick the operation does, and
             // is polled first: that is the operation's own timeout, and reported as such.
-            Ok(Err(f))
-                if f.code == ErrorCode::A2aTimeout.as_str() && Instant::now() >= deadline =>
-            {
+            Ok(Err(f)) if f.is(ErrorCode::A2aTimeout) && Instant::now() >= deadline => {
                 Err(timed_out())
             }
             Ok(result) => result,

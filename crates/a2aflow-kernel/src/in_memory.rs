@@ -289,7 +289,7 @@ impl RemoteClient for InMemoryClient {
                     Ok(NegotiationReply::Stop { code, reason }) => {
                         return Err(with_ids(
                             Failure {
-                                code,
+                                code: code.into(),
                                 message: reason,
                                 details: serde_json::Map::new(),
                             },

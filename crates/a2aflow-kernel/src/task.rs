@@ -129,7 +129,7 @@ pub(crate) fn name_view(view: &mut TaskResultView, request: TaskRequest) {
 pub(crate) fn fail_view(view: &mut TaskResultView, status: TaskOutcomeStatus, f: Failure) {
     view.status = status;
     view.error = Some(f.message);
-    view.error_code = Some(f.code);
+    view.error_code = Some(f.code.into());
     view.error_details = f.details;
 }
 

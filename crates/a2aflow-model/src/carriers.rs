@@ -377,7 +377,8 @@ pub enum NegotiationReply {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BusinessFailure {
-    /// The host's stable code.
+    /// The host's stable code. It becomes the failure's [`crate::FailureCode`]: a
+    /// [`crate::FailureCode::Business`] code, or the engine code when it is a registry string.
     pub code: String,
     /// Safe message.
     pub message: String,
@@ -389,7 +390,7 @@ pub struct BusinessFailure {
 impl From<BusinessFailure> for Failure {
     fn from(b: BusinessFailure) -> Self {
         Failure {
-            code: b.code,
+            code: crate::FailureCode::parse(b.code),
             message: b.message,
             details: b.details,
         }

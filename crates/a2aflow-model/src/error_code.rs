@@ -11,7 +11,7 @@ macro_rules! error_codes {
         /// Every stable error code a2aflow itself produces.
         ///
         /// Host callbacks may fail with codes of their own through
-        /// [`crate::BusinessFailure`]; those are carried as strings and never mapped to this enum.
+        /// [`crate::BusinessFailure`]; those are carried as [`FailureCode::Business`].
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         #[non_exhaustive]
         pub enum ErrorCode {
@@ -278,13 +278,199 @@ impl<'de> Deserialize<'de> for ErrorCode {
     }
 }
 
+/// A host's own failure code, such as `"billing.card_declined"`: any string that is not one of
+/// the registry's [`ErrorCode`] strings (those are always [`FailureCode::Engine`], so one string
+/// has one representation and a round trip through JSON gives back the same value).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BusinessCode(String);
+
+impl BusinessCode {
+    /// The business code `code`, or `None` when `code` is one of the registry's strings (use
+    /// [`FailureCode::parse`] to accept both).
+    pub fn new(code: impl Into<String>) -> Option<BusinessCode> {
+        let code = code.into();
+        match ErrorCode::parse(&code) {
+            Some(_) => None,
+            None => Some(BusinessCode(code)),
+        }
+    }
+
+    /// The code as the host gave it.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for BusinessCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The code a [`Failure`] carries: one of the engine's own [`ErrorCode`]s, or a host's
+/// [`BusinessCode`]. It serialises as the plain code string; a registry string deserialises as
+/// [`FailureCode::Engine`], any other string as [`FailureCode::Business`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FailureCode {
+    /// A code from the registry.
+    Engine(ErrorCode),
+    /// A host's own code (from a `BusinessFailure`).
+    Business(BusinessCode),
+}
+
+impl FailureCode {
+    /// Reads a code string: [`FailureCode::Engine`] when it is a registry string, otherwise
+    /// [`FailureCode::Business`].
+    pub fn parse(code: impl Into<String>) -> FailureCode {
+        let code = code.into();
+        match ErrorCode::parse(&code) {
+            Some(engine) => FailureCode::Engine(engine),
+            None => FailureCode::Business(BusinessCode(code)),
+        }
+    }
+
+    /// The stable string, e.g. `"a2a.task_failed"` or the host's own code.
+    pub fn as_str(&self) -> &str {
+        match self {
+            FailureCode::Engine(code) => code.as_str(),
+            FailureCode::Business(code) => code.as_str(),
+        }
+    }
+
+    /// The engine code, when this is one (business codes give `None`).
+    pub fn error_code(&self) -> Option<ErrorCode> {
+        match self {
+            FailureCode::Engine(code) => Some(*code),
+            FailureCode::Business(_) => None,
+        }
+    }
+
+    /// True when this is exactly the engine code `code`.
+    pub fn is(&self, code: ErrorCode) -> bool {
+        self.error_code() == Some(code)
+    }
+}
+
+impl std::hash::Hash for FailureCode {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
+
+impl std::fmt::Display for FailureCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl AsRef<str> for FailureCode {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl std::borrow::Borrow<str> for FailureCode {
+    fn borrow(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl From<ErrorCode> for FailureCode {
+    fn from(code: ErrorCode) -> Self {
+        FailureCode::Engine(code)
+    }
+}
+
+impl From<BusinessCode> for FailureCode {
+    fn from(code: BusinessCode) -> Self {
+        FailureCode::Business(code)
+    }
+}
+
+impl From<String> for FailureCode {
+    fn from(code: String) -> Self {
+        FailureCode::parse(code)
+    }
+}
+
+impl From<&str> for FailureCode {
+    fn from(code: &str) -> Self {
+        FailureCode::parse(code)
+    }
+}
+
+impl From<FailureCode> for String {
+    fn from(code: FailureCode) -> Self {
+        match code {
+            FailureCode::Engine(code) => code.as_str().to_owned(),
+            FailureCode::Business(code) => code.0,
+        }
+    }
+}
+
+impl PartialEq<ErrorCode> for FailureCode {
+    fn eq(&self, other: &ErrorCode) -> bool {
+        self.is(*other)
+    }
+}
+
+impl PartialEq<str> for FailureCode {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for FailureCode {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialEq<String> for FailureCode {
+    fn eq(&self, other: &String) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<FailureCode> for str {
+    fn eq(&self, other: &FailureCode) -> bool {
+        self == other.as_str()
+    }
+}
+
+impl PartialEq<FailureCode> for &str {
+    fn eq(&self, other: &FailureCode) -> bool {
+        *self == other.as_str()
+    }
+}
+
+impl PartialEq<FailureCode> for String {
+    fn eq(&self, other: &FailureCode) -> bool {
+        self == other.as_str()
+    }
+}
+
+impl Serialize for FailureCode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for FailureCode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(FailureCode::parse)
+    }
+}
+
 /// A failure as the engine reports it: a stable code, a message a person can act on, and safe
-/// details (never secrets). The code is a string so host BusinessFailure codes travel unchanged.
+/// details (never secrets). The code is typed ([`FailureCode`]) but serialises as the plain
+/// string, so host BusinessFailure codes travel unchanged.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Failure {
     /// The stable code: one of [`ErrorCode`] or a host's business code.
-    pub code: String,
+    pub code: FailureCode,
     /// What went wrong, for a person.
     pub message: String,
     /// Safe structured facts (status, reason, names involved, …).
@@ -296,7 +482,7 @@ impl Failure {
     /// A failure with one of the engine's own codes.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         Failure {
-            code: code.as_str().to_owned(),
+            code: FailureCode::Engine(code),
             message: message.into(),
             details: Map::new(),
         }
@@ -310,12 +496,12 @@ impl Failure {
 
     /// The engine code, when this failure carries one (host business codes give `None`).
     pub fn error_code(&self) -> Option<ErrorCode> {
-        ErrorCode::parse(&self.code)
+        self.code.error_code()
     }
 
     /// True when the code is exactly `code`.
     pub fn is(&self, code: ErrorCode) -> bool {
-        self.code == code.as_str()
+        self.code.is(code)
     }
 }
 

@@ -33,7 +33,7 @@ pub use carriers::*;
 pub use definition::{
     CONTEXT_WILDCARD, ContextFrom, Edge, RESERVED_STEP_NAMES, Step, StepType, Subtask, Workflow,
 };
-pub use error_code::{ErrorCode, Failure};
+pub use error_code::{BusinessCode, ErrorCode, Failure, FailureCode};
 pub use event::{Event, EventKind};
 pub use load::{
     LoadErrors, LoadOptions, Loaded, load_workflow_bytes, load_workflow_str, load_workflow_value,

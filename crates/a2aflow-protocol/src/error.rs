@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use a2aflow_model::{ErrorCode, Failure};
+use a2aflow_model::{ErrorCode, Failure, FailureCode};
 use serde_json::{Map, Value};
 
 /// An error the agent reported in an A2A error envelope (JSON-RPC `error` or `google.rpc.Status`).
@@ -174,11 +174,11 @@ impl TransportError {
         }
     }
 
-    /// The stable code as a string (the `Failure` code).
-    pub fn code_str(&self) -> String {
+    /// The stable code as the `Failure` carries it (a header failure keeps its own code).
+    pub fn code_str(&self) -> FailureCode {
         match self {
             TransportError::Headers(f) => f.code.clone(),
-            other => other.code().as_str().to_owned(),
+            other => other.code().into(),
         }
     }
 

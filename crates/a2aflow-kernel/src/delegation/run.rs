@@ -411,7 +411,7 @@ fn origin(result: &ExecutionResult) -> String {
     result
         .failure
         .as_ref()
-        .map(|f| f.code.clone())
+        .map(|f| f.code.as_str().to_owned())
         .unwrap_or_default()
 }
 

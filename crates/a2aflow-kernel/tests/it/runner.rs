@@ -419,7 +419,7 @@ async fn a_cancelled_stream_keeps_delivering_events_until_close() {
     let r = stream.result().await;
     assert!(!r.success);
     assert_eq!(
-        r.failure.map(|f| f.code).as_deref(),
+        r.failure.map(|f| String::from(f.code)).as_deref(),
         Some("workflow.cancelled")
     );
     assert!(kinds.contains(&EventKind::StepComplete), "{kinds:?}");

@@ -34,7 +34,7 @@ async fn rejected(w: Workflow) -> (String, String) {
     assert_eq!(err.execution_id, "exec");
     let f = r.failure.unwrap();
     assert_eq!(err.data["errorCode"], f.code.as_str());
-    (f.code, f.message)
+    (f.code.into(), f.message)
 }
 
 #[tokio::test]

@@ -7,6 +7,7 @@ mod delegation_records;
 mod delegation_schema;
 mod delegation_status;
 mod error_codes_doc;
+mod failure_code;
 mod fuzz_regressions;
 mod proptest_load_validate;
 mod python_sdk_fixtures;

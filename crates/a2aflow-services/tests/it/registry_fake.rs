@@ -253,7 +253,7 @@ async fn an_invalid_workflow_document_is_a_workflow_error() {
         .load_workflow("w", LoadOptions::default())
         .await
         .unwrap_err();
-    assert!(err.code.starts_with("workflow."), "{err}");
+    assert!(err.code.as_str().starts_with("workflow."), "{err}");
     let blank = center
         .load_workflow(" ", LoadOptions::default())
         .await
