@@ -75,6 +75,16 @@ pub fn connect(
     preference: &[Binding],
 ) -> Result<Arc<dyn Transport>, TransportError> {
     let (binding, interface) = select_interface(card, preference)?;
+    connect_interface(binding, interface, client)
+}
+
+/// Builds the transport for an interface already chosen with [`select_interface`] (so a caller
+/// that needs the interface before connecting, to bind credentials to its URL, chooses once).
+pub fn connect_interface(
+    binding: Binding,
+    interface: &AgentInterface,
+    client: &HttpClient,
+) -> Result<Arc<dyn Transport>, TransportError> {
     // The card chose the URL: one without an http(s) origin is the agent's fault.
     crate::http_client::parse_uri(&interface.url).map_err(|_| {
         let shown: String = interface

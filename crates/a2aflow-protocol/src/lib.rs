@@ -43,7 +43,7 @@ pub mod stream;
 pub mod transport;
 pub mod view;
 
-pub use binding::{Binding, connect, select_interface};
+pub use binding::{Binding, connect, connect_interface, select_interface};
 pub use end_state::end_state_code;
 pub use error::{RemoteDetails, RemoteError, TimeoutPhase, TransportError};
 pub use headers::{CallOptions, RequestHeaders};

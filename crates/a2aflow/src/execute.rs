@@ -189,7 +189,8 @@ impl TransportFactory {
         agent: &A,
     ) -> Result<Arc<dyn Transport>, Failure> {
         let card = agent.card();
-        let (_, interface) = binding::select_interface(card, &self.preference)?;
+        // The interface is chosen once: credentials are bound to its URL and it is connected.
+        let (chosen, interface) = binding::select_interface(card, &self.preference)?;
         let configured = match agent.configured_url() {
             Some(url) => ConfiguredOrigin::AgentUrl(url.to_owned()),
             None => ConfiguredOrigin::Unknown,
@@ -215,7 +216,7 @@ impl TransportFactory {
             http = http.wire_log(WireLog::enabled(policy), card.name.clone());
         }
         let http = http.request_headers(auth).build()?;
-        Ok(binding::connect(card, &http, &self.preference)?)
+        Ok(binding::connect_interface(chosen, interface, &http)?)
     }
 }
 
