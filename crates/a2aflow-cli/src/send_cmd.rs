@@ -138,7 +138,9 @@ impl Fold {
         let reducer = self
             .reducer
             .get_or_insert_with(|| ResponseReducer::new(context));
-        reducer.apply(event).map(|_| ())
+        // `fold`, not `apply`: nothing here reads the per-event evidence, and building it copies
+        // the assembled artifact on every chunk.
+        reducer.fold(event).map(|_| ())
     }
 
     /// The remote task id seen so far.

@@ -147,7 +147,8 @@ impl ExtensionSender {
             while let Some(event) = stream.next().await {
                 match event {
                     Ok(ev) => {
-                        reducer.apply(ev)?;
+                        // Only the final view is read: `fold` skips the per-chunk evidence copy.
+                        reducer.fold(ev)?;
                         if is_final(&reducer) {
                             break;
                         }
@@ -159,8 +160,8 @@ impl ExtensionSender {
             }
         } else {
             match agent.transport.send_message(&request, &options).await? {
-                SendMessageResponse::Task(t) => reducer.apply(StreamResponse::Task(t))?,
-                SendMessageResponse::Message(m) => reducer.apply(StreamResponse::Message(m))?,
+                SendMessageResponse::Task(t) => reducer.fold(StreamResponse::Task(t))?,
+                SendMessageResponse::Message(m) => reducer.fold(StreamResponse::Message(m))?,
             };
         }
         let mut failures = 0;
