@@ -7,16 +7,15 @@
 //!   callable, depth cap, cycle, fan-out cap, budget (`Scope::admit`);
 //! - the child runs with the parent's `ControlPoint` and client, one level deeper, its own
 //!   execution id, the parent's remaining deadline and a child of the parent task's
-//!   cancellation token; its events go into the parent's stream (`run`).
+//!   cancellation token; its events go into the parent's stream. The delegating subtask
+//!   itself is one kind of subtask (`crate::task`'s `delegated`); the runner starts the child.
 
 mod catalog;
 mod policy;
-mod run;
 mod scope;
 
 pub use catalog::{StaticCatalog, WorkflowCatalog};
 pub use policy::{
     Budget, CostMeter, DEFAULT_MAX_DEPTH, DEFAULT_MAX_FAN_OUT, DelegationFirewall, DelegationPolicy,
 };
-pub(crate) use run::{run_subtask, target_of};
-pub(crate) use scope::{Inherited, Scope};
+pub(crate) use scope::{Inherited, Root, Scope};

@@ -178,7 +178,8 @@ impl DelegationPolicy {
             return Err(Refusal::new(
                 RefusalReason::FanoutExceeded,
                 format!(
-                    "execution `{caller_execution}` has already started {started} children; the cap is {}",
+                    "execution `{caller_execution}` has already started {started} children; \
+                     the cap is {}",
                     self.max_fan_out
                 ),
             ));

@@ -136,7 +136,9 @@ fn the_cycle_check_finds_a_cycle_and_accepts_a_dag() {
     let edges = |pairs: &[(&str, &str)]| {
         let mut g = Graph::new();
         for (a, b) in pairs {
-            g.entry((*a).to_owned()).or_default().insert((*b).to_owned());
+            g.entry((*a).to_owned())
+                .or_default()
+                .insert((*b).to_owned());
             g.entry((*b).to_owned()).or_default();
         }
         g
