@@ -130,6 +130,14 @@ impl Scope {
             child_depth: self.depth.saturating_add(1),
             ancestry: &self.ancestry,
         })?;
+        self.take_fan_out_slot(caller_execution)?;
+        let child_execution = fresh_execution_id();
+        self.join_tree(&child_execution)?;
+        Ok((child_execution, self.inherited(caller_execution, target_id)))
+    }
+
+    /// Takes one of the caller's fan-out slots, or refuses when none is left.
+    fn take_fan_out_slot(&self, caller_execution: &str) -> Result<(), Refusal> {
         let mut started = self.started.load(Ordering::Acquire);
         loop {
             self.policy.check_fan_out(caller_execution, started)?;
@@ -139,24 +147,30 @@ impl Scope {
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {
-                Ok(_) => break,
+                Ok(_) => return Ok(()),
                 Err(now) => started = now,
             }
         }
-        let child_execution = fresh_execution_id();
-        {
-            let mut tree = self.tree.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Err(refusal) = self.policy.check_budget(tree.iter().map(String::as_str)) {
-                // Refused: the call started nothing, so it does not count against the fan-out.
-                self.started.fetch_sub(1, Ordering::AcqRel);
-                return Err(refusal);
-            }
-            tree.push(child_execution.clone());
+    }
+
+    /// Adds a child's execution id to the tree once the budget allows it; a refusal gives the
+    /// fan-out slot back (the call started nothing).
+    fn join_tree(&self, child_execution: &str) -> Result<(), Refusal> {
+        let mut tree = self.tree.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Err(refusal) = self.policy.check_budget(tree.iter().map(String::as_str)) {
+            self.started.fetch_sub(1, Ordering::AcqRel);
+            return Err(refusal);
         }
+        tree.push(child_execution.to_owned());
+        Ok(())
+    }
+
+    /// What a child of this run (execution `caller_execution`) running `target_id` inherits.
+    fn inherited(&self, caller_execution: &str, target_id: &str) -> Inherited {
         let mut ancestry = Vec::with_capacity(self.ancestry.len() + 1);
         ancestry.extend(self.ancestry.iter().cloned());
         ancestry.push(target_id.to_owned());
-        let inherited = Inherited {
+        Inherited {
             catalog: self.catalog.clone(),
             policy: self.policy.clone(),
             depth: self.depth.saturating_add(1),
@@ -167,8 +181,7 @@ impl Scope {
                 .unwrap_or_else(|| Arc::from(caller_execution)),
             tree: self.tree.clone(),
             semaphore: self.semaphore.clone(),
-        };
-        Ok((child_execution, inherited))
+        }
     }
 }
 

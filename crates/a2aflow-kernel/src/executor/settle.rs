@@ -212,6 +212,21 @@ impl Executor {
             .await;
             self.fail_run(f.clone());
         }
+        if let Some(result) = self.record_step(s, status, views, failure) {
+            self.route(s, result).await;
+        }
+    }
+
+    /// Records the result of step `s`; a completed step's is also shared with its successors
+    /// (and returned for its routes).
+    fn record_step(
+        &mut self,
+        s: usize,
+        status: StepStatus,
+        views: Vec<TaskResultView>,
+        failure: Option<Failure>,
+    ) -> Option<Arc<UpstreamResult>> {
+        let step = self.ctx.step(s);
         // A completed step's views live once, in the shared `results` entry its successors read;
         // `finish` moves them into the step's result (no copy once every reader is gone).
         let (task_results, result) = if status == StepStatus::Completed {
@@ -231,10 +246,10 @@ impl Executor {
             failure,
         });
         self.completed_steps.push(s);
-        if let Some(result) = result {
+        if let Some(result) = &result {
             self.results[s] = Some(result.clone());
-            self.route(s, result).await;
         }
+        result
     }
 }
 
