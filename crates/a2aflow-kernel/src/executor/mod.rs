@@ -10,7 +10,7 @@ mod settle;
 mod start;
 
 use crate::context::RunContext;
-use crate::graph::Plan;
+use crate::graph::{Plan, Walk};
 use crate::interrupt::Interrupt;
 use crate::task::TaskDone;
 use a2aflow_model::{
@@ -83,6 +83,8 @@ pub(crate) struct Executor {
     /// Remote identities of ANY_SUCCESS losers that reported after their step ended:
     /// (step, subtask, context id, remote task id), filled into the result by `finish`.
     late_ids: Vec<LateIds>,
+    /// The buffers of the ancestor walk of `"*"` context windows (allocated on first use).
+    walk: Walk,
 }
 
 /// See [`Executor::late_ids`].
@@ -105,6 +107,7 @@ impl Executor {
             failure: None,
             stopped: false,
             late_ids: Vec::new(),
+            walk: Walk::default(),
             ctx,
             plan,
         }

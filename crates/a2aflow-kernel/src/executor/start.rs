@@ -72,14 +72,17 @@ impl Executor {
     }
 
     /// Builds the context window of step `s` from steps that completed (shared, not copied).
-    fn workflow_input(&self, s: usize) -> WorkflowInput {
+    fn workflow_input(&mut self, s: usize) -> WorkflowInput {
+        let results = &self.results;
+        let mut upstream_results = Vec::new();
+        self.plan.window(s, &mut self.walk, |c| {
+            if let Some(r) = &results[c] {
+                upstream_results.push(r.clone());
+            }
+        });
         WorkflowInput {
             runtime_intent: self.ctx.runtime_intent.clone(),
-            upstream_results: self.plan.steps[s]
-                .context
-                .iter()
-                .filter_map(|&c| self.results[c].clone())
-                .collect(),
+            upstream_results,
         }
     }
 
