@@ -244,6 +244,9 @@ fn decision_of(
 }
 
 /// Every edge's decision, or the first edge without one.
+// The error is the same value `Job::Routes` carries to the scheduler, once per routed step;
+// boxing it would add an allocation there.
+#[allow(clippy::result_large_err)]
 fn all_decided(decisions: Vec<Option<Result<RouteDecision, Failure>>>) -> Decisions {
     let mut out = Vec::with_capacity(decisions.len());
     for (e, d) in decisions.into_iter().enumerate() {
