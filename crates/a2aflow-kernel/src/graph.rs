@@ -3,13 +3,25 @@
 //! at least one root, context sources that are ancestors).
 
 use a2aflow_model::{ContextFrom, Workflow};
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 
 /// One outgoing edge, resolved to an index (`None` = a terminal route such as `end`).
 #[derive(Debug)]
 pub(crate) struct OutEdge {
     pub(crate) target: Option<usize>,
     pub(crate) conditional: bool,
+}
+
+/// Where a step's context window comes from (the `contextFrom` of its definition, resolved).
+#[derive(Debug)]
+pub(crate) enum Window {
+    /// Its direct predecessors, in declaration order.
+    Predecessors,
+    /// Every ancestor, breadth-first, nearest first: walked when the step starts (see
+    /// [`Plan::window`]), so planning stays linear however many ancestors a step has.
+    Ancestors,
+    /// The steps it names, in listed order.
+    Listed(Vec<usize>),
 }
 
 /// One step, resolved.
@@ -19,8 +31,8 @@ pub(crate) struct StepPlan {
     pub(crate) out: Vec<OutEdge>,
     /// Number of incoming edges from steps.
     pub(crate) in_degree: u32,
-    /// Candidate steps for the context window, in window order (filtered to those that ran).
-    pub(crate) context: Vec<usize>,
+    /// Candidate steps for the context window (filtered to those that ran).
+    pub(crate) window: Window,
     /// True when any outgoing edge needs `on_route`.
     pub(crate) has_conditional: bool,
 }
@@ -30,6 +42,28 @@ pub(crate) struct StepPlan {
 pub(crate) struct Plan {
     pub(crate) steps: Vec<StepPlan>,
     pub(crate) roots: Vec<usize>,
+    /// Each step's direct predecessors, in declaration order.
+    pub(crate) preds: Vec<Vec<usize>>,
+}
+
+/// Reusable buffers of the breadth-first ancestor walk (one per run, allocated on first use).
+#[derive(Debug, Default)]
+pub(crate) struct Walk {
+    /// The stamp of the walk that last saw each step.
+    seen: Vec<u32>,
+    stamp: u32,
+    queue: VecDeque<usize>,
+}
+
+impl Plan {
+    /// Calls `each` with every candidate step of `s`'s context window, in window order.
+    pub(crate) fn window(&self, s: usize, walk: &mut Walk, mut each: impl FnMut(usize)) {
+        match &self.steps[s].window {
+            Window::Predecessors => self.preds[s].iter().for_each(|&p| each(p)),
+            Window::Listed(steps) => steps.iter().for_each(|&p| each(p)),
+            Window::Ancestors => ancestors(&self.preds, s, walk, each),
+        }
+    }
 }
 
 fn predecessors(wf: &Workflow, index: &HashMap<&str, usize>) -> Vec<Vec<usize>> {
@@ -44,18 +78,27 @@ fn predecessors(wf: &Workflow, index: &HashMap<&str, usize>) -> Vec<Vec<usize>> 
     preds
 }
 
-/// All ancestors of `i`, breadth-first, nearest first.
-fn ancestors(preds: &[Vec<usize>], i: usize) -> Vec<usize> {
-    let mut seen = HashSet::new();
-    let mut order = Vec::new();
-    let mut queue: VecDeque<usize> = preds[i].iter().copied().collect();
-    while let Some(p) = queue.pop_front() {
-        if p != i && seen.insert(p) {
-            order.push(p);
-            queue.extend(preds[p].iter().copied());
+/// Calls `each` with every ancestor of `i`, breadth-first, nearest first.
+fn ancestors(preds: &[Vec<usize>], i: usize, walk: &mut Walk, mut each: impl FnMut(usize)) {
+    if walk.seen.len() < preds.len() {
+        walk.seen = vec![0; preds.len()];
+        walk.stamp = 0;
+    }
+    walk.stamp = walk.stamp.wrapping_add(1);
+    if walk.stamp == 0 {
+        // The stamps wrapped: forget every earlier walk.
+        walk.seen.fill(0);
+        walk.stamp = 1;
+    }
+    walk.queue.clear();
+    walk.queue.extend(preds[i].iter().copied());
+    while let Some(p) = walk.queue.pop_front() {
+        if p != i && walk.seen[p] != walk.stamp {
+            walk.seen[p] = walk.stamp;
+            each(p);
+            walk.queue.extend(preds[p].iter().copied());
         }
     }
-    order
 }
 
 /// Resolves a validated workflow into indices.
@@ -77,25 +120,31 @@ pub(crate) fn plan(wf: &Workflow) -> Plan {
                 conditional: !e.is_unconditional(),
             })
             .collect();
-        let context = match &s.context_from {
-            ContextFrom::Predecessors => preds[i].clone(),
-            ContextFrom::AllAncestors => ancestors(&preds, i),
-            ContextFrom::Steps(names) => names
-                .iter()
-                .filter_map(|n| index.get(n.as_str()).copied())
-                .collect(),
+        let window = match &s.context_from {
+            ContextFrom::Predecessors => Window::Predecessors,
+            ContextFrom::AllAncestors => Window::Ancestors,
+            ContextFrom::Steps(names) => Window::Listed(
+                names
+                    .iter()
+                    .filter_map(|n| index.get(n.as_str()).copied())
+                    .collect(),
+            ),
         };
         steps.push(StepPlan {
             has_conditional: out.iter().any(|e| e.conditional),
             in_degree: u32::try_from(preds[i].len()).unwrap_or(u32::MAX),
             out,
-            context,
+            window,
         });
     }
     let roots = (0..steps.len())
         .filter(|&i| steps[i].in_degree == 0)
         .collect();
-    Plan { steps, roots }
+    Plan {
+        steps,
+        roots,
+        preds,
+    }
 }
 
 #[cfg(test)]
@@ -125,9 +174,74 @@ mod tests {
         };
         let index: HashMap<&str, usize> = [("s1", 0), ("s2", 1), ("s3", 2)].into();
         let preds = predecessors(&wf, &index);
-        assert_eq!(ancestors(&preds, 2), vec![1, 0]);
+        let mut seen = Vec::new();
+        ancestors(&preds, 2, &mut Walk::default(), |a| seen.push(a));
+        assert_eq!(seen, vec![1, 0]);
         let p = plan(&wf);
         assert_eq!(p.roots, vec![0]);
         assert_eq!(p.steps[2].in_degree, 1);
+    }
+
+    fn windows(p: &Plan, s: usize, walk: &mut Walk) -> Vec<usize> {
+        let mut seen = Vec::new();
+        p.window(s, walk, |c| seen.push(c));
+        seen
+    }
+
+    #[test]
+    fn star_windows_are_every_ancestor_nearest_first_with_one_reused_walk() {
+        let mut wf = Workflow {
+            steps: vec![
+                step("s1", &["s2", "s3"]),
+                step("s2", &["s4"]),
+                step("s3", &["s4"]),
+                step("s4", &["s5"]),
+                step("s5", &[]),
+            ],
+            ..Default::default()
+        };
+        wf.steps[3].context_from = ContextFrom::AllAncestors;
+        wf.steps[4].context_from = ContextFrom::AllAncestors;
+        wf.steps[2].context_from = ContextFrom::Steps(vec!["s1".into(), "ghost".into()]);
+        let p = plan(&wf);
+        let mut walk = Walk::default();
+        assert_eq!(windows(&p, 3, &mut walk), [1, 2, 0]);
+        assert_eq!(windows(&p, 4, &mut walk), [3, 1, 2, 0]);
+        assert_eq!(windows(&p, 3, &mut walk), [1, 2, 0]);
+        assert_eq!(windows(&p, 1, &mut walk), [0]);
+        assert_eq!(windows(&p, 2, &mut walk), [0]);
+        assert_eq!(windows(&p, 0, &mut walk), [] as [usize; 0]);
+    }
+
+    #[test]
+    fn a_long_chain_of_star_windows_is_planned_without_listing_ancestors() {
+        let n = 10_000;
+        let names: Vec<String> = (0..n).map(|i| format!("s{i}")).collect();
+        let steps = (0..n)
+            .map(|i| {
+                let next: &[&str] = if i + 1 < n {
+                    &[names[i + 1].as_str()]
+                } else {
+                    &[]
+                };
+                Step {
+                    context_from: ContextFrom::AllAncestors,
+                    ..step(&names[i], next)
+                }
+            })
+            .collect();
+        let p = plan(&Workflow {
+            steps,
+            ..Default::default()
+        });
+        assert!(
+            p.steps
+                .iter()
+                .all(|s| matches!(s.window, Window::Ancestors))
+        );
+        let mut walk = Walk::default();
+        let last = windows(&p, n - 1, &mut walk);
+        assert_eq!(last.len(), n - 1);
+        assert!(last.iter().rev().copied().eq(0..n - 1), "nearest first");
     }
 }

@@ -48,16 +48,20 @@
 
 mod agent_check;
 mod client;
+mod context;
 mod control_point;
 mod delegation;
 mod events;
 mod executor;
 mod graph;
+mod ids;
 mod in_memory;
+mod interrupt;
 mod panic_guard;
 mod prepared;
 mod runner;
 mod task;
+mod view;
 
 pub use agent_check::{check_agents, unknown_agents};
 pub use client::{

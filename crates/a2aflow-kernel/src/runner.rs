@@ -3,16 +3,19 @@
 //! when the consumer goes away.
 
 use crate::client::RemoteClient;
+use crate::context::{ChildFuture, ChildRun, RunContext};
 use crate::control_point::ControlPoint;
-use crate::delegation::{DelegationPolicy, Inherited, Scope, WorkflowCatalog};
+use crate::delegation::{DelegationPolicy, Inherited, Root, Scope, WorkflowCatalog};
 use crate::events::{EventCallback, EventHub, SinkKind};
-use crate::executor::{Executor, RunShared};
+use crate::executor::Executor;
+use crate::ids::fresh_execution_id;
 use crate::panic_guard::panic_message;
 use crate::prepared::PreparedWorkflow;
-use a2aflow_model::{ErrorCode, Event, EventKind, ExecutionResult, Failure, Workflow};
+use a2aflow_model::{
+    ErrorCode, Event, EventKind, ExecutionResult, Failure, ValidationErrors, Workflow,
+};
 use serde_json::json;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -96,18 +99,6 @@ impl std::fmt::Debug for RunOptions {
     }
 }
 
-pub(crate) fn fresh_execution_id() -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    format!(
-        "run-{nanos:x}-{:x}",
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    )
-}
-
 /// Runs a workflow to its end and returns the result. Never panics on bad input: an invalid
 /// workflow returns a failed result with its `workflow.*` code (one `error` event, no callback,
 /// no send).
@@ -124,10 +115,12 @@ pub async fn run(
 ) -> ExecutionResult {
     root_run(
         Source::Raw(workflow.into()),
-        input,
-        control_point,
-        client,
-        options,
+        RunSpec {
+            input,
+            cp: control_point,
+            client,
+            options,
+        },
     )
     .await
 }
@@ -142,33 +135,20 @@ pub async fn run_prepared(
 ) -> ExecutionResult {
     root_run(
         Source::Prepared(prepared.clone()),
-        input,
-        control_point,
-        client,
-        options,
+        RunSpec {
+            input,
+            cp: control_point,
+            client,
+            options,
+        },
     )
     .await
 }
 
 /// A root run: the host's event callback as its sink, driven as its own task ([`spawned`]).
-async fn root_run(
-    source: Source,
-    input: RunInput,
-    control_point: Arc<dyn ControlPoint>,
-    client: Arc<dyn RemoteClient>,
-    options: RunOptions,
-) -> ExecutionResult {
-    let sink = root_sink(&options);
-    spawned(run_with_sink(
-        source,
-        input,
-        control_point,
-        client,
-        options,
-        sink,
-        None,
-    ))
-    .await
+async fn root_run(source: Source, spec: RunSpec) -> ExecutionResult {
+    let sink = root_sink(&spec.options);
+    spawned(run_with_sink(source, spec, sink, None)).await
 }
 
 /// Drives a root run as its own task of the current runtime and waits for it. The executor is
@@ -217,7 +197,7 @@ fn root_sink(options: &RunOptions) -> SinkKind {
 }
 
 /// What a run starts from: a workflow still to validate, or one prepared earlier.
-pub(crate) enum Source {
+enum Source {
     Raw(Arc<Workflow>),
     Prepared(PreparedWorkflow),
 }
@@ -229,110 +209,197 @@ impl Source {
             Source::Prepared(p) => p.workflow(),
         }
     }
+
+    /// The workflow validated and planned (once, for a raw one).
+    fn prepare(self) -> Result<PreparedWorkflow, ValidationErrors> {
+        match self {
+            Source::Raw(w) => PreparedWorkflow::new(w),
+            Source::Prepared(p) => Ok(p),
+        }
+    }
 }
 
-/// One run, root or child. `parent` is `None` for a root run; a delegated child run gets what
-/// it inherits from its parent (crate::delegation) and a [`SinkKind::Parent`] sink.
-pub(crate) async fn run_with_sink(
-    source: Source,
+/// What a run is given besides its workflow, root or child.
+struct RunSpec {
     input: RunInput,
     cp: Arc<dyn ControlPoint>,
     client: Arc<dyn RemoteClient>,
     options: RunOptions,
+}
+
+/// One run, root or child. `parent` is `None` for a root run; a delegated child run gets what
+/// it inherits from its parent (crate::delegation) and a [`SinkKind::Parent`] sink.
+async fn run_with_sink(
+    source: Source,
+    spec: RunSpec,
     sink: SinkKind,
     parent: Option<Inherited>,
 ) -> ExecutionResult {
-    let execution_id: Arc<str> = Arc::from(
-        options
-            .execution_id
-            .clone()
-            .unwrap_or_else(fresh_execution_id),
+    let on_finish = spec.options.on_finish.clone();
+    let ctx = Arc::new(context(spec, source.workflow().clone(), sink, parent));
+    let span = tracing::info_span!(
+        "workflow",
+        execution_id = %ctx.execution_id,
+        workflow_id = %ctx.workflow.id,
     );
-    let workflow = source.workflow().clone();
-    let span =
-        tracing::info_span!("workflow", execution_id = %execution_id, workflow_id = %workflow.id);
     async move {
-        let deadline = Instant::now() + options.timeout;
-        let run_token = options.cancel.child_token();
-        // Delegation: where this run sits in its tree (depth 0 and a fresh tree for a root run).
-        let delegation = Scope::new(&options, parent, &workflow.id, &execution_id);
-        let hub = Arc::new(
-            EventHub::new(
-                execution_id.clone(),
-                sink,
-                run_token.clone(),
-                deadline + options.cleanup_grace,
-            )
-            .at_depth(delegation.depth()),
-        );
-        hub.emit(EventKind::Start, None, None, None, || {
-            json!({"workflow": workflow.name, "workflowId": workflow.id, "steps": workflow.steps.len()})
+        ctx.emit_run(EventKind::Start, || {
+            json!({
+                "workflow": ctx.workflow.name,
+                "workflowId": ctx.workflow.id,
+                "steps": ctx.workflow.steps.len(),
+            })
         })
         .await;
-        let prepared = match source {
-            Source::Raw(w) => PreparedWorkflow::new(w),
-            Source::Prepared(p) => Ok(p),
+        let result = match source.prepare() {
+            Err(errors) => rejected(&ctx, &errors).await,
+            Ok(prepared) => scheduled(&ctx, &prepared).await,
         };
-        let result = match prepared {
-            Err(errors) => {
-            let failure = errors.to_failure();
-            tracing::warn!(code = %failure.code, error = %failure.message, "workflow rejected before scheduling");
-            hub.emit(EventKind::Error, None, None, None, || {
-                json!({"error": failure.message, "errorCode": failure.code, "failure": failure})
-            })
-            .await;
-            ExecutionResult {
-                execution_id: execution_id.to_string(),
-                workflow_id: workflow.id.clone(),
-                success: false,
-                failure: Some(failure),
-                steps: Vec::new(),
-                skipped_steps: workflow.steps.iter().map(|s| s.name.clone()).collect(),
-            }
-            }
-            Ok(prepared) => {
-            let shared = Arc::new(RunShared {
-                execution_id: execution_id.clone(),
-                workflow: workflow.clone(),
-                cp,
-                client,
-                hub: hub.clone(),
-                deadline,
-                timeout: options.timeout,
-                grace: options.cleanup_grace,
-                run_token: run_token.clone(),
-                semaphore: delegation.semaphore(),
-                runtime_intent: input.runtime_intent,
-                delegation,
-            });
-            let result = Executor::new(shared, prepared.plan().clone()).run().await;
-            match &result.failure {
-                None => {
-                    hub.emit(EventKind::Complete, None, None, None, || {
-                        json!({"success": true, "steps": result.steps, "skippedSteps": result.skipped_steps})
-                    })
-                    .await
-                }
-                Some(f) => {
-                    hub.emit(EventKind::Error, None, None, None, || {
-                        json!({"error": f.message, "errorCode": f.code, "failure": f, "steps": result.steps})
-                    })
-                    .await
-                }
-            }
-            result
-            }
-        };
-        if let Some(hook) = &options.on_finish {
-            if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(&result))) {
-                tracing::warn!(error = %panic_message(p.as_ref()), "on_finish panicked; ignored");
-            }
-        }
-        hub.emit(EventKind::Close, None, None, None, || json!({})).await;
+        call_on_finish(on_finish.as_ref(), &result);
+        ctx.emit_run(EventKind::Close, || json!({})).await;
         result
     }
     .instrument(span)
     .await
+}
+
+/// The context of one run: its identity, deadline, token, delegation scope and event hub.
+fn context(
+    spec: RunSpec,
+    workflow: Arc<Workflow>,
+    sink: SinkKind,
+    parent: Option<Inherited>,
+) -> RunContext {
+    let RunSpec {
+        input,
+        cp,
+        client,
+        options,
+    } = spec;
+    let execution_id: Arc<str> = Arc::from(options.execution_id.unwrap_or_else(fresh_execution_id));
+    let deadline = Instant::now() + options.timeout;
+    let run_token = options.cancel.child_token();
+    // Delegation: where this run sits in its tree (depth 0 and a fresh tree for a root run).
+    let delegation = match parent {
+        Some(parent) => Scope::child(parent),
+        None => Scope::root(Root {
+            catalog: options.workflow_catalog,
+            policy: options.delegation,
+            max_concurrent_remote_tasks: options.max_concurrent_remote_tasks,
+            workflow_id: &workflow.id,
+            execution_id: &execution_id,
+        }),
+    };
+    let hub = EventHub::new(
+        execution_id.clone(),
+        sink,
+        run_token.clone(),
+        deadline + options.cleanup_grace,
+    );
+    RunContext {
+        hub: Arc::new(hub.at_depth(delegation.depth())),
+        execution_id,
+        workflow,
+        cp,
+        client,
+        deadline,
+        timeout: options.timeout,
+        grace: options.cleanup_grace,
+        run_token,
+        semaphore: delegation.semaphore(),
+        runtime_intent: input.runtime_intent,
+        delegation,
+        start_child,
+    }
+}
+
+/// A workflow rejected before scheduling: one `error` event, a failed result, nothing run.
+async fn rejected(ctx: &RunContext, errors: &ValidationErrors) -> ExecutionResult {
+    let failure = errors.to_failure();
+    tracing::warn!(
+        code = %failure.code,
+        error = %failure.message,
+        "workflow rejected before scheduling",
+    );
+    ctx.emit_run(
+        EventKind::Error,
+        || json!({"error": failure.message, "errorCode": failure.code, "failure": failure}),
+    )
+    .await;
+    ExecutionResult {
+        execution_id: ctx.execution_id.to_string(),
+        workflow_id: ctx.workflow.id.clone(),
+        success: false,
+        failure: Some(failure),
+        steps: Vec::new(),
+        skipped_steps: ctx.workflow.steps.iter().map(|s| s.name.clone()).collect(),
+    }
+}
+
+/// A valid workflow scheduled to its end, then `complete` (success) or `error` (failure).
+async fn scheduled(ctx: &Arc<RunContext>, prepared: &PreparedWorkflow) -> ExecutionResult {
+    let result = Executor::new(ctx.clone(), prepared.plan().clone())
+        .run()
+        .await;
+    match &result.failure {
+        None => {
+            ctx.emit_run(EventKind::Complete, || {
+                json!({
+                    "success": true,
+                    "steps": result.steps,
+                    "skippedSteps": result.skipped_steps,
+                })
+            })
+            .await
+        }
+        Some(f) => {
+            ctx.emit_run(EventKind::Error, || {
+                json!({
+                    "error": f.message,
+                    "errorCode": f.code,
+                    "failure": f,
+                    "steps": result.steps,
+                })
+            })
+            .await
+        }
+    }
+    result
+}
+
+/// Calls the host's `on_finish` hook, if any; a panic inside it is logged and ignored.
+fn call_on_finish(hook: Option<&OnFinish>, result: &ExecutionResult) {
+    let Some(hook) = hook else { return };
+    if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(result))) {
+        tracing::warn!(error = %panic_message(p.as_ref()), "on_finish panicked; ignored");
+    }
+}
+
+/// Starts a child run of `parent` (the [`crate::context::StartChild`] of every run): the
+/// parent's control point and client, its remaining deadline and grace, the parent's hub as
+/// the sink.
+fn start_child(parent: &RunContext, child: ChildRun) -> ChildFuture {
+    let options = RunOptions {
+        timeout: parent.deadline.saturating_duration_since(Instant::now()),
+        cancel: child.cancel,
+        execution_id: Some(child.execution_id),
+        cleanup_grace: parent.grace,
+        ..RunOptions::default()
+    };
+    let spec = RunSpec {
+        input: RunInput {
+            runtime_intent: child.runtime_intent,
+        },
+        cp: parent.cp.clone(),
+        client: parent.client.clone(),
+        options,
+    };
+    Box::pin(run_with_sink(
+        Source::Raw(child.workflow),
+        spec,
+        SinkKind::Parent(parent.hub.clone()),
+        Some(child.inherited),
+    ))
 }
 
 /// A run whose events arrive through a bounded channel.
@@ -399,12 +466,15 @@ pub fn run_stream(
     let (tx, rx) = mpsc::channel(options.event_buffer.max(1));
     let cancel = options.cancel.child_token();
     options.cancel = cancel.clone();
-    let handle = tokio::spawn(run_with_sink(
-        Source::Raw(workflow.into()),
+    let spec = RunSpec {
         input,
-        control_point,
+        cp: control_point,
         client,
         options,
+    };
+    let handle = tokio::spawn(run_with_sink(
+        Source::Raw(workflow.into()),
+        spec,
         SinkKind::Channel(tx),
         None,
     ));

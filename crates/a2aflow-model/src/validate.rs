@@ -137,11 +137,12 @@ fn label(i: usize, name: &str) -> String {
 }
 
 /// Reusable state of [`Graph::is_upstream`]: a visit stamp per step (no set to clear between
-/// walks) and the queue.
+/// walks), the queue, and per step the last source (plus one) found upstream of it.
 struct Walk {
     seen: Vec<usize>,
     stamp: usize,
     queue: VecDeque<usize>,
+    found: Vec<usize>,
 }
 
 impl Walk {
@@ -150,6 +151,7 @@ impl Walk {
             seen: vec![0; steps],
             stamp: 0,
             queue: VecDeque::new(),
+            found: vec![0; steps],
         }
     }
 }
@@ -200,13 +202,16 @@ impl<'w> Graph<'w> {
     }
 
     /// True when `source` reaches `i` through `next` edges. Walks up from `i` and stops at
-    /// `source`, so the usual context source (a near ancestor) costs a few steps, not the graph.
+    /// `source`, so the usual context source (a near ancestor) costs a few steps, not the graph;
+    /// it also stops at a step `source` was already found to reach, so many steps naming one
+    /// far source (e.g. the root) cost a few steps each too.
     fn is_upstream(&self, source: usize, i: usize, walk: &mut Walk) -> bool {
         walk.stamp += 1;
         walk.queue.clear();
         walk.queue.extend(self.pred[i].iter().copied());
         while let Some(p) = walk.queue.pop_front() {
-            if p == source {
+            if p == source || walk.found[p] == source + 1 {
+                walk.found[i] = source + 1;
                 return true;
             }
             if walk.seen[p] != walk.stamp {

@@ -109,6 +109,12 @@ impl DelegationPolicy {
     /// The checks that need no state: tool not allowed, not found, not callable, firewall,
     /// depth, cycle.
     pub(crate) fn check_call(&self, call: &Call<'_>) -> Result<(), Refusal> {
+        self.check_parties(call)?;
+        self.check_placement(call)
+    }
+
+    /// Who calls whom: tool not allowed, not found, not callable, firewall.
+    fn check_parties(&self, call: &Call<'_>) -> Result<(), Refusal> {
         let id = call.target_id;
         if let Some(firewall) = &self.firewall
             && !firewall.may_delegate(call.caller)
@@ -147,6 +153,12 @@ impl DelegationPolicy {
                 ),
             ));
         }
+        Ok(())
+    }
+
+    /// Where the child would sit: depth, cycle.
+    fn check_placement(&self, call: &Call<'_>) -> Result<(), Refusal> {
+        let id = call.target_id;
         if call.child_depth > self.max_depth {
             return Err(Refusal::new(
                 RefusalReason::DepthExceeded,
@@ -178,7 +190,8 @@ impl DelegationPolicy {
             return Err(Refusal::new(
                 RefusalReason::FanoutExceeded,
                 format!(
-                    "execution `{caller_execution}` has already started {started} children; the cap is {}",
+                    "execution `{caller_execution}` has already started {started} children; \
+                     the cap is {}",
                     self.max_fan_out
                 ),
             ));

@@ -3,7 +3,7 @@
 
 use super::catalog::WorkflowCatalog;
 use super::policy::{Call, DelegationPolicy};
-use crate::runner::{RunOptions, fresh_execution_id};
+use crate::ids::fresh_execution_id;
 use a2aflow_model::Workflow;
 use a2aflow_model::delegation::{Lineage, Refusal};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -24,6 +24,16 @@ pub(crate) struct Inherited {
     semaphore: Option<Arc<Semaphore>>,
 }
 
+/// What a root run's scope is made of: the host's delegation settings (from its run options)
+/// and the run's identity.
+pub(crate) struct Root<'a> {
+    pub(crate) catalog: Option<Arc<dyn WorkflowCatalog>>,
+    pub(crate) policy: DelegationPolicy,
+    pub(crate) max_concurrent_remote_tasks: Option<usize>,
+    pub(crate) workflow_id: &'a str,
+    pub(crate) execution_id: &'a str,
+}
+
 /// One run's place in its delegation tree.
 pub(crate) struct Scope {
     catalog: Option<Arc<dyn WorkflowCatalog>>,
@@ -42,37 +52,33 @@ pub(crate) struct Scope {
 }
 
 impl Scope {
-    /// The scope of a run: a fresh tree from `options` for a root run, or what the parent
-    /// handed down.
-    pub(crate) fn new(
-        options: &RunOptions,
-        parent: Option<Inherited>,
-        workflow_id: &str,
-        execution_id: &str,
-    ) -> Self {
-        match parent {
-            Some(p) => Scope {
-                catalog: p.catalog,
-                policy: p.policy,
-                depth: p.depth,
-                ancestry: p.ancestry,
-                root_execution_id: Some(p.root_execution_id),
-                started: AtomicUsize::new(0),
-                tree: p.tree,
-                semaphore: p.semaphore,
-            },
-            None => Scope {
-                catalog: options.workflow_catalog.clone(),
-                policy: options.delegation.clone(),
-                depth: 0,
-                ancestry: vec![workflow_id.to_owned()],
-                root_execution_id: None,
-                started: AtomicUsize::new(0),
-                tree: Arc::new(Mutex::new(vec![execution_id.to_owned()])),
-                semaphore: options
-                    .max_concurrent_remote_tasks
-                    .map(|n| Arc::new(Semaphore::new(n.max(1)))),
-            },
+    /// The scope of a root run: a fresh tree from the host's settings.
+    pub(crate) fn root(root: Root<'_>) -> Self {
+        Scope {
+            catalog: root.catalog,
+            policy: root.policy,
+            depth: 0,
+            ancestry: vec![root.workflow_id.to_owned()],
+            root_execution_id: None,
+            started: AtomicUsize::new(0),
+            tree: Arc::new(Mutex::new(vec![root.execution_id.to_owned()])),
+            semaphore: root
+                .max_concurrent_remote_tasks
+                .map(|n| Arc::new(Semaphore::new(n.max(1)))),
+        }
+    }
+
+    /// The scope of a child run: what its parent handed down.
+    pub(crate) fn child(parent: Inherited) -> Self {
+        Scope {
+            catalog: parent.catalog,
+            policy: parent.policy,
+            depth: parent.depth,
+            ancestry: parent.ancestry,
+            root_execution_id: Some(parent.root_execution_id),
+            started: AtomicUsize::new(0),
+            tree: parent.tree,
+            semaphore: parent.semaphore,
         }
     }
 
@@ -124,6 +130,14 @@ impl Scope {
             child_depth: self.depth.saturating_add(1),
             ancestry: &self.ancestry,
         })?;
+        self.take_fan_out_slot(caller_execution)?;
+        let child_execution = fresh_execution_id();
+        self.join_tree(&child_execution)?;
+        Ok((child_execution, self.inherited(caller_execution, target_id)))
+    }
+
+    /// Takes one of the caller's fan-out slots, or refuses when none is left.
+    fn take_fan_out_slot(&self, caller_execution: &str) -> Result<(), Refusal> {
         let mut started = self.started.load(Ordering::Acquire);
         loop {
             self.policy.check_fan_out(caller_execution, started)?;
@@ -133,24 +147,30 @@ impl Scope {
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {
-                Ok(_) => break,
+                Ok(_) => return Ok(()),
                 Err(now) => started = now,
             }
         }
-        let child_execution = fresh_execution_id();
-        {
-            let mut tree = self.tree.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Err(refusal) = self.policy.check_budget(tree.iter().map(String::as_str)) {
-                // Refused: the call started nothing, so it does not count against the fan-out.
-                self.started.fetch_sub(1, Ordering::AcqRel);
-                return Err(refusal);
-            }
-            tree.push(child_execution.clone());
+    }
+
+    /// Adds a child's execution id to the tree once the budget allows it; a refusal gives the
+    /// fan-out slot back (the call started nothing).
+    fn join_tree(&self, child_execution: &str) -> Result<(), Refusal> {
+        let mut tree = self.tree.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Err(refusal) = self.policy.check_budget(tree.iter().map(String::as_str)) {
+            self.started.fetch_sub(1, Ordering::AcqRel);
+            return Err(refusal);
         }
+        tree.push(child_execution.to_owned());
+        Ok(())
+    }
+
+    /// What a child of this run (execution `caller_execution`) running `target_id` inherits.
+    fn inherited(&self, caller_execution: &str, target_id: &str) -> Inherited {
         let mut ancestry = Vec::with_capacity(self.ancestry.len() + 1);
         ancestry.extend(self.ancestry.iter().cloned());
         ancestry.push(target_id.to_owned());
-        let inherited = Inherited {
+        Inherited {
             catalog: self.catalog.clone(),
             policy: self.policy.clone(),
             depth: self.depth.saturating_add(1),
@@ -161,8 +181,7 @@ impl Scope {
                 .unwrap_or_else(|| Arc::from(caller_execution)),
             tree: self.tree.clone(),
             semaphore: self.semaphore.clone(),
-        };
-        Ok((child_execution, inherited))
+        }
     }
 }
 
@@ -170,6 +189,16 @@ impl Scope {
 mod tests {
     use super::*;
     use a2aflow_model::delegation::RefusalReason;
+
+    fn root(policy: DelegationPolicy, workflow_id: &str, execution_id: &str) -> Scope {
+        Scope::root(Root {
+            catalog: None,
+            policy,
+            max_concurrent_remote_tasks: None,
+            workflow_id,
+            execution_id,
+        })
+    }
 
     fn target(id: &str) -> Workflow {
         Workflow {
@@ -180,7 +209,7 @@ mod tests {
 
     #[test]
     fn a_child_inherits_one_level_deeper_with_the_root_id() {
-        let root = Scope::new(&RunOptions::default(), None, "root-wf", "root-exec");
+        let root = root(DelegationPolicy::default(), "root-wf", "root-exec");
         assert_eq!(root.depth(), 0);
         let (child_id, inherited) = root
             .admit(
@@ -190,12 +219,7 @@ mod tests {
                 Some(&target("child-wf")),
             )
             .unwrap();
-        let child = Scope::new(
-            &RunOptions::default(),
-            Some(inherited),
-            "child-wf",
-            &child_id,
-        );
+        let child = Scope::child(inherited);
         assert_eq!(child.depth(), 1);
         assert_eq!(child.ancestry, ["root-wf", "child-wf"]);
         let lineage = child.child_lineage(&child_id);
@@ -214,14 +238,11 @@ mod tests {
 
     #[test]
     fn fan_out_counts_only_admitted_children() {
-        let options = RunOptions {
-            delegation: DelegationPolicy {
-                max_fan_out: 1,
-                ..Default::default()
-            },
+        let policy = DelegationPolicy {
+            max_fan_out: 1,
             ..Default::default()
         };
-        let root = Scope::new(&options, None, "r", "e");
+        let root = root(policy, "r", "e");
         let missing = root.admit("e", "r", "x", None).err().map(|r| r.reason());
         assert_eq!(missing, Some(RefusalReason::FlowNotFound));
         assert!(root.admit("e", "r", "x", Some(&target("x"))).is_ok());

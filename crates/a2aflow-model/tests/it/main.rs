@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
 
+mod context_sources;
 mod delegation_records;
 #[cfg(feature = "schema")]
 mod delegation_schema;

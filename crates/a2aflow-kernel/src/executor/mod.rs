@@ -1,0 +1,270 @@
+//! The scheduler: an online ready queue over the precomputed [`Plan`], dead-path elimination,
+//! step policies, routing and the run's stop rules. It owns every spawned task of the run in one
+//! [`JoinSet`] and drains it before returning, so nothing outlives the run.
+//!
+//! The [`Executor`]'s state and its loop are here; starting a step and its tasks in `start`,
+//! a task's end and a step's end in `settle`, route decisions and dead paths in `routes`.
+
+mod routes;
+mod settle;
+mod start;
+
+use crate::context::RunContext;
+use crate::graph::{Plan, Walk};
+use crate::interrupt::Interrupt;
+use crate::task::TaskDone;
+use a2aflow_model::{
+    EventKind, ExecutionResult, Failure, RouteDecision, StepResult, StepStatus, TaskResultView,
+    UpstreamResult,
+};
+use serde_json::json;
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+use tokio::task::{JoinError, JoinSet};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+// The Task variant is the hot path; boxing it would cost one allocation per task.
+#[allow(clippy::large_enum_variant)]
+enum Job {
+    Task(TaskDone),
+    Routes {
+        step: usize,
+        result: Result<Vec<RouteDecision>, (usize, Failure)>,
+        interrupt: Option<Interrupt>,
+    },
+}
+
+struct Running {
+    views: Vec<Option<TaskResultView>>,
+    remaining: usize,
+    /// Per subtask: its cancellation token and the flag that closes its event emitter.
+    handles: Vec<(CancellationToken, Arc<AtomicBool>)>,
+    interrupt: Option<Interrupt>,
+}
+
+impl Running {
+    /// A step of `n` subtasks, none started yet.
+    fn new(n: usize) -> Self {
+        Running {
+            views: vec![None; n],
+            remaining: n,
+            handles: Vec::with_capacity(n),
+            interrupt: None,
+        }
+    }
+}
+
+enum StepState {
+    Waiting,
+    Running(Box<Running>),
+    Routing,
+    Done,
+    Skipped,
+}
+
+/// One run of the scheduler over a validated workflow.
+pub(crate) struct Executor {
+    ctx: Arc<RunContext>,
+    plan: Arc<Plan>,
+    state: Vec<StepState>,
+    unresolved: Vec<u32>,
+    activated: Vec<bool>,
+    results: Vec<Option<Arc<UpstreamResult>>>,
+    jobs: JoinSet<Job>,
+    ready: VecDeque<usize>,
+    completed: Vec<StepResult>,
+    /// The step index of each entry of `completed`.
+    completed_steps: Vec<usize>,
+    failure: Option<Failure>,
+    stopped: bool,
+    /// Remote identities of ANY_SUCCESS losers that reported after their step ended:
+    /// (step, subtask, context id, remote task id), filled into the result by `finish`.
+    late_ids: Vec<LateIds>,
+    /// The buffers of the ancestor walk of `"*"` context windows (allocated on first use).
+    walk: Walk,
+}
+
+/// See [`Executor::late_ids`].
+type LateIds = (usize, usize, Option<String>, Option<String>);
+
+impl Executor {
+    pub(crate) fn new(ctx: Arc<RunContext>, plan: Arc<Plan>) -> Self {
+        let n = plan.steps.len();
+        Executor {
+            unresolved: plan.steps.iter().map(|s| s.in_degree).collect(),
+            activated: vec![false; n],
+            state: (0..n).map(|_| StepState::Waiting).collect(),
+            results: vec![None; n],
+            jobs: JoinSet::new(),
+            ready: plan.roots.iter().copied().collect(),
+            // One allocation up front: growing a large Vec frees large blocks, which makes the
+            // allocator consolidate its free lists on every growth step.
+            completed: Vec::with_capacity(n),
+            completed_steps: Vec::with_capacity(n),
+            failure: None,
+            stopped: false,
+            late_ids: Vec::new(),
+            walk: Walk::default(),
+            ctx,
+            plan,
+        }
+    }
+
+    fn name(&self, s: usize) -> &str {
+        &self.ctx.step(s).name
+    }
+
+    fn fail_run(&mut self, f: Failure) {
+        self.stopped = true;
+        if self.failure.is_none() {
+            self.failure = Some(f);
+        }
+    }
+
+    /// Stops the run for `i` (the first failure recorded wins).
+    fn interrupt_run(&mut self, i: Interrupt) {
+        let failure = self.ctx.interrupt_failure(i);
+        self.fail_run(failure);
+    }
+
+    /// Runs the workflow to its end and returns the result.
+    pub(crate) async fn run(mut self) -> ExecutionResult {
+        let backstop = self.ctx.deadline + self.ctx.grace + Duration::from_secs(1);
+        let sleep = tokio::time::sleep_until(backstop);
+        tokio::pin!(sleep);
+        loop {
+            self.start_ready().await;
+            if self.jobs.is_empty() {
+                break;
+            }
+            let next = tokio::select! {
+                biased;
+                j = self.jobs.join_next() => j,
+                _ = sleep.as_mut() => None,
+            };
+            match next {
+                Some(joined) => self.on_joined(joined).await,
+                None => self.on_backstop().await,
+            }
+        }
+        self.finish().await
+    }
+
+    /// Starts every ready step, unless the run stopped, was cancelled or is past its deadline.
+    async fn start_ready(&mut self) {
+        while let Some(s) = self.ready.pop_front() {
+            if self.stopped {
+                continue;
+            }
+            if self.ctx.run_token.is_cancelled() {
+                self.interrupt_run(Interrupt::Cancelled);
+                continue;
+            }
+            if Instant::now() >= self.ctx.deadline {
+                self.interrupt_run(Interrupt::Timeout);
+                continue;
+            }
+            self.start_step(s).await;
+        }
+    }
+
+    /// One job of the run ended.
+    async fn on_joined(&mut self, joined: Result<Job, JoinError>) {
+        match joined {
+            Ok(Job::Task(done)) => self.on_task_done(done).await,
+            Ok(Job::Routes {
+                step,
+                result,
+                interrupt,
+            }) => self.on_routes(step, result, interrupt).await,
+            Err(e) => {
+                // Jobs catch their own panics; only an abort can land here.
+                tracing::error!(error = %e, "a run job ended abnormally");
+            }
+        }
+    }
+
+    /// Jobs outlived the run's deadline and grace: they are aborted and the run times out.
+    async fn on_backstop(&mut self) {
+        tracing::error!("jobs outlived the run's deadline and grace; aborting them");
+        self.jobs.abort_all();
+        while self.jobs.join_next().await.is_some() {}
+        self.interrupt_run(Interrupt::Timeout);
+        self.cancel_running().await;
+    }
+
+    async fn finish(mut self) -> ExecutionResult {
+        let success = self.failure.is_none();
+        self.move_results();
+        self.ctx
+            .emit_run(EventKind::WorkflowComplete, || json!({"success": success}))
+            .await;
+        let skipped_steps = self
+            .state
+            .iter()
+            .enumerate()
+            .filter(|(_, st)| matches!(st, StepState::Waiting | StepState::Skipped))
+            .map(|(i, _)| self.name(i).to_owned())
+            .collect();
+        ExecutionResult {
+            execution_id: self.ctx.execution_id.to_string(),
+            workflow_id: self.ctx.workflow.id.clone(),
+            success,
+            failure: self.failure,
+            steps: self.completed,
+            skipped_steps,
+        }
+    }
+
+    /// Moves each completed step's shared views into its result, with the remote identities of
+    /// its late ANY_SUCCESS losers.
+    fn move_results(&mut self) {
+        // Every job has ended, so each shared result is normally held only here: move it out.
+        for (done, &s) in self.completed.iter_mut().zip(&self.completed_steps) {
+            if done.status != StepStatus::Completed {
+                continue;
+            }
+            if let Some(shared) = self.results[s].take() {
+                done.task_results = match Arc::try_unwrap(shared) {
+                    Ok(r) => r.task_results,
+                    Err(shared) => shared.task_results.clone(),
+                };
+            }
+            for (_, index, context_id, remote_task_id) in
+                self.late_ids.iter_mut().filter(|l| l.0 == s)
+            {
+                if let Some(view) = done.task_results.get_mut(*index) {
+                    view.context_id = view.context_id.take().or(context_id.take());
+                    view.remote_task_id = view.remote_task_id.take().or(remote_task_id.take());
+                }
+            }
+        }
+    }
+
+    fn take_views(&mut self, s: usize) -> Vec<TaskResultView> {
+        match std::mem::replace(&mut self.state[s], StepState::Done) {
+            StepState::Running(r) => r.views.into_iter().flatten().collect(),
+            other => {
+                self.state[s] = other;
+                Vec::new()
+            }
+        }
+    }
+
+    /// Cancels every running step after the backstop fired.
+    async fn cancel_running(&mut self) {
+        for s in 0..self.state.len() {
+            if matches!(self.state[s], StepState::Running(_)) {
+                let f = self.ctx.interrupt_failure(Interrupt::Timeout);
+                let views = self.take_views(s);
+                self.finish_step(s, StepStatus::Canceled, views, Some(f))
+                    .await;
+            } else if matches!(self.state[s], StepState::Routing) {
+                self.state[s] = StepState::Done;
+            }
+        }
+    }
+}

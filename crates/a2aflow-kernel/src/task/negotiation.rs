@@ -1,0 +1,97 @@
+//! The kernel's side of the Negotiation-T loop: events, deadline, the host callback.
+
+use crate::client::NegotiationHook;
+use crate::context::RunContext;
+use crate::control_point::CallbackError;
+use crate::events::EventEmitter;
+use crate::interrupt::{Bounds, Guarded, guard, panicked};
+use a2aflow_model::{EventKind, Failure, NegotiationReply, NegotiationRequest};
+use async_trait::async_trait;
+use serde_json::json;
+use std::sync::atomic::{AtomicU32, Ordering};
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+/// The negotiation hook of one dispatch.
+pub(super) struct KernelNegotiation<'a> {
+    pub(super) run: &'a RunContext,
+    pub(super) token: &'a CancellationToken,
+    pub(super) emitter: EventEmitter,
+    pub(super) agent: &'a str,
+    pub(super) exchanges: AtomicU32,
+}
+
+#[async_trait]
+impl NegotiationHook for KernelNegotiation<'_> {
+    async fn negotiate(&self, request: NegotiationRequest) -> Result<NegotiationReply, Failure> {
+        let exchange = self.exchanges.fetch_add(1, Ordering::Relaxed) + 1;
+        // The span the `otel` feature exports for one Negotiation-T exchange (a child of `task`).
+        let span = tracing::info_span!(
+            "negotiation",
+            task_id = %request.task.local_task_id,
+            context_id = %request.context_id,
+            remote_task_id = request.remote_task_id.as_deref().unwrap_or(""),
+            exchange,
+        );
+        self.exchange(request, exchange).instrument(span).await
+    }
+}
+
+impl KernelNegotiation<'_> {
+    /// One exchange: events around the guarded `on_negotiation` call.
+    async fn exchange(
+        &self,
+        request: NegotiationRequest,
+        exchange: u32,
+    ) -> Result<NegotiationReply, Failure> {
+        if self.emitter.is_enabled() {
+            self.emitter
+                .emit_any(
+                    EventKind::NegotiationRequest,
+                    json!({"agent": self.agent, "exchange": exchange, "request": request}),
+                )
+                .await;
+        }
+        let r = self.ask_host(request).await;
+        match &r {
+            Ok(reply) => {
+                self.emitter
+                    .emit_any(
+                        EventKind::NegotiationResolved,
+                        json!({"agent": self.agent, "exchange": exchange, "reply": reply}),
+                    )
+                    .await
+            }
+            Err(f) => {
+                self.emitter
+                    .emit_any(
+                        EventKind::NegotiationFailed,
+                        json!({
+                            "agent": self.agent,
+                            "exchange": exchange,
+                            "error": f.message,
+                            "errorCode": f.code,
+                        }),
+                    )
+                    .await
+            }
+        }
+        r
+    }
+
+    /// The guarded `on_negotiation` call.
+    async fn ask_host(&self, request: NegotiationRequest) -> Result<NegotiationReply, Failure> {
+        let sleep = std::pin::pin!(self.run.sleep());
+        let mut bounds = Bounds {
+            token: self.token,
+            sleep,
+            deadline: self.run.deadline,
+        };
+        match guard(self.run.cp.on_negotiation(request), &mut bounds).await {
+            Guarded::Done(Ok(reply)) => Ok(reply),
+            Guarded::Done(Err(e)) => Err(CallbackError::into_failure(e)),
+            Guarded::Panicked(m) => Err(panicked("on_negotiation", &m)),
+            Guarded::Interrupted(i) => Err(self.run.interrupt_failure(i)),
+        }
+    }
+}

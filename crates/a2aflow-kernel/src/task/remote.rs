@@ -1,0 +1,157 @@
+//! The remote path of one subtask: `on_task`, the limiter, the dispatch through the remote
+//! client, and the outcome written into the view.
+
+use super::ask_host;
+use super::negotiation::KernelNegotiation;
+use crate::client::{DispatchRequest, TaskFailure, TaskOutcome, project_outputs};
+use crate::context::{RunContext, TaskCtx};
+use crate::events::EventEmitter;
+use crate::interrupt::{Bounds, Graced, Guarded, Interrupt, guard, with_grace};
+use crate::view::fail_view;
+use a2aflow_model::{
+    ErrorCode, Failure, MessageContent, TaskOutcomeStatus, TaskRequest, TaskResultView,
+};
+use std::sync::Arc;
+use std::sync::atomic::AtomicU32;
+use tokio::sync::OwnedSemaphorePermit;
+
+/// What the remote client's dispatch came to.
+type Dispatched = Graced<Result<TaskOutcome, TaskFailure>>;
+
+/// Runs the remote path of one subtask; an interruption is returned for the caller to record.
+pub(super) async fn execute_remote(
+    t: &TaskCtx,
+    request: &TaskRequest,
+    view: &mut TaskResultView,
+) -> Option<Interrupt> {
+    let sleep = std::pin::pin!(t.run.sleep());
+    let mut bounds = t.bounds(sleep);
+    let content = match ask_host(&t.run, request, &mut bounds, view).await {
+        Ok(c) => c,
+        Err(interrupt) => return interrupt,
+    };
+    let _permit = match permit(&t.run, &mut bounds, view).await {
+        Ok(p) => p,
+        Err(interrupt) => return interrupt,
+    };
+    let dispatched = Box::pin(dispatch(t, request, content, &mut bounds)).await;
+    record(view, dispatched)
+}
+
+/// A permit of the run's remote-task limiter, when it has one. A closed limiter is written into
+/// `view` (`Err(None)`); an interruption is returned (`Err(Some(_))`).
+async fn permit(
+    run: &RunContext,
+    bounds: &mut Bounds<'_>,
+    view: &mut TaskResultView,
+) -> Result<Option<OwnedSemaphorePermit>, Option<Interrupt>> {
+    let Some(sem) = &run.semaphore else {
+        return Ok(None);
+    };
+    match guard(Box::pin(sem.clone().acquire_owned()), bounds).await {
+        Guarded::Done(Ok(p)) => Ok(Some(p)),
+        Guarded::Done(Err(_)) | Guarded::Panicked(_) => {
+            // The semaphore is owned by the run and never closed while tasks run.
+            let failure = Failure::new(
+                ErrorCode::WorkflowExecutionFailed,
+                "the remote-task limiter was closed",
+            );
+            fail_view(view, TaskOutcomeStatus::Failed, failure);
+            Err(None)
+        }
+        Guarded::Interrupted(i) => Err(Some(i)),
+    }
+}
+
+/// The emitter a dispatch reports its `agent_*` events through (silent without a sink).
+fn emitter(t: &TaskCtx, request: &TaskRequest) -> EventEmitter {
+    if !t.run.hub.enabled() {
+        return EventEmitter::silent(t.closed.clone());
+    }
+    EventEmitter::new(
+        t.run.hub.clone(),
+        Arc::from(request.step_name.as_str()),
+        Arc::from(request.local_task_id.as_str()),
+        t.closed.clone(),
+    )
+}
+
+/// Sends the host's content through the remote client and waits for the outcome, with the
+/// grace period to wind down when interrupted.
+async fn dispatch(
+    t: &TaskCtx,
+    request: &TaskRequest,
+    content: MessageContent,
+    bounds: &mut Bounds<'_>,
+) -> Dispatched {
+    let run = &*t.run;
+    let emitter = emitter(t, request);
+    let hook = KernelNegotiation {
+        run,
+        token: &t.token,
+        emitter: emitter.clone(),
+        agent: &request.agent,
+        exchanges: AtomicU32::new(0),
+    };
+    let dispatch = run.client.dispatch(DispatchRequest {
+        execution_id: &run.execution_id,
+        local_task_id: &request.local_task_id,
+        agent: &request.agent,
+        skill: &request.skill,
+        content,
+        task: request,
+        deadline: run.deadline,
+        cancel: t.token.clone(),
+        negotiation: &hook,
+        events: emitter,
+    });
+    with_grace(dispatch, bounds, run.grace).await
+}
+
+/// Writes what the dispatch came to into `view`; an interruption is returned.
+fn record(view: &mut TaskResultView, dispatched: Dispatched) -> Option<Interrupt> {
+    let first = match dispatched {
+        Graced::Done(r) => r,
+        Graced::Interrupted(i, late) => {
+            // The client's result is dropped, except the remote identity (context id, remote
+            // task id) it reported while winding down: the view keeps it.
+            if let Some(Ok(r)) = late {
+                let (context_id, remote_task_id) = match r {
+                    Ok(o) => (o.context_id, o.remote_task_id),
+                    Err(f) => (f.context_id, f.remote_task_id),
+                };
+                view.context_id = context_id;
+                view.remote_task_id = remote_task_id;
+            }
+            return Some(i);
+        }
+    };
+    match first {
+        Ok(Ok(outcome)) => record_outcome(view, outcome),
+        Ok(Err(failure)) => record_failure(view, failure),
+        Err(m) => fail_view(
+            view,
+            TaskOutcomeStatus::Failed,
+            Failure::new(
+                ErrorCode::WorkflowExecutionFailed,
+                format!("the remote client panicked: {m}"),
+            ),
+        ),
+    }
+    None
+}
+
+fn record_outcome(view: &mut TaskResultView, outcome: TaskOutcome) {
+    view.context_id = outcome.context_id;
+    view.remote_task_id = outcome.remote_task_id;
+    view.outputs = outcome.outputs;
+    view.received_messages = outcome.received_messages;
+}
+
+fn record_failure(view: &mut TaskResultView, failure: TaskFailure) {
+    view.context_id = failure.context_id;
+    view.remote_task_id = failure.remote_task_id;
+    view.outputs = project_outputs(&failure.received_messages, false);
+    view.received_messages = failure.received_messages;
+    fail_view(view, TaskOutcomeStatus::Failed, failure.failure);
+}

@@ -1,0 +1,60 @@
+//! The [`TaskResultView`] a subtask's job fills in: blank, named after its subtask, failed.
+
+use crate::ids::local_task_id;
+use a2aflow_model::{Failure, Step, TaskOutcomeStatus, TaskRequest, TaskResultView};
+
+/// The view of a subtask before it ran, without its identity (see [`name_view`]).
+pub(crate) fn unnamed_view() -> TaskResultView {
+    TaskResultView {
+        agent_name: String::new(),
+        skill: String::new(),
+        task_id: String::new(),
+        task_description: String::new(),
+        status: TaskOutcomeStatus::Completed,
+        context_id: None,
+        remote_task_id: None,
+        outputs: Vec::new(),
+        received_messages: Vec::new(),
+        error: None,
+        error_code: None,
+        error_details: serde_json::Map::new(),
+    }
+}
+
+/// The view of subtask `i` of `step` (in run `execution_id`) before it produced anything.
+pub(crate) fn subtask_view(execution_id: &str, step: &Step, i: usize) -> TaskResultView {
+    let sub = &step.subtasks[i];
+    TaskResultView {
+        agent_name: sub.agent.clone(),
+        skill: sub.skill.clone(),
+        task_id: local_task_id(execution_id, &step.name, i),
+        task_description: sub.description.clone(),
+        ..unnamed_view()
+    }
+}
+
+/// Gives `view` the identity of the subtask `request` describes. The request is consumed: its
+/// strings move into the view (the request is no longer needed once the task ended).
+pub(crate) fn name_view(view: &mut TaskResultView, request: TaskRequest) {
+    view.agent_name = request.agent;
+    view.skill = request.skill;
+    view.task_id = request.local_task_id;
+    view.task_description = request.description;
+}
+
+/// Gives `view` the identity of the subtask `request` describes, copied (the request is still
+/// needed).
+pub(crate) fn copy_name(view: &mut TaskResultView, request: &TaskRequest) {
+    view.agent_name = request.agent.clone();
+    view.skill = request.skill.clone();
+    view.task_id = request.local_task_id.clone();
+    view.task_description = request.description.clone();
+}
+
+/// Records `f` in `view` with `status`.
+pub(crate) fn fail_view(view: &mut TaskResultView, status: TaskOutcomeStatus, f: Failure) {
+    view.status = status;
+    view.error = Some(f.message);
+    view.error_code = Some(f.code.into());
+    view.error_details = f.details;
+}
