@@ -190,15 +190,7 @@ async fn version_header_is_checked_unless_turned_off() {
 async fn streaming_uses_python_sse_framing() {
     let s = server().await;
     let body = json!({"jsonrpc": "2.0", "id": "s1", "method": "SendStreamingMessage", "params": {"message": user_message("stream x")}});
-    let r = call(
-        &s,
-        "POST",
-        &path_of(&s.jsonrpc_url("a")),
-        &[V1],
-        Some(&body),
-    )
-    .await
-    .unwrap();
+    let r = post_rpc(&s, "a", &body).await;
     assert_eq!(r.status, 200);
     assert_eq!(
         r.header("content-type"),
@@ -510,15 +502,7 @@ async fn crash_is_an_internal_error_or_an_sse_error_event() {
         json!({"code": -32603, "message": "agent crashed on purpose: crash now"})
     );
     let body = json!({"jsonrpc": "2.0", "id": 31, "method": "SendStreamingMessage", "params": {"message": user_message("crash in stream")}});
-    let r = call(
-        &s,
-        "POST",
-        &path_of(&s.jsonrpc_url("a")),
-        &[V1],
-        Some(&body),
-    )
-    .await
-    .unwrap();
+    let r = post_rpc(&s, "a", &body).await;
     let events = sse_events(&r.bytes().await.unwrap());
     let (name, data) = events.last().unwrap();
     assert_eq!(name, "error");
@@ -542,7 +526,7 @@ async fn required_extensions_and_auth_are_enforced() {
         .await
         .unwrap();
     let path = path_of(&s.jsonrpc_url("x"));
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": user_message("echo")}});
+    let body = rpc_body("SendMessage", json!({"message": user_message("echo")}));
     let r = call(&s, "POST", &path, &[V1], Some(&body)).await.unwrap();
     assert_eq!(r.status, 401);
     let r = call(
@@ -662,7 +646,7 @@ async fn declared_requested_extensions_can_be_echoed() {
         .spawn()
         .await
         .unwrap();
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": user_message("echo")}});
+    let body = rpc_body("SendMessage", json!({"message": user_message("echo")}));
     let path = path_of(&s.jsonrpc_url("e"));
     let r = call(
         &s,
