@@ -8,12 +8,7 @@ use std::time::Duration;
 
 #[tokio::test]
 async fn s_route_01_unconditional_and_allowed_conditions_all_run() {
-    let host = Arc::new(Host {
-        route_default: Some(Route::Allow),
-        ..Default::default()
-    });
-    let client = Arc::new(InMemoryClient::new());
-    let rec = Recorder::default();
+    let host = routing_host(Route::Allow);
     let w = wf(vec![
         cond(
             step("src", &["S"], &[]),
@@ -23,7 +18,7 @@ async fn s_route_01_unconditional_and_allowed_conditions_all_run() {
         step("b", &["B"], &[]),
         step("c", &["C"], &[]),
     ]);
-    let r = go(w, &host, &client, &rec).await;
+    let (r, _, _) = go_fresh(w, &host).await;
     assert!(r.success);
     assert_eq!(sorted(ran(&r)), vec!["a", "b", "c", "src"]);
     let mut calls: Vec<_> = host
@@ -48,8 +43,6 @@ async fn s_route_02_route_decision_events_for_every_edge_in_order() {
         routes: [("denied".to_string(), Route::Deny("not applicable"))].into(),
         ..Default::default()
     });
-    let client = Arc::new(InMemoryClient::new());
-    let rec = Recorder::default();
     let w = wf(vec![
         cond(
             step("start", &["A"], &[]),
@@ -65,7 +58,7 @@ async fn s_route_02_route_decision_events_for_every_edge_in_order() {
         step("alsoMatched", &["D"], &[]),
         step("denied", &["E"], &[]),
     ]);
-    let r = go(w, &host, &client, &rec).await;
+    let (r, client, rec) = go_fresh(w, &host).await;
     assert!(r.success);
     assert_eq!(host.route_calls().len(), 3);
     let decisions: Vec<_> = rec
@@ -98,18 +91,13 @@ async fn s_route_02_route_decision_events_for_every_edge_in_order() {
 
 #[tokio::test]
 async fn s_route_03_all_denied_ends_the_branch_successfully() {
-    let host = Arc::new(Host {
-        route_default: Some(Route::Deny("no")),
-        ..Default::default()
-    });
-    let client = Arc::new(InMemoryClient::new());
-    let rec = Recorder::default();
+    let host = routing_host(Route::Deny("no"));
     let w = wf(vec![
         cond(step("source", &["S"], &[]), &[("a", "x"), ("b", "y")]),
         step("a", &["A"], &[]),
         step("b", &["B"], &[]),
     ]);
-    let r = go(w, &host, &client, &rec).await;
+    let (r, client, _) = go_fresh(w, &host).await;
     assert!(r.success);
     assert_eq!(ran(&r), vec!["source"]);
     assert_eq!(host.route_calls().len(), 2);
@@ -127,8 +115,6 @@ async fn s_route_04_one_route_failure_suppresses_every_successor() {
         .into(),
         ..Default::default()
     });
-    let client = Arc::new(InMemoryClient::new());
-    let rec = Recorder::default();
     let w = wf(vec![
         cond(
             step("start", &["A"], &[]),
@@ -142,7 +128,7 @@ async fn s_route_04_one_route_failure_suppresses_every_successor() {
         step("failed", &["C"], &[]),
         step("allowed", &["D"], &[]),
     ]);
-    let r = go(w, &host, &client, &rec).await;
+    let (r, client, rec) = go_fresh(w, &host).await;
     assert!(!r.success);
     let f = r.failure.clone().unwrap();
     assert_eq!(f.code, "workflow.route_failed");
@@ -159,16 +145,12 @@ async fn s_route_04_one_route_failure_suppresses_every_successor() {
 #[tokio::test]
 async fn s_route_06_whitespace_condition_is_unconditional() {
     let host = Arc::new(Host::default()); // on_route would fail (Missing)
-    let client = Arc::new(InMemoryClient::new());
-    let rec = Recorder::default();
-    let r = go(
+    let (r, _, _) = go_fresh(
         wf(vec![
             cond(step("start", &["A"], &[]), &[("next", "   \t")]),
             step("next", &["B"], &[]),
         ]),
         &host,
-        &client,
-        &rec,
     )
     .await;
     assert!(r.success);
@@ -220,10 +202,7 @@ async fn s_route_08_missing_decision_fails_naming_the_edge() {
 
 #[tokio::test(start_paused = true)]
 async fn s_route_10_route_timeout_identifies_the_edge() {
-    let host = Arc::new(Host {
-        route_default: Some(Route::Hang),
-        ..Default::default()
-    });
+    let host = routing_host(Route::Hang);
     let client = Arc::new(InMemoryClient::new());
     let rec = Recorder::default();
     let opts = RunOptions {
@@ -251,10 +230,7 @@ async fn s_route_10_route_timeout_identifies_the_edge() {
 
 #[tokio::test]
 async fn route_callback_panic_is_a_route_failure() {
-    let host = Arc::new(Host {
-        route_default: Some(Route::Panic),
-        ..Default::default()
-    });
+    let host = routing_host(Route::Panic);
     let client = Arc::new(InMemoryClient::new());
     let rec = Recorder::default();
     let r = go(
@@ -274,20 +250,13 @@ async fn route_callback_panic_is_a_route_failure() {
 
 #[tokio::test]
 async fn s_route_13_route_request_carries_source_results() {
-    let host = Arc::new(Host {
-        route_default: Some(Route::Allow),
-        ..Default::default()
-    });
-    let client = Arc::new(InMemoryClient::new());
-    let rec = Recorder::default();
-    let r = go(
+    let host = routing_host(Route::Allow);
+    let (r, _, _) = go_fresh(
         wf(vec![
             cond(step("s", &["x", "y"], &[]), &[("t", "cond")]),
             step("t", &["T"], &[]),
         ]),
         &host,
-        &client,
-        &rec,
     )
     .await;
     assert!(r.success);
@@ -308,17 +277,10 @@ async fn s_route_13_route_request_carries_source_results() {
 
 #[tokio::test]
 async fn s_route_14_terminal_target_is_decided_but_schedules_nothing() {
-    let host = Arc::new(Host {
-        route_default: Some(Route::Allow),
-        ..Default::default()
-    });
-    let client = Arc::new(InMemoryClient::new());
-    let rec = Recorder::default();
-    let r = go(
+    let host = routing_host(Route::Allow);
+    let (r, _, rec) = go_fresh(
         wf(vec![cond(step("s", &["A"], &[]), &[("end", "done?")])]),
         &host,
-        &client,
-        &rec,
     )
     .await;
     assert!(r.success);

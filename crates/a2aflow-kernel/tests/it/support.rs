@@ -231,6 +231,29 @@ pub fn sorted(mut v: Vec<String>) -> Vec<String> {
     v
 }
 
+/// Runs `w` against `host` with a fresh in-memory client and recorder, and returns all three.
+pub async fn go_fresh(
+    w: Workflow,
+    host: &Arc<Host>,
+) -> (
+    a2aflow_model::ExecutionResult,
+    Arc<a2aflow_kernel::InMemoryClient>,
+    Recorder,
+) {
+    let client = Arc::new(a2aflow_kernel::InMemoryClient::new());
+    let rec = Recorder::default();
+    let r = go(w, host, &client, &rec).await;
+    (r, client, rec)
+}
+
+/// A host that answers every route decision with `route`.
+pub fn routing_host(route: Route) -> Arc<Host> {
+    Arc::new(Host {
+        route_default: Some(route),
+        ..Default::default()
+    })
+}
+
 pub async fn go(
     w: Workflow,
     host: &Arc<Host>,
