@@ -2,7 +2,9 @@
 //! is sent, discovery counts against `--timeout`, failures show their root cause, and SIGINT or
 //! SIGTERM cancel the remote tasks before the process exits.
 
-use crate::support::{self, a2aflow_guarded, agents, stderr, stdout, wait_guarded};
+use crate::support::{
+    self, a2aflow_guarded, agents, assert_fails_with, stderr, stdout, wait_guarded,
+};
 use a2aflow_testkit::{Fault, Route};
 use std::io::Read as _;
 use std::process::{Command, Output, Stdio};
@@ -38,8 +40,7 @@ fn an_unwritable_events_path_exits_2_before_any_request() {
         "--events",
         "/nonexistent/a2aflow-dir/events.jsonl",
     ]);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("cannot create"), "{}", stderr(&out));
+    assert_fails_with(&out, 2, "cannot create");
     assert_eq!(a.server.requests().len(), 0, "nothing reached the agent");
 }
 

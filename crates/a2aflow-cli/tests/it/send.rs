@@ -1,6 +1,6 @@
 //! Drives `a2aflow send` against testkit agents: every exit code and the output shapes.
 
-use crate::support::{a2aflow, stderr, stdout};
+use crate::support::{a2aflow, assert_fails_with, stderr, stdout, stdout_json};
 
 use crate::support::agents;
 
@@ -27,7 +27,7 @@ fn a_direct_message_as_json_is_an_a2a_message() {
         "rest",
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let m: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let m = stdout_json(&out);
     assert_eq!(m["role"], "ROLE_AGENT", "{m:#}");
     assert_eq!(m["parts"][0]["text"], "echo hi", "{m:#}");
     assert!(m["messageId"].as_str().is_some_and(|s| !s.is_empty()));
@@ -46,7 +46,7 @@ fn a_completed_task_exits_0_with_its_artifact() {
         "json",
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let t: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let t = stdout_json(&out);
     assert_eq!(t["status"]["state"], "TASK_STATE_COMPLETED", "{t:#}");
     assert!(t["id"].as_str().is_some_and(|s| !s.is_empty()));
     assert!(t["contextId"].as_str().is_some_and(|s| !s.is_empty()));
@@ -96,12 +96,7 @@ fn a_failed_task_exits_1_with_a2a_task_failed() {
 fn a_rejected_task_exits_1_with_a2a_task_rejected() {
     let a = agents();
     let out = a2aflow(&["send", &a.server.card_url("alpha"), "reject please"]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("a2a.task_rejected"),
-        "{}",
-        stderr(&out)
-    );
+    assert_fails_with(&out, 1, "a2a.task_rejected");
 }
 
 #[test]
@@ -116,7 +111,7 @@ fn a_stream_assembles_the_chunks_into_one_artifact() {
         "json",
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let t: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let t = stdout_json(&out);
     assert_eq!(t["status"]["state"], "TASK_STATE_COMPLETED", "{t:#}");
     let artifacts = t["artifacts"].as_array().unwrap();
     assert_eq!(artifacts.len(), 1, "{t:#}");
@@ -145,27 +140,22 @@ fn bad_data_json_exits_2_before_sending() {
         "--data",
         "{not json",
     ]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("--data is not JSON"),
-        "{}",
-        stderr(&out)
-    );
+    assert_fails_with(&out, 2, "--data is not JSON");
     assert_eq!(a.server.requests().len(), before);
 }
 
 #[test]
 fn usage_errors_exit_2() {
-    assert_eq!(
-        a2aflow(&["send", "http://127.0.0.1:9/"]).status.code(),
-        Some(2)
-    );
-    assert_eq!(
-        a2aflow(&["send", "http://127.0.0.1:9/", "x", "--binding", "grpc"])
-            .status
-            .code(),
-        Some(2)
-    );
+    let cases: [(&str, &[&str]); 2] = [
+        ("no message", &["send", "http://127.0.0.1:9/"]),
+        (
+            "unknown binding",
+            &["send", "http://127.0.0.1:9/", "x", "--binding", "grpc"],
+        ),
+    ];
+    for (name, args) in cases {
+        assert_eq!(a2aflow(args).status.code(), Some(2), "{name}");
+    }
 }
 
 #[test]
@@ -174,8 +164,7 @@ fn an_unreachable_agent_exits_1_with_a2a_connection() {
     let port = l.local_addr().unwrap().port();
     drop(l);
     let out = a2aflow(&["send", &format!("http://127.0.0.1:{port}/"), "echo x"]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("a2a.connection"), "{}", stderr(&out));
+    assert_fails_with(&out, 1, "a2a.connection");
 }
 
 #[test]
@@ -183,13 +172,8 @@ fn an_input_required_task_exits_1_and_a_follow_up_on_it_completes() {
     let a = agents();
     let url = a.server.card_url("alpha");
     let out = a2aflow(&["send", &url, "input please", "--format", "json"]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("negotiation.not_negotiable"),
-        "{}",
-        stderr(&out)
-    );
-    let t: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_fails_with(&out, 1, "negotiation.not_negotiable");
+    let t = stdout_json(&out);
     assert_eq!(t["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{t:#}");
     let (task_id, context_id) = (
         t["id"].as_str().unwrap().to_owned(),
@@ -207,7 +191,7 @@ fn an_input_required_task_exits_1_and_a_follow_up_on_it_completes() {
         "json",
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let t: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let t = stdout_json(&out);
     assert_eq!(t["id"], task_id.as_str());
     assert_eq!(t["status"]["state"], "TASK_STATE_COMPLETED", "{t:#}");
     assert_eq!(t["artifacts"][0]["parts"][0]["data"]["echo"], "more detail");
@@ -239,8 +223,7 @@ fn credentials_are_selected_by_agent_name_not_by_the_cards_name() {
     let creds = creds.to_str().unwrap();
 
     let out = a2aflow(&["send", &url, "echo hi", "--credentials", creds]);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("--agent-name"), "{}", stderr(&out));
+    assert_fails_with(&out, 2, "--agent-name");
 
     let out = a2aflow(&[
         "send",
@@ -251,12 +234,7 @@ fn credentials_are_selected_by_agent_name_not_by_the_cards_name() {
         "--agent-name",
         "mine",
     ]);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("auth.requirement_unsatisfied"),
-        "{}",
-        stderr(&out)
-    );
+    assert_fails_with(&out, 1, "auth.requirement_unsatisfied");
     assert!(
         !server
             .requests()
@@ -287,8 +265,7 @@ fn credentials_are_selected_by_agent_name_not_by_the_cards_name() {
         "--config",
         config.to_str().unwrap(),
     ]);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("--agent-name"), "{}", stderr(&out));
+    assert_fails_with(&out, 2, "--agent-name");
     assert_eq!(
         server.requests().len(),
         before,

@@ -1,7 +1,7 @@
 //! `a2aflow send` has one deadline for the whole exchange, says when a stream closed before a
 //! terminal state, and `send`/`card` read `--config`.
 
-use crate::support::{a2aflow_guarded, serve, stderr};
+use crate::support::{a2aflow_guarded, assert_fails_with, serve, stderr};
 use a2aflow_testkit::{AgentSpec, Fault, Route, TestServer};
 use std::time::Duration;
 
@@ -137,6 +137,5 @@ fn send_and_card_take_a_config_file() {
         .set_fault("beta", Route::Card, Fault::NeverAnswer)
         .unwrap();
     let out = a2aflow_guarded(&["card", &server.card_url("beta"), "--config", &config]);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(stderr(&out).contains("a2a.timeout"), "{}", stderr(&out));
+    assert_fails_with(&out, 1, "a2a.timeout");
 }

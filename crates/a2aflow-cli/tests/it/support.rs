@@ -52,6 +52,18 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// Asserts the process exited with `exit` and named `code` on standard error.
+pub fn assert_fails_with(o: &Output, exit: i32, code: &str) {
+    assert_eq!(o.status.code(), Some(exit), "{}", stderr(o));
+    assert!(stderr(o).contains(code), "{}", stderr(o));
+}
+
+/// The process's standard output parsed as JSON.
+pub fn stdout_json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", stdout(o)))
+}
+
 /// Spawns `builder`'s server on a one-worker background runtime, returned with it (the server
 /// lives as long as the runtime).
 pub fn serve(builder: TestServerBuilder) -> (TestServer, tokio::runtime::Runtime) {

@@ -1,7 +1,7 @@
 //! `validate`, `graph` and `run` on hostile workflow files: endless, huge, not UTF-8, with a BOM,
 //! cyclic, empty, and with control characters in names.
 
-use crate::support::{a2aflow, stderr, stdout};
+use crate::support::{a2aflow, assert_fails_with, stderr, stdout};
 use std::process::Output;
 
 fn temp_file(bytes: &[u8]) -> (tempfile::TempDir, String) {
@@ -28,24 +28,14 @@ fn validate_dev_zero_ends_at_once_with_too_large() {
 fn run_dev_zero_ends_at_once_with_too_large_before_any_agent_is_asked() {
     // No agent is named: the document is refused before discovery could start.
     let out = a2aflow(&["run", "/dev/zero"]);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("workflow.too_large"),
-        "{}",
-        stderr(&out)
-    );
+    assert_fails_with(&out, 1, "workflow.too_large");
 }
 
 #[test]
 fn run_reports_non_utf8_with_its_code() {
     let (_d, f) = temp_file(b"{\"steps\": [\xff]}");
     let out = a2aflow(&["run", &f]);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("workflow.invalid_encoding"),
-        "{}",
-        stderr(&out)
-    );
+    assert_fails_with(&out, 1, "workflow.invalid_encoding");
 }
 
 #[test]
@@ -144,15 +134,9 @@ fn graph_refuses_an_empty_workflow_and_an_unreadable_file() {
         stderr(&out)
     );
     let out = a2aflow(&["graph", "/nonexistent/a2aflow/w.json"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("cannot read"), "{}", stderr(&out));
+    assert_fails_with(&out, 2, "cannot read");
     let out = a2aflow(&["graph", "/dev/zero"]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("[workflow.too_large]"),
-        "{}",
-        stderr(&out)
-    );
+    assert_fails_with(&out, 1, "[workflow.too_large]");
 }
 
 #[test]
