@@ -2,9 +2,9 @@
 //! from a credentials file, the server accepts the header, a wrong credential is `auth.rejected`,
 //! and the wire log of the whole exchange holds no secret.
 
-use std::sync::{Arc, Mutex};
+use crate::support::{Capture, msg};
+use std::sync::Arc;
 
-use a2aflow_model::a2a::{Message, Part, Role, SendMessageRequest};
 use a2aflow_protocol::auth::{AgentAuth, Credentials, Environment};
 use a2aflow_protocol::wirelog::{RedactionPolicy, WireLog};
 use a2aflow_protocol::{Binding, CallOptions, HttpClient, connect};
@@ -13,28 +13,6 @@ use serde_json::json;
 
 const BEARER: &str = "E2E-BEARER-SECRET-5150";
 const API_KEY: &str = "E2E-APIKEY-SECRET-8086";
-
-fn msg(text: &str) -> SendMessageRequest {
-    SendMessageRequest {
-        message: Message::new(Role::User, vec![Part::text(text)]),
-        configuration: None,
-        metadata: None,
-        tenant: None,
-    }
-}
-
-#[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Capture {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 /// Fetches the card anonymously, builds `AgentAuth` from `credentials`, and returns a client
 /// that sends those headers and logs the wire.
@@ -73,13 +51,7 @@ async fn authed_client(
 #[tokio::test]
 async fn bearer_and_api_key_from_credentials_reach_the_agent_and_never_the_log() {
     let capture = Capture::default();
-    let writer = capture.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let _guard = capture.trace_default();
 
     let server = TestServer::builder()
         .agent(AgentSpec::new("bearer-agent").require_auth(Credential::Bearer(BEARER.into())))
@@ -135,7 +107,7 @@ async fn bearer_and_api_key_from_credentials_reach_the_agent_and_never_the_log()
         .unwrap_err();
     assert_eq!(err.code_str(), "auth.rejected", "{err}");
 
-    let text = String::from_utf8(capture.0.lock().unwrap().clone()).unwrap();
+    let text = capture.text();
     assert!(text.contains("a2aflow::wire"), "the wire log ran:\n{text}");
     assert!(text.contains("hello with bearer"), "{text}");
     for secret in [BEARER, API_KEY, "E2E-WRONG-SECRET-1234"] {

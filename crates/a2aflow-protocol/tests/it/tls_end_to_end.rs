@@ -4,25 +4,16 @@
 //! against a server that demands a client certificate: the configured identity is handshaken on
 //! both bindings and satisfies a card's `mtlsSecurityScheme`; none, or a wrong one, is `a2a.tls`.
 
+use crate::support::msg;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use a2aflow_model::a2a::{Message, Part, Role, SendMessageRequest};
 use a2aflow_protocol::auth::AgentAuth;
 use a2aflow_protocol::tls::TlsConfig;
 use a2aflow_protocol::{Binding, CallOptions, HttpClient, Limits, TransportError, connect};
 use a2aflow_testkit::{AgentSpec, ClientIdentity, SilentServer, TestServer, TlsOptions};
 use serde_json::json;
-
-fn msg(text: &str) -> SendMessageRequest {
-    SendMessageRequest {
-        message: Message::new(Role::User, vec![Part::text(text)]),
-        configuration: None,
-        metadata: None,
-        tenant: None,
-    }
-}
 
 async fn tls_server(options: TlsOptions) -> TestServer {
     TestServer::builder()
