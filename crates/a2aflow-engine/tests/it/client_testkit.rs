@@ -66,6 +66,19 @@ fn activated(text: &str) -> MessageContent {
     c
 }
 
+/// Serves `spec`, dispatches an activated `go` to it on JSON-RPC through a host that accepts
+/// every proposal, and returns the server, the hook and the outcome (which must be a success).
+async fn accepted(spec: AgentSpec) -> (TestServer, Hook, TaskOutcome) {
+    let agent = spec.name().to_owned();
+    let server = serve(spec).await;
+    let client = client_for(&server, &[&agent], false, ClientConfig::default()).await;
+    let hook = Hook::new(|r| Some(answer(r, "ACCEPT")));
+    let out = dispatch(&client, &agent, activated("go"), &hook, LONG)
+        .await
+        .unwrap();
+    (server, hook, out)
+}
+
 /// A testkit server with the one agent `spec`.
 async fn serve(spec: AgentSpec) -> TestServer {
     TestServer::builder().agent(spec).spawn().await.unwrap()
@@ -257,12 +270,7 @@ async fn s_neg_02_repeated_proposal_is_observed_not_resent() {
             })
             .into()
     });
-    let server = serve(spec).await;
-    let client = client_for(&server, &["dup"], false, ClientConfig::default()).await;
-    let hook = Hook::new(|r| Some(answer(r, "ACCEPT")));
-    let out = dispatch(&client, "dup", activated("go"), &hook, LONG)
-        .await
-        .unwrap();
+    let (server, hook, out) = accepted(spec).await;
     assert_eq!(
         hook.rounds(),
         [1],
@@ -296,12 +304,7 @@ async fn last_allowed_round_is_still_answerable() {
             })
             .into()
     });
-    let server = serve(spec).await;
-    let client = client_for(&server, &["last"], false, ClientConfig::default()).await;
-    let hook = Hook::new(|r| Some(answer(r, "ACCEPT")));
-    dispatch(&client, "last", activated("go"), &hook, LONG)
-        .await
-        .unwrap();
+    let (server, hook, _) = accepted(spec).await;
     assert_eq!(hook.rounds(), [3]);
     server.shutdown().await.unwrap();
 }
@@ -369,12 +372,7 @@ async fn s_neg_15_pre_task_mode_replies_without_task_id() {
             })
             .into()
     });
-    let server = serve(spec).await;
-    let client = client_for(&server, &["pre"], false, ClientConfig::default()).await;
-    let hook = Hook::new(|r| Some(answer(r, "ACCEPT")));
-    let out = dispatch(&client, "pre", activated("go"), &hook, LONG)
-        .await
-        .unwrap();
+    let (server, hook, out) = accepted(spec).await;
     assert_eq!(hook.rounds(), [1]);
     assert_eq!(hook.calls.lock().unwrap()[0].remote_task_id, None);
     let sends: Vec<Value> = server
