@@ -1,6 +1,7 @@
 //! `a2aflow run --registry URL` and `--orchestrator URL --workflow-id ID` end to end: a fake
 //! registry/orchestration centre (a minimal HTTP/1.1 responder) beside testkit agents.
 
+use crate::support::assert_exit;
 use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 
@@ -146,12 +147,7 @@ fn run_loads_the_workflow_and_cards_from_the_services_with_header_tokens() {
             ("A2AFLOW_REGISTRY_TOKEN", "reg-2"),
         ],
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     let result: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(result["success"], true, "{result:#}");
     assert_eq!(result["steps"][0]["stepName"], "ask", "{result:#}");
@@ -181,12 +177,7 @@ fn run_with_a_file_and_registry_cards_and_no_tokens_sends_no_authorization() {
         &["run", &file.display().to_string(), "--registry", &w.service],
         &[],
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     let seen = w.seen.lock().unwrap().clone();
     assert_eq!(seen.len(), 1);
     assert_eq!(seen[0].authorization, None);

@@ -3,7 +3,7 @@
 //! SIGTERM cancel the remote tasks before the process exits.
 
 use crate::support::{
-    self, a2aflow_guarded, agents, assert_fails_with, stderr, stdout, wait_guarded,
+    self, a2aflow_guarded, agents, assert_exit, assert_fails_with, stderr, stdout, wait_guarded,
 };
 use a2aflow_testkit::{Fault, Route};
 use std::io::Read as _;
@@ -59,7 +59,7 @@ fn an_unknown_agent_in_a_later_step_is_refused_before_the_first_step_runs() {
         "--agent",
         &format!("a={}", a.server.card_url("alpha")),
     ]);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_exit(&out, 2);
     let err = stderr(&out);
     assert!(
         err.contains("workflow.unknown_agent") && err.contains("'ghost'"),
@@ -80,7 +80,7 @@ fn a_failed_run_shows_the_root_cause_in_text_mode() {
         "--agent",
         &format!("a={}", a.server.card_url("alpha")),
     ]);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_exit(&out, 1);
     let text = stdout(&out);
     assert!(
         text.contains("cause: agent a: [a2a.task_failed]")
@@ -114,7 +114,7 @@ fn a_hanging_card_host_costs_the_run_budget_not_the_request_timeout() {
         "--timeout",
         "1",
     ]);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_exit(&out, 1);
     let err = stderr(&out);
     assert!(
         err.contains("workflow.timeout") && err.contains("discovery"),

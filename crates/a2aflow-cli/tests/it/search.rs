@@ -2,6 +2,7 @@
 //! responder) answers `POST /api/v1/orchestrate/search`; the test checks what was asked, with which
 //! header, and what the binary printed and exited with.
 
+use crate::support::assert_exit;
 use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 
@@ -135,12 +136,7 @@ fn search_posts_the_intent_with_the_header_token_and_prints_json() {
         ],
         Some("orch/=1"),
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
     let ids: Vec<&str> = printed
         .as_array()
@@ -166,12 +162,7 @@ fn search_posts_the_intent_with_the_header_token_and_prints_json() {
 fn search_prints_text_lines_and_sends_no_authorization_without_a_token() {
     let c = centre("200 OK", json!({ "data": results() }));
     let out = a2aflow(&["search", "--orchestrator", &c.url, "incident"], None);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     let stdout = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(

@@ -1,6 +1,6 @@
 //! Drives `a2aflow send` against testkit agents: every exit code and the output shapes.
 
-use crate::support::{a2aflow, assert_fails_with, stderr, stdout, stdout_json};
+use crate::support::{a2aflow, assert_exit, assert_fails_with, stderr, stdout, stdout_json};
 
 use crate::support::agents;
 
@@ -8,7 +8,7 @@ use crate::support::agents;
 fn a_direct_message_exits_0_and_prints_its_text() {
     let a = agents();
     let out = a2aflow(&["send", &a.server.card_url("alpha"), "echo hello there"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_exit(&out, 0);
     let text = stdout(&out);
     assert!(text.starts_with("message "), "{text}");
     assert!(text.contains("echo hello there"), "{text}");
@@ -26,7 +26,7 @@ fn a_direct_message_as_json_is_an_a2a_message() {
         "--binding",
         "rest",
     ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_exit(&out, 0);
     let m = stdout_json(&out);
     assert_eq!(m["role"], "ROLE_AGENT", "{m:#}");
     assert_eq!(m["parts"][0]["text"], "echo hi", "{m:#}");
@@ -45,7 +45,7 @@ fn a_completed_task_exits_0_with_its_artifact() {
         "--format",
         "json",
     ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_exit(&out, 0);
     let t = stdout_json(&out);
     assert_eq!(t["status"]["state"], "TASK_STATE_COMPLETED", "{t:#}");
     assert!(t["id"].as_str().is_some_and(|s| !s.is_empty()));
@@ -72,7 +72,7 @@ fn a_completed_task_exits_0_with_its_artifact() {
 fn a_completed_task_in_text_names_state_and_artifact() {
     let a = agents();
     let out = a2aflow(&["send", &a.server.card_url("alpha"), "task look"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_exit(&out, 0);
     let text = stdout(&out);
     assert!(text.starts_with("task "), "{text}");
     assert!(text.contains("TASK_STATE_COMPLETED"), "{text}");
@@ -110,7 +110,7 @@ fn a_stream_assembles_the_chunks_into_one_artifact() {
         "--format",
         "json",
     ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_exit(&out, 0);
     let t = stdout_json(&out);
     assert_eq!(t["status"]["state"], "TASK_STATE_COMPLETED", "{t:#}");
     let artifacts = t["artifacts"].as_array().unwrap();
@@ -190,7 +190,7 @@ fn an_input_required_task_exits_1_and_a_follow_up_on_it_completes() {
         "--format",
         "json",
     ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_exit(&out, 0);
     let t = stdout_json(&out);
     assert_eq!(t["id"], task_id.as_str());
     assert_eq!(t["status"]["state"], "TASK_STATE_COMPLETED", "{t:#}");
@@ -252,7 +252,7 @@ fn credentials_are_selected_by_agent_name_not_by_the_cards_name() {
         "--agent-name",
         "victim",
     ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_exit(&out, 0);
 
     // Credentials named by a --config file need the user's name just the same.
     let config = dir.path().join("engine.toml");

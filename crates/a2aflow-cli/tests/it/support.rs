@@ -52,9 +52,14 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// Asserts the process exited with `exit`, showing its standard error if not.
+pub fn assert_exit(o: &Output, exit: i32) {
+    assert_eq!(o.status.code(), Some(exit), "{}", stderr(o));
+}
+
 /// Asserts the process exited with `exit` and named `code` on standard error.
 pub fn assert_fails_with(o: &Output, exit: i32, code: &str) {
-    assert_eq!(o.status.code(), Some(exit), "{}", stderr(o));
+    assert_exit(o, exit);
     assert!(stderr(o).contains(code), "{}", stderr(o));
 }
 

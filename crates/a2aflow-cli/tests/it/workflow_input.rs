@@ -1,7 +1,7 @@
 //! `validate`, `graph` and `run` on hostile workflow files: endless, huge, not UTF-8, with a BOM,
 //! cyclic, empty, and with control characters in names.
 
-use crate::support::{a2aflow, assert_fails_with, stderr, stdout};
+use crate::support::{a2aflow, assert_exit, assert_fails_with, stderr, stdout};
 use std::process::Output;
 
 fn temp_file(bytes: &[u8]) -> (tempfile::TempDir, String) {
@@ -18,7 +18,7 @@ fn json_report(out: &Output) -> serde_json::Value {
 #[test]
 fn validate_dev_zero_ends_at_once_with_too_large() {
     let out = a2aflow(&["validate", "/dev/zero", "--format", "json"]);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_exit(&out, 1);
     let report = json_report(&out);
     assert_eq!(report[0]["file"], "/dev/zero");
     assert_eq!(report[0]["errors"][0]["code"], "workflow.too_large");
@@ -56,7 +56,7 @@ fn validate_too_many_steps_is_too_large() {
 fn validate_reports_non_utf8_in_json_with_code_and_position() {
     let (_d, f) = temp_file(b"{\"steps\": [\n  {\"name\": \"caf\xe9\"}]}");
     let out = a2aflow(&["validate", &f, "--format", "json"]);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_exit(&out, 1);
     let report = json_report(&out);
     let e = &report[0]["errors"][0];
     assert_eq!(e["code"], "workflow.invalid_encoding", "{report:#}");
@@ -146,7 +146,7 @@ fn graph_of_a_valid_workflow_with_a_multiline_condition_keeps_one_line_per_edge(
                       {"name": "b\u200b", "subtasks": [{"agent": "y"}]}]}"#,
     );
     let out = a2aflow(&["graph", &f]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_exit(&out, 0);
     let m = stdout(&out);
     assert_eq!(m.lines().count(), 4, "{m}");
     assert!(
