@@ -110,14 +110,7 @@ async fn wildcard_context_is_every_completed_ancestor_nearest_first() {
 
 #[tokio::test]
 async fn named_context_uses_the_listed_order_and_skips_steps_that_did_not_run() {
-    let host = Arc::new(Host {
-        routes: [
-            ("b".to_string(), Route::Deny("no")),
-            ("a".to_string(), Route::Allow),
-        ]
-        .into(),
-        ..Default::default()
-    });
+    let host = routes_host(None, &[("b", Route::Deny("no")), ("a", Route::Allow)]);
     let client = Arc::new(InMemoryClient::new());
     let rec = Recorder::default();
     let w = wf(vec![

@@ -395,14 +395,10 @@ async fn online_queue_releases_a_step_without_waiting_for_unrelated_branches() {
 #[tokio::test]
 async fn dead_path_join_after_denied_branch_runs_once_and_does_not_hang() {
     // start -> {left (denied), right (allowed)} -> join ; left -> deep -> join
-    let host = Arc::new(Host {
-        routes: [
-            ("left".to_string(), Route::Deny("no")),
-            ("right".to_string(), Route::Allow),
-        ]
-        .into(),
-        ..Default::default()
-    });
+    let host = routes_host(
+        None,
+        &[("left", Route::Deny("no")), ("right", Route::Allow)],
+    );
     let w = wf(vec![
         cond(
             step("start", &["s"], &[]),

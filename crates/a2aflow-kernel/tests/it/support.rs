@@ -254,6 +254,19 @@ pub fn routing_host(route: Route) -> Arc<Host> {
     })
 }
 
+/// A host that answers the route requests to the named targets as listed and every other one
+/// with `default` (none: the callback is missing).
+pub fn routes_host(default: Option<Route>, routes: &[(&str, Route)]) -> Arc<Host> {
+    Arc::new(Host {
+        route_default: default,
+        routes: routes
+            .iter()
+            .map(|(target, route)| ((*target).to_owned(), route.clone()))
+            .collect(),
+        ..Default::default()
+    })
+}
+
 pub async fn go(
     w: Workflow,
     host: &Arc<Host>,
