@@ -31,6 +31,21 @@ fn client(tls: &TlsConfig) -> HttpClient {
         .unwrap()
 }
 
+/// Fetches agent `a`'s card with `c` and sends `text` on each binding; every call must succeed.
+async fn send_on_both_bindings(server: &TestServer, c: &HttpClient, text: &str) {
+    let card = c
+        .fetch_agent_card(&server.card_url("a"), &CallOptions::default())
+        .await
+        .unwrap();
+    for b in [Binding::JsonRpc, Binding::HttpJson] {
+        connect(&card, c, &[b])
+            .unwrap()
+            .send_message(&msg(text), &CallOptions::default())
+            .await
+            .unwrap();
+    }
+}
+
 struct CaFile(PathBuf);
 
 impl CaFile {
@@ -58,17 +73,7 @@ async fn default_trust_refuses_a_private_ca_and_the_bundle_accepts_it() {
 
     let ca = CaFile::new(server.ca_pem().unwrap());
     let c = client(&TlsConfig::new().with_ca_bundle(&ca.0));
-    let card = c
-        .fetch_agent_card(&server.card_url("a"), &CallOptions::default())
-        .await
-        .unwrap();
-    for b in [Binding::JsonRpc, Binding::HttpJson] {
-        connect(&card, &c, &[b])
-            .unwrap()
-            .send_message(&msg("over tls"), &CallOptions::default())
-            .await
-            .unwrap();
-    }
+    send_on_both_bindings(&server, &c, "over tls").await;
 }
 
 #[tokio::test]
@@ -197,17 +202,7 @@ async fn a_mutual_handshake_succeeds_on_both_bindings() {
     let (server, ca) = mutual_server(AgentSpec::new("a")).await;
     let (tls, _cert, _key) = with_identity(&ca, server.client_identity().unwrap());
     let c = client(&tls);
-    let card = c
-        .fetch_agent_card(&server.card_url("a"), &CallOptions::default())
-        .await
-        .unwrap();
-    for b in [Binding::JsonRpc, Binding::HttpJson] {
-        connect(&card, &c, &[b])
-            .unwrap()
-            .send_message(&msg("mutual"), &CallOptions::default())
-            .await
-            .unwrap();
-    }
+    send_on_both_bindings(&server, &c, "mutual").await;
 }
 
 #[tokio::test]
