@@ -124,9 +124,7 @@ async fn malformed_and_wrongly_typed_json() {
     );
 
     s.set_fault("f", Route::Card, Fault::WrongTypes).unwrap();
-    let r = call(&s, "GET", &path_of(&s.card_url("f")), &[V1], None)
-        .await
-        .unwrap();
+    let r = get_v1(&s, &path_of(&s.card_url("f"))).await;
     let card = r.json().await;
     assert!(card["name"].is_number());
     assert!(card["supportedInterfaces"].is_string());
@@ -264,14 +262,8 @@ async fn limited_faults_expire_and_auth_fault_rejects_bad_credentials() {
     s.set_fault_times("f", Route::Card, Fault::ServerError { status: 503 }, 1)
         .unwrap();
     let card = path_of(&s.card_url("f"));
-    assert_eq!(
-        call(&s, "GET", &card, &[V1], None).await.unwrap().status,
-        503
-    );
-    assert_eq!(
-        call(&s, "GET", &card, &[V1], None).await.unwrap().status,
-        200
-    );
+    assert_eq!(get_v1(&s, &card).await.status, 503);
+    assert_eq!(get_v1(&s, &card).await.status, 200);
 
     s.set_fault(
         "f",

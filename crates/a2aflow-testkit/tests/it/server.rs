@@ -49,15 +49,7 @@ async fn card_is_served_and_the_request_is_logged() {
     assert_eq!(log[0].header("a2a-version"), Some("1.0"));
     assert_eq!(log[0].header("a2a-extensions"), Some("urn:x"));
     // Unknown agents and paths are plain 404s.
-    let r = call(
-        &s,
-        "GET",
-        "/agents/nobody/.well-known/agent-card.json",
-        &[V1],
-        None,
-    )
-    .await
-    .unwrap();
+    let r = get_v1(&s, "/agents/nobody/.well-known/agent-card.json").await;
     assert_eq!(r.status, 404);
     s.shutdown().await.unwrap();
 }
@@ -286,7 +278,7 @@ async fn subscribe_starts_with_the_task_and_pings_while_idle() {
     // Subscribing to a terminal task: a plain JSON error, JSON-RPC -32004.
     let v = rpc(&s, "a", "SubscribeToTask", json!({"id": id})).await;
     assert_eq!(v["error"]["code"], json!(-32004));
-    let r = call(&s, "GET", &path, &[V1], None).await.unwrap();
+    let r = get_v1(&s, &path).await;
     assert_eq!(r.status, 400);
     assert_eq!(
         r.json().await["error"]["details"][0]["reason"],
@@ -311,26 +303,14 @@ async fn rest_happy_paths_and_errors() {
     let t = r.json().await;
     let id = t["task"]["id"].as_str().unwrap().to_owned();
     let ctx = t["task"]["contextId"].as_str().unwrap().to_owned();
-    let r = call(
-        &s,
-        "GET",
-        &format!("{base}/tasks/{id}?historyLength=1"),
-        &[V1],
-        None,
-    )
-    .await
-    .unwrap();
+    let r = get_v1(&s, &format!("{base}/tasks/{id}?historyLength=1")).await;
     let got = r.json().await;
     assert_eq!(got["history"].as_array().unwrap().len(), 1);
-    let r = call(
+    let r = get_v1(
         &s,
-        "GET",
         &format!("{base}/tasks?contextId={ctx}&includeArtifacts=true"),
-        &[V1],
-        None,
     )
-    .await
-    .unwrap();
+    .await;
     let listed = r.json().await;
     assert_eq!(listed["tasks"][0]["artifacts"][0]["name"], "result");
     let r = call(
@@ -345,19 +325,19 @@ async fn rest_happy_paths_and_errors() {
     assert_eq!(r.status, 400);
     let e = r.json().await;
     assert_eq!(e["error"]["details"][0]["reason"], "TASK_NOT_CANCELABLE");
-    let r = call(&s, "GET", &format!("{base}/tasks/nope"), &[V1], None)
-        .await
-        .unwrap();
-    assert_eq!(r.status, 404);
-    assert_eq!(r.json().await["error"]["status"], "NOT_FOUND");
-    let r = call(&s, "GET", &format!("{base}/message:send"), &[V1], None)
-        .await
-        .unwrap();
-    assert_eq!(r.status, 404);
-    let r = call(&s, "GET", &format!("{base}/extendedAgentCard"), &[V1], None)
-        .await
-        .unwrap();
-    assert_eq!(r.status, 400);
+    // (path under the REST base, status, the error's `status` where it is checked)
+    let errors = [
+        ("/tasks/nope", 404, Some("NOT_FOUND")),
+        ("/message:send", 404, None),
+        ("/extendedAgentCard", 400, None),
+    ];
+    for (path, status, error_status) in errors {
+        let r = get_v1(&s, &format!("{base}{path}")).await;
+        assert_eq!(r.status, status, "GET {path}");
+        if let Some(expected) = error_status {
+            assert_eq!(r.json().await["error"]["status"], expected, "GET {path}");
+        }
+    }
 }
 
 #[tokio::test]

@@ -123,6 +123,14 @@ pub fn path_of(url: &str) -> String {
         .map_or("/".into(), |i| after[i..].to_owned())
 }
 
+/// GETs `path` with `A2A-Version: 1.0` and returns the response head (whatever its status);
+/// panics only when no response head arrives.
+pub async fn get_v1(server: &TestServer, path: &str) -> Resp {
+    call(server, "GET", path, &[V1], None)
+        .await
+        .expect("a response head")
+}
+
 /// A JSON-RPC request body: `method` with `params`, id 1.
 pub fn rpc_body(method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
