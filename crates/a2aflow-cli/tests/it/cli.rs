@@ -1,6 +1,6 @@
 //! Drives the `a2aflow` binary for each subcommand and exit code.
 
-use crate::support::{a2aflow, assert_exit};
+use crate::support::{a2aflow, assert_exit, temp_file};
 use std::path::PathBuf;
 
 fn demo_file() -> String {
@@ -8,13 +8,6 @@ fn demo_file() -> String {
         .join("demo/incident.workflow.json")
         .display()
         .to_string()
-}
-
-fn temp_file(name: &str, text: &str) -> (tempfile::TempDir, String) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join(name);
-    std::fs::write(&path, text).expect("write");
-    (dir, path.display().to_string())
 }
 
 #[test]

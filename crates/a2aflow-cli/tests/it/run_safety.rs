@@ -3,20 +3,13 @@
 //! SIGTERM cancel the remote tasks before the process exits.
 
 use crate::support::{
-    self, a2aflow_guarded, agents, assert_exit, assert_fails_with, stderr, stdout, wait_guarded,
+    self, a2aflow_guarded, agents, assert_exit, assert_fails_with, stderr, stdout, temp_file,
+    wait_guarded,
 };
 use a2aflow_testkit::{Fault, Route};
 use std::io::Read as _;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn workflow_file(text: &str) -> (tempfile::TempDir, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("wf.json");
-    std::fs::write(&path, text).unwrap();
-    let p = path.display().to_string();
-    (dir, p)
-}
 
 /// A workflow of one step `s` with one subtask for agent `a`.
 fn one_task(description: &str) -> String {
@@ -26,7 +19,7 @@ fn one_task(description: &str) -> String {
 
 /// `a2aflow run` (guarded) of `workflow` with agent `a` served as `alpha`, plus `extra`.
 fn run_on_alpha(a: &support::Agents, workflow: &str, extra: &[&str]) -> Output {
-    let (_d, wf) = workflow_file(workflow);
+    let (_d, wf) = temp_file("wf.json", workflow);
     let agent = format!("a={}", a.server.card_url("alpha"));
     let mut args = vec!["run", wf.as_str(), "--agent", agent.as_str()];
     args.extend_from_slice(extra);
@@ -113,7 +106,7 @@ fn a_hanging_card_host_costs_the_run_budget_not_the_request_timeout() {
 /// `signal`, and returns the output and the events file's lines.
 fn interrupt_a_hanging_run(signal: &str) -> (Output, Vec<serde_json::Value>, support::Agents) {
     let a = agents();
-    let (dir, wf) = workflow_file(&one_task("hang until cancelled"));
+    let (dir, wf) = temp_file("wf.json", &one_task("hang until cancelled"));
     let events = dir.path().join("events.jsonl");
     let child = Command::new(env!("CARGO_BIN_EXE_a2aflow"))
         .args([

@@ -43,6 +43,15 @@ pub fn wait_guarded(mut child: Child) -> Output {
     }
 }
 
+/// Writes `contents` to a file `name` in a fresh temporary directory; returns the directory
+/// (the file lives as long as it) and the file's path.
+pub fn temp_file(name: &str, contents: impl AsRef<[u8]>) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join(name);
+    std::fs::write(&path, contents).expect("write");
+    (dir, path.display().to_string())
+}
+
 /// The process's standard output as text.
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()

@@ -1,25 +1,15 @@
 //! `validate`, `graph` and `run` on hostile workflow files: endless, huge, not UTF-8, with a BOM,
 //! cyclic, empty, and with control characters in names.
 
-use crate::support::{a2aflow, assert_exit, assert_fails_with, stderr, stdout};
-use std::process::Output;
-
-fn temp_file(bytes: &[u8]) -> (tempfile::TempDir, String) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("w.json");
-    std::fs::write(&path, bytes).expect("write");
-    (dir, path.display().to_string())
-}
-
-fn json_report(out: &Output) -> serde_json::Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(out)))
-}
+use crate::support::{
+    a2aflow, assert_exit, assert_fails_with, stderr, stdout, stdout_json, temp_file,
+};
 
 #[test]
 fn validate_dev_zero_ends_at_once_with_too_large() {
     let out = a2aflow(&["validate", "/dev/zero", "--format", "json"]);
     assert_exit(&out, 1);
-    let report = json_report(&out);
+    let report = stdout_json(&out);
     assert_eq!(report[0]["file"], "/dev/zero");
     assert_eq!(report[0]["errors"][0]["code"], "workflow.too_large");
 }
@@ -33,7 +23,7 @@ fn run_dev_zero_ends_at_once_with_too_large_before_any_agent_is_asked() {
 
 #[test]
 fn run_reports_non_utf8_with_its_code() {
-    let (_d, f) = temp_file(b"{\"steps\": [\xff]}");
+    let (_d, f) = temp_file("w.json", b"{\"steps\": [\xff]}");
     let out = a2aflow(&["run", &f]);
     assert_fails_with(&out, 1, "workflow.invalid_encoding");
 }
@@ -42,7 +32,7 @@ fn run_reports_non_utf8_with_its_code() {
 fn validate_too_many_steps_is_too_large() {
     let step = r#"{"name":"s","stepType":"SelfLoop"}"#;
     let doc = format!("{{\"steps\":[{}]}}", vec![step; 10_001].join(","));
-    let (_d, f) = temp_file(doc.as_bytes());
+    let (_d, f) = temp_file("w.json", doc.as_bytes());
     let out = a2aflow(&["validate", &f]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
@@ -54,10 +44,10 @@ fn validate_too_many_steps_is_too_large() {
 
 #[test]
 fn validate_reports_non_utf8_in_json_with_code_and_position() {
-    let (_d, f) = temp_file(b"{\"steps\": [\n  {\"name\": \"caf\xe9\"}]}");
+    let (_d, f) = temp_file("w.json", b"{\"steps\": [\n  {\"name\": \"caf\xe9\"}]}");
     let out = a2aflow(&["validate", &f, "--format", "json"]);
     assert_exit(&out, 1);
-    let report = json_report(&out);
+    let report = stdout_json(&out);
     let e = &report[0]["errors"][0];
     assert_eq!(e["code"], "workflow.invalid_encoding", "{report:#}");
     assert_eq!(e["position"]["line"], 2);
@@ -68,6 +58,7 @@ fn validate_reports_non_utf8_in_json_with_code_and_position() {
 #[test]
 fn validate_refuses_a_bom_saying_why() {
     let (_d, f) = temp_file(
+        "w.json",
         b"\xef\xbb\xbf{\"steps\": [{\"name\": \"a\", \"subtasks\": [{\"agent\": \"x\"}]}]}",
     );
     let out = a2aflow(&["validate", &f]);
@@ -85,8 +76,10 @@ fn validate_refuses_a_bom_saying_why() {
 
 #[test]
 fn validate_rejects_control_characters_and_prints_them_escaped() {
-    let (_d, f) =
-        temp_file(br#"{"steps": [{"name": "a\u001b[2J\nb", "subtasks": [{"agent": "x\u200b"}]}]}"#);
+    let (_d, f) = temp_file(
+        "w.json",
+        br#"{"steps": [{"name": "a\u001b[2J\nb", "subtasks": [{"agent": "x\u200b"}]}]}"#,
+    );
     let out = a2aflow(&["validate", &f]);
     assert_eq!(out.status.code(), Some(1));
     let text = stdout(&out);
@@ -108,6 +101,7 @@ fn validate_rejects_control_characters_and_prints_them_escaped() {
 #[test]
 fn graph_refuses_a_cyclic_workflow_with_its_problems() {
     let (_d, f) = temp_file(
+        "w.json",
         br#"{"steps": [{"name": "a", "subtasks": [{"agent": "x"}], "next": [{"step": "b"}]},
                       {"name": "b", "subtasks": [{"agent": "y"}], "next": [{"step": "a"}]}]}"#,
     );
@@ -124,7 +118,7 @@ fn graph_refuses_a_cyclic_workflow_with_its_problems() {
 
 #[test]
 fn graph_refuses_an_empty_workflow_and_an_unreadable_file() {
-    let (_d, f) = temp_file(br#"{"name": "empty", "steps": []}"#);
+    let (_d, f) = temp_file("w.json", br#"{"name": "empty", "steps": []}"#);
     let out = a2aflow(&["graph", &f]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stdout(&out).is_empty());
@@ -141,7 +135,7 @@ fn graph_refuses_an_empty_workflow_and_an_unreadable_file() {
 
 #[test]
 fn graph_of_a_valid_workflow_with_a_multiline_condition_keeps_one_line_per_edge() {
-    let (_d, f) = temp_file(
+    let (_d, f) = temp_file("w.json", 
         br#"{"steps": [{"name": "a", "subtasks": [{"agent": "x"}], "next": [{"step": "b\u200b", "condition": "line one\n\"]; evil"}]},
                       {"name": "b\u200b", "subtasks": [{"agent": "y"}]}]}"#,
     );
