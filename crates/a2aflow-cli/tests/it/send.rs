@@ -1,13 +1,22 @@
 //! Drives `a2aflow send` against testkit agents: every exit code and the output shapes.
 
-use crate::support::{a2aflow, assert_exit, assert_fails_with, stderr, stdout, stdout_json};
+use crate::support::{
+    Agents, a2aflow, agents, assert_exit, assert_fails_with, stdout, stdout_json,
+};
+use std::process::Output;
 
-use crate::support::agents;
+/// `a2aflow send <card of agent> <text> <extra…>` against the shared testkit agents.
+fn send_to(a: &Agents, agent: &str, text: &str, extra: &[&str]) -> Output {
+    let card = a.server.card_url(agent);
+    let mut args = vec!["send", card.as_str(), text];
+    args.extend_from_slice(extra);
+    a2aflow(&args)
+}
 
 #[test]
 fn a_direct_message_exits_0_and_prints_its_text() {
     let a = agents();
-    let out = a2aflow(&["send", &a.server.card_url("alpha"), "echo hello there"]);
+    let out = send_to(&a, "alpha", "echo hello there", &[]);
     assert_exit(&out, 0);
     let text = stdout(&out);
     assert!(text.starts_with("message "), "{text}");
@@ -17,15 +26,12 @@ fn a_direct_message_exits_0_and_prints_its_text() {
 #[test]
 fn a_direct_message_as_json_is_an_a2a_message() {
     let a = agents();
-    let out = a2aflow(&[
-        "send",
-        &a.server.card_url("alpha"),
+    let out = send_to(
+        &a,
+        "alpha",
         "echo hi",
-        "--format",
-        "json",
-        "--binding",
-        "rest",
-    ]);
+        &["--format", "json", "--binding", "rest"],
+    );
     assert_exit(&out, 0);
     let m = stdout_json(&out);
     assert_eq!(m["role"], "ROLE_AGENT", "{m:#}");
@@ -36,15 +42,12 @@ fn a_direct_message_as_json_is_an_a2a_message() {
 #[test]
 fn a_completed_task_exits_0_with_its_artifact() {
     let a = agents();
-    let out = a2aflow(&[
-        "send",
-        &a.server.card_url("alpha"),
+    let out = send_to(
+        &a,
+        "alpha",
         "task look",
-        "--data",
-        "{\"k\": 1}",
-        "--format",
-        "json",
-    ]);
+        &["--data", "{\"k\": 1}", "--format", "json"],
+    );
     assert_exit(&out, 0);
     let t = stdout_json(&out);
     assert_eq!(t["status"]["state"], "TASK_STATE_COMPLETED", "{t:#}");
@@ -71,7 +74,7 @@ fn a_completed_task_exits_0_with_its_artifact() {
 #[test]
 fn a_completed_task_in_text_names_state_and_artifact() {
     let a = agents();
-    let out = a2aflow(&["send", &a.server.card_url("alpha"), "task look"]);
+    let out = send_to(&a, "alpha", "task look", &[]);
     assert_exit(&out, 0);
     let text = stdout(&out);
     assert!(text.starts_with("task "), "{text}");
@@ -82,34 +85,26 @@ fn a_completed_task_in_text_names_state_and_artifact() {
 #[test]
 fn a_failed_task_exits_1_with_a2a_task_failed() {
     let a = agents();
-    let out = a2aflow(&["send", &a.server.card_url("alpha"), "fail on purpose"]);
-    assert_eq!(out.status.code(), Some(1));
+    let out = send_to(&a, "alpha", "fail on purpose", &[]);
+    assert_fails_with(&out, 1, "a2a.task_failed");
     assert!(
         stdout(&out).contains("TASK_STATE_FAILED"),
         "{}",
         stdout(&out)
     );
-    assert!(stderr(&out).contains("a2a.task_failed"), "{}", stderr(&out));
 }
 
 #[test]
 fn a_rejected_task_exits_1_with_a2a_task_rejected() {
     let a = agents();
-    let out = a2aflow(&["send", &a.server.card_url("alpha"), "reject please"]);
+    let out = send_to(&a, "alpha", "reject please", &[]);
     assert_fails_with(&out, 1, "a2a.task_rejected");
 }
 
 #[test]
 fn a_stream_assembles_the_chunks_into_one_artifact() {
     let a = agents();
-    let out = a2aflow(&[
-        "send",
-        &a.server.card_url("beta"),
-        "stream it",
-        "--stream",
-        "--format",
-        "json",
-    ]);
+    let out = send_to(&a, "beta", "stream it", &["--stream", "--format", "json"]);
     assert_exit(&out, 0);
     let t = stdout_json(&out);
     assert_eq!(t["status"]["state"], "TASK_STATE_COMPLETED", "{t:#}");
@@ -133,13 +128,7 @@ fn a_stream_assembles_the_chunks_into_one_artifact() {
 fn bad_data_json_exits_2_before_sending() {
     let a = agents();
     let before = a.server.requests().len();
-    let out = a2aflow(&[
-        "send",
-        &a.server.card_url("alpha"),
-        "echo x",
-        "--data",
-        "{not json",
-    ]);
+    let out = send_to(&a, "alpha", "echo x", &["--data", "{not json"]);
     assert_fails_with(&out, 2, "--data is not JSON");
     assert_eq!(a.server.requests().len(), before);
 }
