@@ -44,9 +44,7 @@ async fn s_run_01_full_lifecycle_event_sequence() {
 #[tokio::test]
 async fn s_run_11_every_event_carries_the_execution_id_and_task_ids() {
     let host = Arc::new(Host::default());
-    let client = Arc::new(InMemoryClient::new());
-    let rec = Recorder::default();
-    go(wf(vec![step("s", &["A", "B"], &[])]), &host, &client, &rec).await;
+    let (_, _, rec) = go_fresh(wf(vec![step("s", &["A", "B"], &[])]), &host).await;
     assert!(rec.events().iter().all(|e| e.execution_id == "exec"));
     let ids: Vec<_> = rec
         .events()

@@ -33,11 +33,7 @@ async fn s_sched_01_roots_dispatch_together_and_merge_waits_for_both() {
     assert_eq!(sorted(ran(&r)), vec!["merge", "step_a", "step_b"]);
     // on_task 200 ms (both concurrently) + agent_b 300 ms, then merge: 500 ms total, not 700.
     assert_eq!(t0.elapsed(), Duration::from_millis(500));
-    let merge = host
-        .task_calls()
-        .into_iter()
-        .find(|t| t.step_name == "merge")
-        .unwrap();
+    let merge = host.task_call("merge");
     let names: Vec<_> = merge
         .workflow_input
         .upstream_results
@@ -414,11 +410,7 @@ async fn dead_path_join_after_denied_branch_runs_once_and_does_not_hang() {
     assert_eq!(ran(&r), vec!["start", "right", "join"]);
     assert_eq!(r.skipped_steps, vec!["left", "deep"]);
     assert_eq!(client.dispatches("j"), 1);
-    let join = host
-        .task_calls()
-        .into_iter()
-        .find(|t| t.step_name == "join")
-        .unwrap();
+    let join = host.task_call("join");
     let up: Vec<_> = join
         .workflow_input
         .upstream_results

@@ -99,6 +99,13 @@ impl Host {
     pub fn task_calls(&self) -> Vec<TaskRequest> {
         self.task_calls.lock().unwrap().clone()
     }
+    /// The `on_task` request for `step`; panics if there was none.
+    pub fn task_call(&self, step: &str) -> TaskRequest {
+        self.task_calls()
+            .into_iter()
+            .find(|t| t.step_name == step)
+            .unwrap_or_else(|| panic!("no on_task call for step {step}"))
+    }
     pub fn self_calls(&self) -> Vec<TaskRequest> {
         self.self_calls.lock().unwrap().clone()
     }
