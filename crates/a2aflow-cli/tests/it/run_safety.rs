@@ -106,7 +106,7 @@ fn a_hanging_card_host_costs_the_run_budget_not_the_request_timeout() {
 /// `signal`, and returns the output and the events file's lines.
 fn interrupt_a_hanging_run(signal: &str) -> (Output, Vec<serde_json::Value>, support::Agents) {
     let a = agents();
-    let (dir, wf) = temp_file("wf.json", &one_task("hang until cancelled"));
+    let (dir, wf) = temp_file("wf.json", one_task("hang until cancelled"));
     let events = dir.path().join("events.jsonl");
     let child = Command::new(env!("CARGO_BIN_EXE_a2aflow"))
         .args([
