@@ -5,11 +5,12 @@
 use crate::support::{Capture, msg};
 use std::sync::Arc;
 
+use a2aflow_model::a2a::SendMessageResponse;
 use a2aflow_protocol::auth::{AgentAuth, Credentials, Environment};
 use a2aflow_protocol::wirelog::{RedactionPolicy, WireLog};
-use a2aflow_protocol::{Binding, CallOptions, HttpClient, connect};
+use a2aflow_protocol::{Binding, CallOptions, HttpClient, TransportError, connect};
 use a2aflow_testkit::{AgentSpec, Credential, TestServer};
-use serde_json::json;
+use serde_json::{Value, json};
 
 const BEARER: &str = "E2E-BEARER-SECRET-5150";
 const API_KEY: &str = "E2E-APIKEY-SECRET-8086";
@@ -48,6 +49,20 @@ async fn authed_client(
     (client, card)
 }
 
+/// Sends `text` to `agent` on `binding` through [`authed_client`] with `credentials`.
+async fn send_authed(
+    server: &TestServer,
+    agent: &str,
+    credentials: Value,
+    env: &Environment,
+    binding: Binding,
+    text: &str,
+) -> Result<SendMessageResponse, TransportError> {
+    let (client, card) = authed_client(server, agent, credentials, env).await;
+    let t = connect(&card, &client, &[binding]).unwrap();
+    t.send_message(&msg(text), &CallOptions::default()).await
+}
+
 #[tokio::test]
 async fn bearer_and_api_key_from_credentials_reach_the_agent_and_never_the_log() {
     let capture = Capture::default();
@@ -66,45 +81,38 @@ async fn bearer_and_api_key_from_credentials_reach_the_agent_and_never_the_log()
         .unwrap();
     let env = Environment::from_pairs([("E2E_BEARER", BEARER), ("E2E_KEY", API_KEY)]);
 
-    for binding in [Binding::JsonRpc, Binding::HttpJson] {
-        let (client, card) = authed_client(
-            &server,
+    // (agent, its credentials entry, the message sent with them)
+    let configured = [
+        (
             "bearer-agent",
             json!({"bearer-agent": {"bearer": {"token": "env:E2E_BEARER"}}}),
-            &env,
-        )
-        .await;
-        let t = connect(&card, &client, &[binding]).unwrap();
-        t.send_message(&msg("hello with bearer"), &CallOptions::default())
-            .await
-            .unwrap();
-
-        let (client, card) = authed_client(
-            &server,
+            "hello with bearer",
+        ),
+        (
             "key-agent",
             json!({"key-agent": {"apiKey": {"api_key": "env:E2E_KEY"}}}),
-            &env,
-        )
-        .await;
-        let t = connect(&card, &client, &[binding]).unwrap();
-        t.send_message(&msg("hello with key"), &CallOptions::default())
-            .await
-            .unwrap();
+            "hello with key",
+        ),
+    ];
+    for binding in [Binding::JsonRpc, Binding::HttpJson] {
+        for (agent, credentials, text) in &configured {
+            send_authed(&server, agent, credentials.clone(), &env, binding, text)
+                .await
+                .unwrap_or_else(|e| panic!("{agent} on {binding}: {e}"));
+        }
     }
 
     // A wrong credential is rejected by the agent.
-    let (client, card) = authed_client(
+    let err = send_authed(
         &server,
         "bearer-agent",
         json!({"bearer-agent": {"bearer": {"token": "E2E-WRONG-SECRET-1234"}}}),
         &env,
+        Binding::JsonRpc,
+        "hello",
     )
-    .await;
-    let t = connect(&card, &client, &[Binding::JsonRpc]).unwrap();
-    let err = t
-        .send_message(&msg("hello"), &CallOptions::default())
-        .await
-        .unwrap_err();
+    .await
+    .unwrap_err();
     assert_eq!(err.code_str(), "auth.rejected", "{err}");
 
     let text = capture.text();
