@@ -565,19 +565,7 @@ async fn run_polling(
         .with_return_immediately(true);
     let mut client = A2aEngineClient::new(client_config).map_err(|f| f.to_string())?;
     for card in cards {
-        let (_, interface) =
-            a2aflow::protocol::select_interface(card, &preference).map_err(|e| e.to_string())?;
-        let auth = AgentAuth::builder(Arc::new(card.clone()), interface.url.clone())
-            .provider(Arc::new(WrongToken))
-            .build()
-            .map_err(|e| e.to_string())?;
-        let http = HttpClient::builder()
-            .limits(config.limits().map_err(|e| e.to_string())?)
-            .request_headers(Arc::new(auth))
-            .build()
-            .map_err(|e| e.to_string())?;
-        let transport =
-            a2aflow::protocol::connect(card, &http, &preference).map_err(|e| e.to_string())?;
+        let transport = wrong_token_transport(card, config, &preference)?;
         client
             .add_agent(card, transport)
             .map_err(|f| f.to_string())?;
@@ -594,6 +582,27 @@ async fn run_polling(
         options,
     )
     .await)
+}
+
+/// A transport to `card` on the preferred binding, with the configured limits and the
+/// `WrongToken` credential provider, on an HTTP client of its own.
+fn wrong_token_transport(
+    card: &AgentCard,
+    config: &EngineConfig,
+    preference: &[WireBinding],
+) -> Result<Arc<dyn Transport>, String> {
+    let (_, interface) =
+        a2aflow::protocol::select_interface(card, preference).map_err(|e| e.to_string())?;
+    let auth = AgentAuth::builder(Arc::new(card.clone()), interface.url.clone())
+        .provider(Arc::new(WrongToken))
+        .build()
+        .map_err(|e| e.to_string())?;
+    let http = HttpClient::builder()
+        .limits(config.limits().map_err(|e| e.to_string())?)
+        .request_headers(Arc::new(auth))
+        .build()
+        .map_err(|e| e.to_string())?;
+    a2aflow::protocol::connect(card, &http, preference).map_err(|e| e.to_string())
 }
 
 async fn run_healthy(cards: &[AgentCard], config: &EngineConfig) -> Result<(), String> {
@@ -625,19 +634,7 @@ async fn probe_protocol(
     config: &EngineConfig,
 ) -> Result<Option<String>, String> {
     let preference: Vec<WireBinding> = config.binding_preference();
-    let (_, interface) =
-        a2aflow::protocol::select_interface(card, &preference).map_err(|e| e.to_string())?;
-    let auth = AgentAuth::builder(Arc::new(card.clone()), interface.url.clone())
-        .provider(Arc::new(WrongToken))
-        .build()
-        .map_err(|e| e.to_string())?;
-    let http = HttpClient::builder()
-        .limits(config.limits().map_err(|e| e.to_string())?)
-        .request_headers(Arc::new(auth))
-        .build()
-        .map_err(|e| e.to_string())?;
-    let transport =
-        a2aflow::protocol::connect(card, &http, &preference).map_err(|e| e.to_string())?;
+    let transport = wrong_token_transport(card, config, &preference)?;
     let request = SendMessageRequest {
         message: Message {
             message_id: a2a::new_message_id(),

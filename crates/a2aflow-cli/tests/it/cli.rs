@@ -1,6 +1,6 @@
 //! Drives the `a2aflow` binary for each subcommand and exit code.
 
-use crate::support::a2aflow;
+use crate::support::{a2aflow, assert_exit, temp_file};
 use std::path::PathBuf;
 
 fn demo_file() -> String {
@@ -8,13 +8,6 @@ fn demo_file() -> String {
         .join("demo/incident.workflow.json")
         .display()
         .to_string()
-}
-
-fn temp_file(name: &str, text: &str) -> (tempfile::TempDir, String) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join(name);
-    std::fs::write(&path, text).expect("write");
-    (dir, path.display().to_string())
 }
 
 #[test]
@@ -100,12 +93,7 @@ const RUN_WORKFLOW: &str = r#"{"id": "cli-run", "steps": [
 fn card_prints_bindings_and_fails_on_unreachable_agents() {
     let a = agents();
     let out = a2aflow(&["card", &a.server.card_url("beta")]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.starts_with("beta "), "{text}");
     assert!(
@@ -138,12 +126,7 @@ fn run_succeeds_writes_events_and_prints_json() {
         "--format",
         "json",
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     let result: serde_json::Value = serde_json::from_slice(&out.stdout).expect("result JSON");
     assert_eq!(result["success"], true);
     assert_eq!(result["steps"][1]["stepName"], "sum");

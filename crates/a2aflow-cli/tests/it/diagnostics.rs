@@ -1,7 +1,7 @@
 //! Diagnostics on stderr: `-v`, `RUST_LOG` and `--wire-log` show the traffic with every secret
 //! redacted, and `insecure_skip_verify` warns once.
 
-use crate::support::{serve, stderr};
+use crate::support::{assert_exit, assert_fails_with, serve, stderr};
 use a2aflow_testkit::{AgentSpec, Credential, TestServer};
 use std::process::{Command, Output};
 
@@ -39,7 +39,7 @@ fn send(server: &TestServer, extra: &[&str], env: &[(&str, &str)]) -> (Output, t
 fn the_wire_log_flag_shows_requests_with_the_token_redacted() {
     let (server, _rt) = locked_server();
     let (out, _d) = send(&server, &["--wire-log"], &[]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_exit(&out, 0);
     let err = stderr(&out);
     assert!(err.contains("a2aflow::wire"), "{err}");
     assert!(
@@ -57,13 +57,11 @@ fn the_wire_log_flag_shows_requests_with_the_token_redacted() {
 fn rust_log_and_verbose_flags_reach_the_subscriber_without_leaking_the_token() {
     let (server, _rt) = locked_server();
     let (out, _d) = send(&server, &[], &[("RUST_LOG", "a2aflow::wire=debug")]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(stderr(&out).contains("a2aflow::wire"), "{}", stderr(&out));
+    assert_fails_with(&out, 0, "a2aflow::wire");
     assert!(!stderr(&out).contains(SECRET), "{}", stderr(&out));
 
     let (out, _d) = send(&server, &["-vvv"], &[]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(stderr(&out).contains("TRACE"), "{}", stderr(&out));
+    assert_fails_with(&out, 0, "TRACE");
     assert!(!stderr(&out).contains(SECRET), "{}", stderr(&out));
 
     // Without a flag, nothing but warnings.
@@ -78,7 +76,7 @@ fn insecure_skip_verify_warns_once() {
     let config = dir.path().join("engine.toml");
     std::fs::write(&config, "[tls]\ninsecure_skip_verify = true\n").unwrap();
     let (out, _d) = send(&server, &["--config", &config.display().to_string()], &[]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_exit(&out, 0);
     assert_eq!(
         stderr(&out)
             .matches("TLS server verification is DISABLED")

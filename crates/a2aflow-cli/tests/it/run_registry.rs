@@ -1,18 +1,11 @@
 //! `a2aflow run --registry URL` and `--orchestrator URL --workflow-id ID` end to end: a fake
 //! registry/orchestration centre (a minimal HTTP/1.1 responder) beside testkit agents.
 
+use crate::support::{Seen, assert_exit, read_request, reply_json};
 use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-/// What the fake saw: request line and the Authorization header.
-#[derive(Debug, Clone)]
-struct Seen {
-    line: String,
-    authorization: Option<String>,
-}
 
 struct World {
     agents: a2aflow_testkit::TestServer,
@@ -39,30 +32,11 @@ async fn serve(listener: tokio::net::TcpListener, cards: Value, seen: Arc<Mutex<
         let cards = cards.clone();
         let seen = seen.clone();
         tokio::spawn(async move {
-            let mut buf = Vec::new();
-            let mut chunk = [0u8; 4096];
-            while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-                match s.read(&mut chunk).await {
-                    Ok(0) | Err(_) => return,
-                    Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                }
-            }
-            let head = String::from_utf8_lossy(&buf).into_owned();
-            let line = head.lines().next().unwrap_or_default().to_owned();
-            let authorization = head.lines().find_map(|l| {
-                let (k, v) = l.split_once(':')?;
-                k.eq_ignore_ascii_case("authorization")
-                    .then(|| v.trim().to_owned())
-            });
-            let path = line
-                .split_whitespace()
-                .nth(1)
-                .unwrap_or_default()
-                .to_owned();
-            seen.lock().unwrap().push(Seen {
-                line,
-                authorization,
-            });
+            let Some(request) = read_request(&mut s).await else {
+                return;
+            };
+            let path = request.path().to_owned();
+            seen.lock().unwrap().push(request);
             let (status, body) = if path == "/rest/v1/registry-center/agent-cards" {
                 ("200 OK", json!({ "agentCards": cards }).to_string())
             } else if path == format!("/api/v1/orchestrate/psop/{WORKFLOW_ID}") {
@@ -70,11 +44,7 @@ async fn serve(listener: tokio::net::TcpListener, cards: Value, seen: Arc<Mutex<
             } else {
                 ("404 Not Found", "{}".to_owned())
             };
-            let reply = format!(
-                "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = s.write_all(reply.as_bytes()).await;
+            reply_json(&mut s, status, &body).await;
         });
     }
 }
@@ -146,12 +116,7 @@ fn run_loads_the_workflow_and_cards_from_the_services_with_header_tokens() {
             ("A2AFLOW_REGISTRY_TOKEN", "reg-2"),
         ],
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     let result: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(result["success"], true, "{result:#}");
     assert_eq!(result["steps"][0]["stepName"], "ask", "{result:#}");
@@ -181,12 +146,7 @@ fn run_with_a_file_and_registry_cards_and_no_tokens_sends_no_authorization() {
         &["run", &file.display().to_string(), "--registry", &w.service],
         &[],
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     let seen = w.seen.lock().unwrap().clone();
     assert_eq!(seen.len(), 1);
     assert_eq!(seen[0].authorization, None);

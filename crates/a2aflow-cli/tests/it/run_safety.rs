@@ -2,18 +2,28 @@
 //! is sent, discovery counts against `--timeout`, failures show their root cause, and SIGINT or
 //! SIGTERM cancel the remote tasks before the process exits.
 
-use crate::support::{self, a2aflow_guarded, agents, stderr, stdout, wait_guarded};
+use crate::support::{
+    self, a2aflow_guarded, agents, assert_exit, assert_fails_with, stderr, stdout, temp_file,
+    wait_guarded,
+};
 use a2aflow_testkit::{Fault, Route};
 use std::io::Read as _;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn workflow_file(text: &str) -> (tempfile::TempDir, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("wf.json");
-    std::fs::write(&path, text).unwrap();
-    let p = path.display().to_string();
-    (dir, p)
+/// A workflow of one step `s` with one subtask for agent `a`.
+fn one_task(description: &str) -> String {
+    serde_json::json!({"steps": [{"name": "s", "subtasks": [{"agent": "a", "description": description}]}]})
+        .to_string()
+}
+
+/// `a2aflow run` (guarded) of `workflow` with agent `a` served as `alpha`, plus `extra`.
+fn run_on_alpha(a: &support::Agents, workflow: &str, extra: &[&str]) -> Output {
+    let (_d, wf) = temp_file("wf.json", workflow);
+    let agent = format!("a={}", a.server.card_url("alpha"));
+    let mut args = vec!["run", wf.as_str(), "--agent", agent.as_str()];
+    args.extend_from_slice(extra);
+    a2aflow_guarded(&args)
 }
 
 fn sends(a: &support::Agents) -> usize {
@@ -27,38 +37,27 @@ fn sends(a: &support::Agents) -> usize {
 #[test]
 fn an_unwritable_events_path_exits_2_before_any_request() {
     let a = agents();
-    let (_d, wf) = workflow_file(
-        r#"{"steps": [{"name": "s", "subtasks": [{"agent": "a", "description": "task x"}]}]}"#,
+    let out = run_on_alpha(
+        &a,
+        &one_task("task x"),
+        &["--events", "/nonexistent/a2aflow-dir/events.jsonl"],
     );
-    let out = a2aflow_guarded(&[
-        "run",
-        &wf,
-        "--agent",
-        &format!("a={}", a.server.card_url("alpha")),
-        "--events",
-        "/nonexistent/a2aflow-dir/events.jsonl",
-    ]);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("cannot create"), "{}", stderr(&out));
+    assert_fails_with(&out, 2, "cannot create");
     assert_eq!(a.server.requests().len(), 0, "nothing reached the agent");
 }
 
 #[test]
 fn an_unknown_agent_in_a_later_step_is_refused_before_the_first_step_runs() {
     let a = agents();
-    let (_d, wf) = workflow_file(
+    let out = run_on_alpha(
+        &a,
         r#"{"steps": [
           {"name": "first", "subtasks": [{"agent": "a", "description": "task side effect"}], "next": [{"step": "later"}]},
           {"name": "later", "subtasks": [{"agent": "ghost", "description": "task x"}]}
         ]}"#,
+        &[],
     );
-    let out = a2aflow_guarded(&[
-        "run",
-        &wf,
-        "--agent",
-        &format!("a={}", a.server.card_url("alpha")),
-    ]);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_exit(&out, 2);
     let err = stderr(&out);
     assert!(
         err.contains("workflow.unknown_agent") && err.contains("'ghost'"),
@@ -70,16 +69,8 @@ fn an_unknown_agent_in_a_later_step_is_refused_before_the_first_step_runs() {
 #[test]
 fn a_failed_run_shows_the_root_cause_in_text_mode() {
     let a = agents();
-    let (_d, wf) = workflow_file(
-        r#"{"steps": [{"name": "s", "subtasks": [{"agent": "a", "description": "fail on purpose"}]}]}"#,
-    );
-    let out = a2aflow_guarded(&[
-        "run",
-        &wf,
-        "--agent",
-        &format!("a={}", a.server.card_url("alpha")),
-    ]);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let out = run_on_alpha(&a, &one_task("fail on purpose"), &[]);
+    assert_exit(&out, 1);
     let text = stdout(&out);
     assert!(
         text.contains("cause: agent a: [a2a.task_failed]")
@@ -100,20 +91,10 @@ fn a_hanging_card_host_costs_the_run_budget_not_the_request_timeout() {
     a.server
         .set_fault("alpha", Route::Card, Fault::NeverAnswer)
         .unwrap();
-    let (_d, wf) = workflow_file(
-        r#"{"steps": [{"name": "s", "subtasks": [{"agent": "a", "description": "task x"}]}]}"#,
-    );
     // The request timeout (60 s by default) is longer than the hang guard: only the run's budget
     // can end this run in time.
-    let out = a2aflow_guarded(&[
-        "run",
-        &wf,
-        "--agent",
-        &format!("a={}", a.server.card_url("alpha")),
-        "--timeout",
-        "1",
-    ]);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let out = run_on_alpha(&a, &one_task("task x"), &["--timeout", "1"]);
+    assert_exit(&out, 1);
     let err = stderr(&out);
     assert!(
         err.contains("workflow.timeout") && err.contains("discovery"),
@@ -125,9 +106,7 @@ fn a_hanging_card_host_costs_the_run_budget_not_the_request_timeout() {
 /// `signal`, and returns the output and the events file's lines.
 fn interrupt_a_hanging_run(signal: &str) -> (Output, Vec<serde_json::Value>, support::Agents) {
     let a = agents();
-    let (dir, wf) = workflow_file(
-        r#"{"steps": [{"name": "s", "subtasks": [{"agent": "a", "description": "hang until cancelled"}]}]}"#,
-    );
+    let (dir, wf) = temp_file("wf.json", one_task("hang until cancelled"));
     let events = dir.path().join("events.jsonl");
     let child = Command::new(env!("CARGO_BIN_EXE_a2aflow"))
         .args([

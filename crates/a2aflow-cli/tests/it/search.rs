@@ -2,19 +2,11 @@
 //! responder) answers `POST /api/v1/orchestrate/search`; the test checks what was asked, with which
 //! header, and what the binary printed and exited with.
 
+use crate::support::{Seen, assert_exit, read_request, reply_json};
 use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-/// One request the fake saw.
-#[derive(Debug, Clone)]
-struct Seen {
-    line: String,
-    authorization: Option<String>,
-    body: Value,
-}
 
 struct Centre {
     url: String,
@@ -46,50 +38,17 @@ async fn serve(
         let seen = seen.clone();
         let body = body.clone();
         tokio::spawn(async move {
-            let mut buf = Vec::new();
-            let mut chunk = [0u8; 4096];
-            let head_end = loop {
-                if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                    break i + 4;
-                }
-                match s.read(&mut chunk).await {
-                    Ok(0) | Err(_) => return,
-                    Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                }
+            let Some(request) = read_request(&mut s).await else {
+                return;
             };
-            let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
-            let header = |name: &str| {
-                head.lines().find_map(|l| {
-                    let (k, v) = l.split_once(':')?;
-                    k.eq_ignore_ascii_case(name).then(|| v.trim().to_owned())
-                })
-            };
-            let length: usize = header("content-length")
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(0);
-            while buf.len() < head_end + length {
-                match s.read(&mut chunk).await {
-                    Ok(0) | Err(_) => return,
-                    Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                }
-            }
-            let line = head.lines().next().unwrap_or_default().to_owned();
-            seen.lock().unwrap().push(Seen {
-                line: line.clone(),
-                authorization: header("authorization"),
-                body: serde_json::from_slice(&buf[head_end..head_end + length])
-                    .unwrap_or(Value::Null),
-            });
+            let line = request.line.clone();
+            seen.lock().unwrap().push(request);
             let (status, text) = if line == "POST /api/v1/orchestrate/search HTTP/1.1" {
                 (status, body.to_string())
             } else {
                 ("404 Not Found", "{}".to_owned())
             };
-            let reply = format!(
-                "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
-                text.len()
-            );
-            let _ = s.write_all(reply.as_bytes()).await;
+            reply_json(&mut s, status, &text).await;
         });
     }
 }
@@ -135,12 +94,7 @@ fn search_posts_the_intent_with_the_header_token_and_prints_json() {
         ],
         Some("orch/=1"),
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
     let ids: Vec<&str> = printed
         .as_array()
@@ -166,12 +120,7 @@ fn search_posts_the_intent_with_the_header_token_and_prints_json() {
 fn search_prints_text_lines_and_sends_no_authorization_without_a_token() {
     let c = centre("200 OK", json!({ "data": results() }));
     let out = a2aflow(&["search", "--orchestrator", &c.url, "incident"], None);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     let stdout = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(

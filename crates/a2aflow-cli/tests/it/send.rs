@@ -1,14 +1,23 @@
 //! Drives `a2aflow send` against testkit agents: every exit code and the output shapes.
 
-use crate::support::{a2aflow, stderr, stdout};
+use crate::support::{
+    Agents, a2aflow, agents, assert_exit, assert_fails_with, stdout, stdout_json,
+};
+use std::process::Output;
 
-use crate::support::agents;
+/// `a2aflow send <card of agent> <text> <extra…>` against the shared testkit agents.
+fn send_to(a: &Agents, agent: &str, text: &str, extra: &[&str]) -> Output {
+    let card = a.server.card_url(agent);
+    let mut args = vec!["send", card.as_str(), text];
+    args.extend_from_slice(extra);
+    a2aflow(&args)
+}
 
 #[test]
 fn a_direct_message_exits_0_and_prints_its_text() {
     let a = agents();
-    let out = a2aflow(&["send", &a.server.card_url("alpha"), "echo hello there"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = send_to(&a, "alpha", "echo hello there", &[]);
+    assert_exit(&out, 0);
     let text = stdout(&out);
     assert!(text.starts_with("message "), "{text}");
     assert!(text.contains("echo hello there"), "{text}");
@@ -17,17 +26,14 @@ fn a_direct_message_exits_0_and_prints_its_text() {
 #[test]
 fn a_direct_message_as_json_is_an_a2a_message() {
     let a = agents();
-    let out = a2aflow(&[
-        "send",
-        &a.server.card_url("alpha"),
+    let out = send_to(
+        &a,
+        "alpha",
         "echo hi",
-        "--format",
-        "json",
-        "--binding",
-        "rest",
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let m: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        &["--format", "json", "--binding", "rest"],
+    );
+    assert_exit(&out, 0);
+    let m = stdout_json(&out);
     assert_eq!(m["role"], "ROLE_AGENT", "{m:#}");
     assert_eq!(m["parts"][0]["text"], "echo hi", "{m:#}");
     assert!(m["messageId"].as_str().is_some_and(|s| !s.is_empty()));
@@ -36,17 +42,14 @@ fn a_direct_message_as_json_is_an_a2a_message() {
 #[test]
 fn a_completed_task_exits_0_with_its_artifact() {
     let a = agents();
-    let out = a2aflow(&[
-        "send",
-        &a.server.card_url("alpha"),
+    let out = send_to(
+        &a,
+        "alpha",
         "task look",
-        "--data",
-        "{\"k\": 1}",
-        "--format",
-        "json",
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let t: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        &["--data", "{\"k\": 1}", "--format", "json"],
+    );
+    assert_exit(&out, 0);
+    let t = stdout_json(&out);
     assert_eq!(t["status"]["state"], "TASK_STATE_COMPLETED", "{t:#}");
     assert!(t["id"].as_str().is_some_and(|s| !s.is_empty()));
     assert!(t["contextId"].as_str().is_some_and(|s| !s.is_empty()));
@@ -71,8 +74,8 @@ fn a_completed_task_exits_0_with_its_artifact() {
 #[test]
 fn a_completed_task_in_text_names_state_and_artifact() {
     let a = agents();
-    let out = a2aflow(&["send", &a.server.card_url("alpha"), "task look"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = send_to(&a, "alpha", "task look", &[]);
+    assert_exit(&out, 0);
     let text = stdout(&out);
     assert!(text.starts_with("task "), "{text}");
     assert!(text.contains("TASK_STATE_COMPLETED"), "{text}");
@@ -82,41 +85,28 @@ fn a_completed_task_in_text_names_state_and_artifact() {
 #[test]
 fn a_failed_task_exits_1_with_a2a_task_failed() {
     let a = agents();
-    let out = a2aflow(&["send", &a.server.card_url("alpha"), "fail on purpose"]);
-    assert_eq!(out.status.code(), Some(1));
+    let out = send_to(&a, "alpha", "fail on purpose", &[]);
+    assert_fails_with(&out, 1, "a2a.task_failed");
     assert!(
         stdout(&out).contains("TASK_STATE_FAILED"),
         "{}",
         stdout(&out)
     );
-    assert!(stderr(&out).contains("a2a.task_failed"), "{}", stderr(&out));
 }
 
 #[test]
 fn a_rejected_task_exits_1_with_a2a_task_rejected() {
     let a = agents();
-    let out = a2aflow(&["send", &a.server.card_url("alpha"), "reject please"]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("a2a.task_rejected"),
-        "{}",
-        stderr(&out)
-    );
+    let out = send_to(&a, "alpha", "reject please", &[]);
+    assert_fails_with(&out, 1, "a2a.task_rejected");
 }
 
 #[test]
 fn a_stream_assembles_the_chunks_into_one_artifact() {
     let a = agents();
-    let out = a2aflow(&[
-        "send",
-        &a.server.card_url("beta"),
-        "stream it",
-        "--stream",
-        "--format",
-        "json",
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let t: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = send_to(&a, "beta", "stream it", &["--stream", "--format", "json"]);
+    assert_exit(&out, 0);
+    let t = stdout_json(&out);
     assert_eq!(t["status"]["state"], "TASK_STATE_COMPLETED", "{t:#}");
     let artifacts = t["artifacts"].as_array().unwrap();
     assert_eq!(artifacts.len(), 1, "{t:#}");
@@ -138,34 +128,23 @@ fn a_stream_assembles_the_chunks_into_one_artifact() {
 fn bad_data_json_exits_2_before_sending() {
     let a = agents();
     let before = a.server.requests().len();
-    let out = a2aflow(&[
-        "send",
-        &a.server.card_url("alpha"),
-        "echo x",
-        "--data",
-        "{not json",
-    ]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("--data is not JSON"),
-        "{}",
-        stderr(&out)
-    );
+    let out = send_to(&a, "alpha", "echo x", &["--data", "{not json"]);
+    assert_fails_with(&out, 2, "--data is not JSON");
     assert_eq!(a.server.requests().len(), before);
 }
 
 #[test]
 fn usage_errors_exit_2() {
-    assert_eq!(
-        a2aflow(&["send", "http://127.0.0.1:9/"]).status.code(),
-        Some(2)
-    );
-    assert_eq!(
-        a2aflow(&["send", "http://127.0.0.1:9/", "x", "--binding", "grpc"])
-            .status
-            .code(),
-        Some(2)
-    );
+    let cases: [(&str, &[&str]); 2] = [
+        ("no message", &["send", "http://127.0.0.1:9/"]),
+        (
+            "unknown binding",
+            &["send", "http://127.0.0.1:9/", "x", "--binding", "grpc"],
+        ),
+    ];
+    for (name, args) in cases {
+        assert_eq!(a2aflow(args).status.code(), Some(2), "{name}");
+    }
 }
 
 #[test]
@@ -174,8 +153,7 @@ fn an_unreachable_agent_exits_1_with_a2a_connection() {
     let port = l.local_addr().unwrap().port();
     drop(l);
     let out = a2aflow(&["send", &format!("http://127.0.0.1:{port}/"), "echo x"]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("a2a.connection"), "{}", stderr(&out));
+    assert_fails_with(&out, 1, "a2a.connection");
 }
 
 #[test]
@@ -183,13 +161,8 @@ fn an_input_required_task_exits_1_and_a_follow_up_on_it_completes() {
     let a = agents();
     let url = a.server.card_url("alpha");
     let out = a2aflow(&["send", &url, "input please", "--format", "json"]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("negotiation.not_negotiable"),
-        "{}",
-        stderr(&out)
-    );
-    let t: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_fails_with(&out, 1, "negotiation.not_negotiable");
+    let t = stdout_json(&out);
     assert_eq!(t["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{t:#}");
     let (task_id, context_id) = (
         t["id"].as_str().unwrap().to_owned(),
@@ -206,8 +179,8 @@ fn an_input_required_task_exits_1_and_a_follow_up_on_it_completes() {
         "--format",
         "json",
     ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let t: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_exit(&out, 0);
+    let t = stdout_json(&out);
     assert_eq!(t["id"], task_id.as_str());
     assert_eq!(t["status"]["state"], "TASK_STATE_COMPLETED", "{t:#}");
     assert_eq!(t["artifacts"][0]["parts"][0]["data"]["echo"], "more detail");
@@ -239,8 +212,7 @@ fn credentials_are_selected_by_agent_name_not_by_the_cards_name() {
     let creds = creds.to_str().unwrap();
 
     let out = a2aflow(&["send", &url, "echo hi", "--credentials", creds]);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("--agent-name"), "{}", stderr(&out));
+    assert_fails_with(&out, 2, "--agent-name");
 
     let out = a2aflow(&[
         "send",
@@ -251,12 +223,7 @@ fn credentials_are_selected_by_agent_name_not_by_the_cards_name() {
         "--agent-name",
         "mine",
     ]);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("auth.requirement_unsatisfied"),
-        "{}",
-        stderr(&out)
-    );
+    assert_fails_with(&out, 1, "auth.requirement_unsatisfied");
     assert!(
         !server
             .requests()
@@ -274,7 +241,7 @@ fn credentials_are_selected_by_agent_name_not_by_the_cards_name() {
         "--agent-name",
         "victim",
     ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_exit(&out, 0);
 
     // Credentials named by a --config file need the user's name just the same.
     let config = dir.path().join("engine.toml");
@@ -287,8 +254,7 @@ fn credentials_are_selected_by_agent_name_not_by_the_cards_name() {
         "--config",
         config.to_str().unwrap(),
     ]);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("--agent-name"), "{}", stderr(&out));
+    assert_fails_with(&out, 2, "--agent-name");
     assert_eq!(
         server.requests().len(),
         before,

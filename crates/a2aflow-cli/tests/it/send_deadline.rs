@@ -1,7 +1,7 @@
 //! `a2aflow send` has one deadline for the whole exchange, says when a stream closed before a
 //! terminal state, and `send`/`card` read `--config`.
 
-use crate::support::{a2aflow_guarded, serve, stderr};
+use crate::support::{a2aflow_guarded, assert_exit, assert_fails_with, serve, stderr};
 use a2aflow_testkit::{AgentSpec, Fault, Route, TestServer};
 use std::time::Duration;
 
@@ -24,7 +24,7 @@ fn keep_alives_do_not_hold_send_past_its_deadline_and_the_task_is_cancelled() {
         "--timeout",
         "1",
     ]);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_exit(&out, 1);
     let err = stderr(&out);
     assert!(
         err.contains("a2a.timeout") && err.contains("deadline"),
@@ -96,7 +96,7 @@ fn a_stream_that_closes_while_working_says_so() {
         "--binding",
         "jsonrpc",
     ]);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_exit(&out, 1);
     let err = stderr(&out);
     assert!(
         err.contains("a2a.connection")
@@ -125,7 +125,7 @@ fn send_and_card_take_a_config_file() {
         "--config",
         &config,
     ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_exit(&out, 0);
     assert!(
         server
             .requests()
@@ -137,6 +137,5 @@ fn send_and_card_take_a_config_file() {
         .set_fault("beta", Route::Card, Fault::NeverAnswer)
         .unwrap();
     let out = a2aflow_guarded(&["card", &server.card_url("beta"), "--config", &config]);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(stderr(&out).contains("a2a.timeout"), "{}", stderr(&out));
+    assert_fails_with(&out, 1, "a2a.timeout");
 }

@@ -1,7 +1,7 @@
 //! Text from agents never reaches the terminal raw: `card`, `send` and `run` escape control
 //! characters and bidirectional overrides in text mode and keep JSON output JSON.
 
-use crate::support::{a2aflow, serve};
+use crate::support::{a2aflow, serve, stdout_json};
 use a2aflow_testkit::{AgentSpec, Script, TaskScript, TestServer};
 
 /// Clears the screen, sets the window title, returns the carriage and reverses the text.
@@ -53,7 +53,7 @@ fn card_text_escapes_every_card_field() {
 
     let out = a2aflow(&["card", &server.card_url("evil"), "--format", "json"]);
     assert_safe(&out.stdout);
-    let card: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let card = stdout_json(&out);
     assert_eq!(card["name"], EVIL, "JSON keeps the value");
 }
 
@@ -74,7 +74,7 @@ fn send_text_escapes_messages_and_failure_text() {
     assert_safe(&out.stderr);
     let out = a2aflow(&["send", &server.card_url("evil"), "echo", "--format", "json"]);
     assert_safe(&out.stdout);
-    let m: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let m = stdout_json(&out);
     assert_eq!(m["parts"][0]["text"], format!("hello\n{EVIL}"));
 }
 

@@ -1,25 +1,15 @@
 //! `validate`, `graph` and `run` on hostile workflow files: endless, huge, not UTF-8, with a BOM,
 //! cyclic, empty, and with control characters in names.
 
-use crate::support::{a2aflow, stderr, stdout};
-use std::process::Output;
-
-fn temp_file(bytes: &[u8]) -> (tempfile::TempDir, String) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("w.json");
-    std::fs::write(&path, bytes).expect("write");
-    (dir, path.display().to_string())
-}
-
-fn json_report(out: &Output) -> serde_json::Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(out)))
-}
+use crate::support::{
+    a2aflow, assert_exit, assert_fails_with, stderr, stdout, stdout_json, temp_file,
+};
 
 #[test]
 fn validate_dev_zero_ends_at_once_with_too_large() {
     let out = a2aflow(&["validate", "/dev/zero", "--format", "json"]);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    let report = json_report(&out);
+    assert_exit(&out, 1);
+    let report = stdout_json(&out);
     assert_eq!(report[0]["file"], "/dev/zero");
     assert_eq!(report[0]["errors"][0]["code"], "workflow.too_large");
 }
@@ -28,31 +18,21 @@ fn validate_dev_zero_ends_at_once_with_too_large() {
 fn run_dev_zero_ends_at_once_with_too_large_before_any_agent_is_asked() {
     // No agent is named: the document is refused before discovery could start.
     let out = a2aflow(&["run", "/dev/zero"]);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("workflow.too_large"),
-        "{}",
-        stderr(&out)
-    );
+    assert_fails_with(&out, 1, "workflow.too_large");
 }
 
 #[test]
 fn run_reports_non_utf8_with_its_code() {
-    let (_d, f) = temp_file(b"{\"steps\": [\xff]}");
+    let (_d, f) = temp_file("w.json", b"{\"steps\": [\xff]}");
     let out = a2aflow(&["run", &f]);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("workflow.invalid_encoding"),
-        "{}",
-        stderr(&out)
-    );
+    assert_fails_with(&out, 1, "workflow.invalid_encoding");
 }
 
 #[test]
 fn validate_too_many_steps_is_too_large() {
     let step = r#"{"name":"s","stepType":"SelfLoop"}"#;
     let doc = format!("{{\"steps\":[{}]}}", vec![step; 10_001].join(","));
-    let (_d, f) = temp_file(doc.as_bytes());
+    let (_d, f) = temp_file("w.json", doc.as_bytes());
     let out = a2aflow(&["validate", &f]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
@@ -64,10 +44,10 @@ fn validate_too_many_steps_is_too_large() {
 
 #[test]
 fn validate_reports_non_utf8_in_json_with_code_and_position() {
-    let (_d, f) = temp_file(b"{\"steps\": [\n  {\"name\": \"caf\xe9\"}]}");
+    let (_d, f) = temp_file("w.json", b"{\"steps\": [\n  {\"name\": \"caf\xe9\"}]}");
     let out = a2aflow(&["validate", &f, "--format", "json"]);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    let report = json_report(&out);
+    assert_exit(&out, 1);
+    let report = stdout_json(&out);
     let e = &report[0]["errors"][0];
     assert_eq!(e["code"], "workflow.invalid_encoding", "{report:#}");
     assert_eq!(e["position"]["line"], 2);
@@ -78,6 +58,7 @@ fn validate_reports_non_utf8_in_json_with_code_and_position() {
 #[test]
 fn validate_refuses_a_bom_saying_why() {
     let (_d, f) = temp_file(
+        "w.json",
         b"\xef\xbb\xbf{\"steps\": [{\"name\": \"a\", \"subtasks\": [{\"agent\": \"x\"}]}]}",
     );
     let out = a2aflow(&["validate", &f]);
@@ -95,8 +76,10 @@ fn validate_refuses_a_bom_saying_why() {
 
 #[test]
 fn validate_rejects_control_characters_and_prints_them_escaped() {
-    let (_d, f) =
-        temp_file(br#"{"steps": [{"name": "a\u001b[2J\nb", "subtasks": [{"agent": "x\u200b"}]}]}"#);
+    let (_d, f) = temp_file(
+        "w.json",
+        br#"{"steps": [{"name": "a\u001b[2J\nb", "subtasks": [{"agent": "x\u200b"}]}]}"#,
+    );
     let out = a2aflow(&["validate", &f]);
     assert_eq!(out.status.code(), Some(1));
     let text = stdout(&out);
@@ -118,6 +101,7 @@ fn validate_rejects_control_characters_and_prints_them_escaped() {
 #[test]
 fn graph_refuses_a_cyclic_workflow_with_its_problems() {
     let (_d, f) = temp_file(
+        "w.json",
         br#"{"steps": [{"name": "a", "subtasks": [{"agent": "x"}], "next": [{"step": "b"}]},
                       {"name": "b", "subtasks": [{"agent": "y"}], "next": [{"step": "a"}]}]}"#,
     );
@@ -134,7 +118,7 @@ fn graph_refuses_a_cyclic_workflow_with_its_problems() {
 
 #[test]
 fn graph_refuses_an_empty_workflow_and_an_unreadable_file() {
-    let (_d, f) = temp_file(br#"{"name": "empty", "steps": []}"#);
+    let (_d, f) = temp_file("w.json", br#"{"name": "empty", "steps": []}"#);
     let out = a2aflow(&["graph", &f]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stdout(&out).is_empty());
@@ -144,25 +128,19 @@ fn graph_refuses_an_empty_workflow_and_an_unreadable_file() {
         stderr(&out)
     );
     let out = a2aflow(&["graph", "/nonexistent/a2aflow/w.json"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("cannot read"), "{}", stderr(&out));
+    assert_fails_with(&out, 2, "cannot read");
     let out = a2aflow(&["graph", "/dev/zero"]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("[workflow.too_large]"),
-        "{}",
-        stderr(&out)
-    );
+    assert_fails_with(&out, 1, "[workflow.too_large]");
 }
 
 #[test]
 fn graph_of_a_valid_workflow_with_a_multiline_condition_keeps_one_line_per_edge() {
-    let (_d, f) = temp_file(
+    let (_d, f) = temp_file("w.json", 
         br#"{"steps": [{"name": "a", "subtasks": [{"agent": "x"}], "next": [{"step": "b\u200b", "condition": "line one\n\"]; evil"}]},
                       {"name": "b\u200b", "subtasks": [{"agent": "y"}]}]}"#,
     );
     let out = a2aflow(&["graph", &f]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_exit(&out, 0);
     let m = stdout(&out);
     assert_eq!(m.lines().count(), 4, "{m}");
     assert!(

@@ -129,13 +129,7 @@ async fn a_chunk_flood_past_the_artifact_cap_is_response_too_large() {
     limits.max_artifact = 1024 * 1024;
     let server = flood_server(800, 64 * 1024).await;
     let result = run_flood(&server, limits).await;
-    let task = &result.steps[0].task_results[0];
-    assert_eq!(
-        task.error_code.as_deref(),
-        Some("a2a.response_too_large"),
-        "{:?}",
-        task.error
-    );
+    assert_too_large(&result);
     server.shutdown().await.unwrap();
 }
 
@@ -161,13 +155,7 @@ async fn many_artifacts_past_the_evidence_cap_are_response_too_large() {
         .await
         .unwrap();
     let result = run_flood(&server, limits).await;
-    let task = &result.steps[0].task_results[0];
-    assert_eq!(
-        task.error_code.as_deref(),
-        Some("a2a.response_too_large"),
-        "{:?}",
-        task.error
-    );
+    assert_too_large(&result);
     server.shutdown().await.unwrap();
 }
 
@@ -190,4 +178,15 @@ async fn measure_800_chunks_of_64_kib() {
         );
         server.shutdown().await.unwrap();
     }
+}
+
+/// The run's one task failed with `a2a.response_too_large`.
+fn assert_too_large(result: &ExecutionResult) {
+    let task = &result.steps[0].task_results[0];
+    assert_eq!(
+        task.error_code.as_deref(),
+        Some("a2a.response_too_large"),
+        "{:?}",
+        task.error
+    );
 }

@@ -387,6 +387,22 @@ fn client(fake: &Arc<Fake>, card: &AgentCard, config: ClientConfig) -> A2aEngine
         .unwrap()
 }
 
+/// A client for `fake` with a non-streaming card and the default configuration.
+fn plain_client(fake: &Arc<Fake>) -> A2aEngineClient {
+    client(fake, &card(false, json!([])), ClientConfig::default())
+}
+
+/// Dispatches `x` through [`plain_client`] and returns the failure it must end in.
+async fn plain_failure(fake: &Arc<Fake>) -> TaskFailure {
+    dispatch(
+        &plain_client(fake),
+        MessageContent::text("x"),
+        &Hook::default(),
+    )
+    .await
+    .unwrap_err()
+}
+
 fn fake(sends: Vec<ReplyFn>) -> Arc<Fake> {
     let f = Fake::default();
     f.script.lock().unwrap().sends = sends.into();
@@ -536,7 +552,7 @@ async fn s_task_02_fresh_context_per_task_and_first_send_has_no_task_id() {
         t.status.message = Some(agent_msg("done"));
         t
     })]);
-    let c = client(&f, &card(false, json!([])), ClientConfig::default());
+    let c = plain_client(&f);
     let hook = Hook::default();
     let a = dispatch(&c, MessageContent::text("first"), &hook)
         .await
@@ -567,7 +583,7 @@ async fn s_task_24_acknowledgements_are_polled_with_backoff_never_resent() {
         ]);
     }
     // GetTask answers must carry our context: patch them once the context is known.
-    let c = client(&f, &card(false, json!([])), ClientConfig::default());
+    let c = plain_client(&f);
     let hook = Hook::default();
     let ctx_fix = f.clone();
     let started = Instant::now();
@@ -605,7 +621,7 @@ async fn s_task_05_direct_message_is_a_final_answer() {
         m.context_id = Some(ctx_of(r));
         Reply::Answer(SendMessageResponse::Message(m))
     })]);
-    let c = client(&f, &card(false, json!([])), ClientConfig::default());
+    let c = plain_client(&f);
     let hook = Hook::default();
     let out = dispatch(&c, activated("x"), &hook).await;
     // Task-T is activated but the card does not declare it: refused before sending.
@@ -668,10 +684,7 @@ async fn s_task_15_changed_context_identity_fails() {
     let f = fake(vec![answer_with(|_| {
         task("t1", "someone-else", TaskState::Completed)
     })]);
-    let c = client(&f, &card(false, json!([])), ClientConfig::default());
-    let e = dispatch(&c, MessageContent::text("x"), &Hook::default())
-        .await
-        .unwrap_err();
+    let e = plain_failure(&f).await;
     assert!(e.failure.is(ErrorCode::A2aInvalidResponse));
     assert_eq!(e.failure.message, "Remote task/context identity changed");
 }
@@ -683,10 +696,7 @@ async fn s_err_15_rejected_keeps_status_message_as_evidence_only() {
         t.status.message = Some(agent_msg("not allowed"));
         t
     })]);
-    let c = client(&f, &card(false, json!([])), ClientConfig::default());
-    let e = dispatch(&c, MessageContent::text("x"), &Hook::default())
-        .await
-        .unwrap_err();
+    let e = plain_failure(&f).await;
     assert_eq!(e.failure.code, "a2a.task_rejected");
     assert_eq!(e.failure.message, "not allowed");
     assert_eq!(e.remote_task_id.as_deref(), Some("t1"));
@@ -709,10 +719,7 @@ async fn s_task_03_auth_required_is_a_gate_with_evidence() {
         t.status.message = Some(agent_msg("sign in at https://idp"));
         t
     })]);
-    let c = client(&f, &card(false, json!([])), ClientConfig::default());
-    let e = dispatch(&c, MessageContent::text("x"), &Hook::default())
-        .await
-        .unwrap_err();
+    let e = plain_failure(&f).await;
     assert!(e.failure.is(ErrorCode::A2aAuthRequired));
     assert_eq!(e.failure.details["gate"], json!(true));
     assert_eq!(e.failure.details["remoteTaskId"], json!("remote-auth"));
@@ -751,10 +758,7 @@ async fn s_cancel_03_error_before_task_creation_is_kept_without_cancel() {
             info: Default::default(),
         }))
     })]);
-    let c = client(&f, &card(false, json!([])), ClientConfig::default());
-    let e = dispatch(&c, MessageContent::text("x"), &Hook::default())
-        .await
-        .unwrap_err();
+    let e = plain_failure(&f).await;
     assert_eq!(e.failure.details["httpStatus"], json!(429));
     assert_eq!(e.failure.details["reason"], json!("TASK_LIMIT_REACHED"));
     assert_eq!(e.remote_task_id, None);
@@ -765,7 +769,7 @@ async fn s_cancel_03_error_before_task_creation_is_kept_without_cancel() {
 #[tokio::test(start_paused = true)]
 async fn unknown_agent_fails_without_sending() {
     let f = fake(vec![answer("t1", TaskState::Completed)]);
-    let c = client(&f, &card(false, json!([])), ClientConfig::default());
+    let c = plain_client(&f);
     let tr = task_request();
     let hook = Hook::default();
     let e = c
@@ -1631,7 +1635,7 @@ async fn attach_after_restart_finds_the_live_task_by_context_and_sends_nothing()
         done.status.message = Some(agent_msg("resumed result"));
         s.gets = VecDeque::from([done]);
     }
-    let c = client(&f, &card(false, json!([])), ClientConfig::default());
+    let c = plain_client(&f);
     let out = c
         .attach(
             "agent",
@@ -1680,7 +1684,7 @@ async fn transient_poll_failures_are_retried_within_a_bound() {
     for (errors, ok) in [(2, true), (3, false)] {
         let f = fake(vec![answer("t1", TaskState::Working)]);
         f.script.lock().unwrap().get_errors = errors;
-        let c = client(&f, &card(false, json!([])), ClientConfig::default());
+        let c = plain_client(&f);
         let poll = f.clone();
         let fix = async move {
             while poll.sends() == 0 {
@@ -1704,7 +1708,7 @@ async fn transient_poll_failures_are_retried_within_a_bound() {
 #[tokio::test(start_paused = true)]
 async fn nothing_is_sent_after_the_deadline() {
     let f = fake(vec![answer("t1", TaskState::Completed)]);
-    let c = client(&f, &card(false, json!([])), ClientConfig::default());
+    let c = plain_client(&f);
     let e = dispatch_with(
         &c,
         MessageContent::text("x"),

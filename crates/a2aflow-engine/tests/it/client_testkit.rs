@@ -8,8 +8,8 @@ use a2aflow_kernel::{
 };
 use a2aflow_model::a2a::{Part, PartContent, TaskState};
 use a2aflow_model::{
-    ErrorCode, Failure, LoadOptions, MessageContent, NegotiationReply, NegotiationRequest,
-    StepType, TaskInput, TaskRequest, WorkflowInput, load_workflow_value,
+    ErrorCode, ExecutionResult, Failure, LoadOptions, MessageContent, NegotiationReply,
+    NegotiationRequest, StepType, TaskInput, TaskRequest, WorkflowInput, load_workflow_value,
 };
 use a2aflow_protocol::{Binding, CallOptions, HttpClient, Transport, connect};
 use a2aflow_testkit::{AgentSpec, Fault, Proposal, Reply, Route, Script, TaskScript, TestServer};
@@ -64,6 +64,24 @@ fn activated(text: &str) -> MessageContent {
     let mut c = MessageContent::text(text);
     c.extensions = vec![NEG.to_owned()];
     c
+}
+
+/// Serves `spec`, dispatches an activated `go` to it on JSON-RPC through a host that accepts
+/// every proposal, and returns the server, the hook and the outcome (which must be a success).
+async fn accepted(spec: AgentSpec) -> (TestServer, Hook, TaskOutcome) {
+    let agent = spec.name().to_owned();
+    let server = serve(spec).await;
+    let client = client_for(&server, &[&agent], false, ClientConfig::default()).await;
+    let hook = Hook::new(|r| Some(answer(r, "ACCEPT")));
+    let out = dispatch(&client, &agent, activated("go"), &hook, LONG)
+        .await
+        .unwrap();
+    (server, hook, out)
+}
+
+/// A testkit server with the one agent `spec`.
+async fn serve(spec: AgentSpec) -> TestServer {
+    TestServer::builder().agent(spec).spawn().await.unwrap()
 }
 
 /// The host's ending reply to a proposal: same id, round and maxRounds.
@@ -199,11 +217,7 @@ fn reject_then_accept(r: &NegotiationRequest) -> Option<NegotiationReply> {
 }
 
 async fn negotiation_across_rounds(streaming: bool, rest: bool) {
-    let server = TestServer::builder()
-        .agent(neg_agent("neg").streaming(streaming))
-        .spawn()
-        .await
-        .unwrap();
+    let server = serve(neg_agent("neg").streaming(streaming)).await;
     let client = client_for(&server, &["neg"], rest, ClientConfig::default()).await;
     let hook = Hook::new(reject_then_accept);
     let out = dispatch(&client, "neg", activated("negotiate area"), &hook, LONG)
@@ -256,12 +270,7 @@ async fn s_neg_02_repeated_proposal_is_observed_not_resent() {
             })
             .into()
     });
-    let server = TestServer::builder().agent(spec).spawn().await.unwrap();
-    let client = client_for(&server, &["dup"], false, ClientConfig::default()).await;
-    let hook = Hook::new(|r| Some(answer(r, "ACCEPT")));
-    let out = dispatch(&client, "dup", activated("go"), &hook, LONG)
-        .await
-        .unwrap();
+    let (server, hook, out) = accepted(spec).await;
     assert_eq!(
         hook.rounds(),
         [1],
@@ -295,23 +304,14 @@ async fn last_allowed_round_is_still_answerable() {
             })
             .into()
     });
-    let server = TestServer::builder().agent(spec).spawn().await.unwrap();
-    let client = client_for(&server, &["last"], false, ClientConfig::default()).await;
-    let hook = Hook::new(|r| Some(answer(r, "ACCEPT")));
-    dispatch(&client, "last", activated("go"), &hook, LONG)
-        .await
-        .unwrap();
+    let (server, hook, _) = accepted(spec).await;
     assert_eq!(hook.rounds(), [3]);
     server.shutdown().await.unwrap();
 }
 
 #[tokio::test]
 async fn stop_fails_with_the_host_code_and_cancels_the_remote_task() {
-    let server = TestServer::builder()
-        .agent(neg_agent("neg"))
-        .spawn()
-        .await
-        .unwrap();
+    let server = serve(neg_agent("neg")).await;
     let client = client_for(&server, &["neg"], false, ClientConfig::default()).await;
     let hook = Hook::new(|_| {
         Some(NegotiationReply::Stop {
@@ -341,11 +341,7 @@ async fn stop_fails_with_the_host_code_and_cancels_the_remote_task() {
 
 #[tokio::test]
 async fn s_neg_22_budget_exhaustion_fails_and_cancels() {
-    let server = TestServer::builder()
-        .agent(neg_agent("neg"))
-        .spawn()
-        .await
-        .unwrap();
+    let server = serve(neg_agent("neg")).await;
     let config = ClientConfig::default().with_max_negotiation_exchanges(1);
     let client = client_for(&server, &["neg"], true, config).await;
     let hook = Hook::new(|r| Some(answer(r, "REJECT")));
@@ -376,12 +372,7 @@ async fn s_neg_15_pre_task_mode_replies_without_task_id() {
             })
             .into()
     });
-    let server = TestServer::builder().agent(spec).spawn().await.unwrap();
-    let client = client_for(&server, &["pre"], false, ClientConfig::default()).await;
-    let hook = Hook::new(|r| Some(answer(r, "ACCEPT")));
-    let out = dispatch(&client, "pre", activated("go"), &hook, LONG)
-        .await
-        .unwrap();
+    let (server, hook, out) = accepted(spec).await;
     assert_eq!(hook.rounds(), [1]);
     assert_eq!(hook.calls.lock().unwrap()[0].remote_task_id, None);
     let sends: Vec<Value> = server
@@ -405,11 +396,7 @@ async fn s_neg_15_pre_task_mode_replies_without_task_id() {
 
 #[tokio::test]
 async fn deadline_mid_negotiation_fails_and_cancels_without_a_late_reply() {
-    let server = TestServer::builder()
-        .agent(neg_agent("neg"))
-        .spawn()
-        .await
-        .unwrap();
+    let server = serve(neg_agent("neg")).await;
     let client = client_for(&server, &["neg"], false, ClientConfig::default()).await;
     let hook = Hook::new(|_| None);
     let e = dispatch(
@@ -433,11 +420,7 @@ async fn deadline_mid_negotiation_fails_and_cancels_without_a_late_reply() {
 
 #[tokio::test]
 async fn dropped_stream_is_resubscribed_and_chunks_assemble() {
-    let server = TestServer::builder()
-        .agent(AgentSpec::new("s"))
-        .spawn()
-        .await
-        .unwrap();
+    let server = serve(AgentSpec::new("s")).await;
     server
         .set_fault_times(
             "s",
@@ -475,11 +458,7 @@ async fn dropped_stream_is_resubscribed_and_chunks_assemble() {
 
 #[tokio::test]
 async fn auth_required_is_a_gate_left_open_for_attach() {
-    let server = TestServer::builder()
-        .agent(AgentSpec::new("a").streaming(false))
-        .spawn()
-        .await
-        .unwrap();
+    let server = serve(AgentSpec::new("a").streaming(false)).await;
     let client = client_for(&server, &["a"], false, ClientConfig::default()).await;
     let hook = Hook::new(|_| None);
     let e = dispatch(&client, "a", MessageContent::text("auth me"), &hook, LONG)
@@ -512,11 +491,7 @@ async fn auth_required_is_a_gate_left_open_for_attach() {
 
 #[tokio::test]
 async fn attach_after_a_simulated_host_restart() {
-    let server = TestServer::builder()
-        .agent(AgentSpec::new("w").streaming(false))
-        .spawn()
-        .await
-        .unwrap();
+    let server = serve(AgentSpec::new("w").streaming(false)).await;
     let first = client_for(&server, &["w"], false, ClientConfig::default()).await;
     let hook = Hook::new(|_| None);
     // The host "crashes" once its send reached the agent: the dispatch future is dropped.
@@ -642,56 +617,18 @@ async fn s_cancel_09_any_success_loser_is_cancelled_remotely() {
     server.shutdown().await.unwrap();
 }
 
-/// A host that accepts every proposal.
-struct AcceptingHost;
-
-#[async_trait]
-impl ControlPoint for AcceptingHost {
-    async fn on_task(&self, request: TaskRequest) -> Result<MessageContent, CallbackError> {
-        Ok(activated(&request.description))
-    }
-    async fn on_negotiation(
-        &self,
-        request: NegotiationRequest,
-    ) -> Result<NegotiationReply, CallbackError> {
-        Ok(answer(&request, "ACCEPT"))
-    }
-}
-
 #[tokio::test]
 async fn agent_events_are_emitted_in_causal_order_through_the_runner() {
-    let server = TestServer::builder()
-        .agent(neg_agent("neg"))
-        .spawn()
-        .await
-        .unwrap();
-    let client = client_for(&server, &["neg"], false, ClientConfig::default()).await;
-    let workflow = load_workflow_value(
-        &json!({"id": "wf", "name": "neg", "steps": [{"name": "s", "subtasks": [
-            {"agent": "neg", "description": "negotiate area"}]}]}),
-        LoadOptions::LENIENT,
-    )
-    .unwrap()
-    .workflow;
-    let seen: Arc<Mutex<Vec<a2aflow_model::Event>>> = Arc::default();
-    let sink = seen.clone();
-    let options = RunOptions {
-        timeout: Duration::from_secs(20),
-        on_event: Some(Arc::new(move |e: &a2aflow_model::Event| {
-            sink.lock().unwrap().push(e.clone())
-        })),
-        ..RunOptions::default()
-    };
-    let result = a2aflow_kernel::run(
-        workflow,
-        RunInput::default(),
-        Arc::new(AcceptingHost),
-        Arc::new(client),
-        options,
+    let server = serve(neg_agent("neg")).await;
+    let (result, events) = record_run(
+        &server,
+        "neg",
+        "negotiate area",
+        ClientConfig::default(),
+        |r| answer(r, "ACCEPT"),
     )
     .await;
     assert!(result.success, "{:?}", result.failure);
-    let events = seen.lock().unwrap().clone();
     let names: Vec<&str> = events.iter().map(|e| e.kind.as_str()).collect();
     let pos = |name: &str| names.iter().position(|n| *n == name).unwrap();
     let last = |name: &str| names.iter().rposition(|n| *n == name).unwrap();
@@ -737,14 +674,14 @@ impl ControlPoint for NegotiatingHost {
     }
 }
 
-/// Runs a one-subtask workflow through the kernel runner and returns its events and failure code.
-async fn run_recorded(
+/// Runs a one-subtask workflow through the kernel runner and returns its result and events.
+async fn record_run(
     server: &TestServer,
     agent: &str,
     description: &str,
     config: ClientConfig,
     reply: fn(&NegotiationRequest) -> NegotiationReply,
-) -> (Vec<a2aflow_model::Event>, Option<String>) {
+) -> (ExecutionResult, Vec<a2aflow_model::Event>) {
     let client = client_for(server, &[agent], false, config).await;
     let workflow = load_workflow_value(
         &json!({"id": "wf", "name": "neg", "steps": [{"name": "s", "subtasks": [
@@ -770,9 +707,21 @@ async fn run_recorded(
         options,
     )
     .await;
+    let events = seen.lock().unwrap().clone();
+    (result, events)
+}
+
+/// [`record_run`] for a run that must fail: its events and the first task's failure code.
+async fn run_recorded(
+    server: &TestServer,
+    agent: &str,
+    description: &str,
+    config: ClientConfig,
+    reply: fn(&NegotiationRequest) -> NegotiationReply,
+) -> (Vec<a2aflow_model::Event>, Option<String>) {
+    let (result, events) = record_run(server, agent, description, config, reply).await;
     assert!(!result.success);
     let code = result.steps[0].task_results[0].error_code.clone();
-    let events = seen.lock().unwrap().clone();
     (events, code)
 }
 
@@ -795,11 +744,7 @@ fn negotiation_failures(events: &[a2aflow_model::Event], after_request: bool) ->
 
 #[tokio::test]
 async fn s_neg_08_a_reply_failing_the_checks_emits_negotiation_failed_once() {
-    let server = TestServer::builder()
-        .agent(neg_agent("neg"))
-        .spawn()
-        .await
-        .unwrap();
+    let server = serve(neg_agent("neg")).await;
     let (events, code) = run_recorded(
         &server,
         "neg",
@@ -825,11 +770,7 @@ async fn s_neg_08_a_reply_failing_the_checks_emits_negotiation_failed_once() {
 
 #[tokio::test]
 async fn stop_emits_negotiation_failed_with_the_host_code() {
-    let server = TestServer::builder()
-        .agent(neg_agent("neg"))
-        .spawn()
-        .await
-        .unwrap();
+    let server = serve(neg_agent("neg")).await;
     let (events, code) = run_recorded(
         &server,
         "neg",
@@ -853,11 +794,7 @@ async fn stop_emits_negotiation_failed_with_the_host_code() {
 
 #[tokio::test]
 async fn budget_exhaustion_emits_negotiation_failed() {
-    let server = TestServer::builder()
-        .agent(neg_agent("neg"))
-        .spawn()
-        .await
-        .unwrap();
+    let server = serve(neg_agent("neg")).await;
     let config = ClientConfig::default().with_max_negotiation_exchanges(1);
     let (events, code) = run_recorded(&server, "neg", "negotiate area", config, |r| {
         answer(r, "REJECT")
@@ -888,7 +825,7 @@ async fn an_invalid_context_emits_negotiation_failed_without_asking_the_host() {
     let spec = neg_agent("bad")
         .streaming(false)
         .script(|_| Reply::propose(&Proposal::information(4, 3, "area")).into());
-    let server = TestServer::builder().agent(spec).spawn().await.unwrap();
+    let server = serve(spec).await;
     let (events, code) = run_recorded(&server, "bad", "go", ClientConfig::default(), |_| {
         panic!("the host must not be asked")
     })
@@ -909,11 +846,7 @@ async fn an_invalid_context_emits_negotiation_failed_without_asking_the_host() {
 #[tokio::test]
 async fn a_structured_error_mid_stream_fails_the_task_with_its_code() {
     for rest in [false, true] {
-        let server = TestServer::builder()
-            .agent(AgentSpec::new("s"))
-            .spawn()
-            .await
-            .unwrap();
+        let server = serve(AgentSpec::new("s")).await;
         server
             .set_fault("s", Route::Stream, Fault::SseErrorEvent { after_events: 1 })
             .unwrap();
@@ -935,11 +868,7 @@ async fn a_structured_error_mid_stream_fails_the_task_with_its_code() {
         server.shutdown().await.unwrap();
 
         // The same error on the stream of a resubscribe.
-        let server = TestServer::builder()
-            .agent(AgentSpec::new("s"))
-            .spawn()
-            .await
-            .unwrap();
+        let server = serve(AgentSpec::new("s")).await;
         server
             .set_fault_times(
                 "s",
@@ -975,11 +904,7 @@ async fn a_structured_error_mid_stream_fails_the_task_with_its_code() {
 /// A blank extension URI in the host's content is refused before anything is sent.
 #[tokio::test]
 async fn a_blank_extension_uri_is_refused_before_sending() {
-    let server = TestServer::builder()
-        .agent(AgentSpec::new("s").streaming(false))
-        .spawn()
-        .await
-        .unwrap();
+    let server = serve(AgentSpec::new("s").streaming(false)).await;
     let client = client_for(&server, &["s"], false, ClientConfig::default()).await;
     let hook = Hook::new(|_| None);
     let mut content = MessageContent::text("task please");

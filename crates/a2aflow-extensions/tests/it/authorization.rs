@@ -154,36 +154,62 @@ async fn a_call_timing_out_in_the_deadlines_tick_is_the_operations_timeout() {
     assert_the_operation_times_out().await;
 }
 
+/// One send refused before anything goes out: its error code and, where fixed, its message.
+struct Refusal {
+    name: &'static str,
+    agent: &'static str,
+    content: MessageContent,
+    code: &'static str,
+    message: Option<String>,
+}
+
+/// Requests that went further than the card.
+fn sent_past_the_card(server: &TestServer) -> usize {
+    server
+        .requests()
+        .into_iter()
+        .filter(|r| r.route.is_some_and(|r| r != Route::Card))
+        .count()
+}
+
 #[tokio::test]
 async fn card_without_the_extension_or_plain_content_is_refused_before_sending() {
     let server = server().await;
     let sender = sender(&server, &["auth", "plain"], ExtensionConfig::default()).await;
-    let err = sender
-        .send_authorization("plain", auth_content("approve"))
-        .await
-        .unwrap_err();
-    assert_eq!(err.code, "a2a.extension_not_supported");
-    let err = sender
-        .send_authorization("auth", MessageContent::text("wrong"))
-        .await
-        .unwrap_err();
-    assert_eq!(err.code, "config.invalid");
-    assert_eq!(
-        err.message,
-        format!("Target capability and content must use {AUTH}")
-    );
-    let err = sender
-        .send_authorization("nobody", auth_content("approve"))
-        .await
-        .unwrap_err();
-    assert_eq!(err.code, "workflow.unknown_agent");
-    assert_eq!(err.message, "Agent not found: nobody");
-    let sent = server
-        .requests()
-        .into_iter()
-        .filter(|r| r.route.is_some_and(|r| r != Route::Card))
-        .count();
-    assert_eq!(sent, 0);
+    let cases = [
+        Refusal {
+            name: "card without the extension",
+            agent: "plain",
+            content: auth_content("approve"),
+            code: "a2a.extension_not_supported",
+            message: None,
+        },
+        Refusal {
+            name: "plain content",
+            agent: "auth",
+            content: MessageContent::text("wrong"),
+            code: "config.invalid",
+            message: Some(format!("Target capability and content must use {AUTH}")),
+        },
+        Refusal {
+            name: "unknown agent",
+            agent: "nobody",
+            content: auth_content("approve"),
+            code: "workflow.unknown_agent",
+            message: Some("Agent not found: nobody".into()),
+        },
+    ];
+    for case in cases {
+        let err = sender
+            .send_authorization(case.agent, case.content)
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, case.code, "{}", case.name);
+        if let Some(message) = case.message {
+            assert_eq!(err.message, message, "{}", case.name);
+        }
+    }
+    assert_eq!(sent_past_the_card(&server), 0);
     server.shutdown().await.unwrap();
 }
 
@@ -198,11 +224,6 @@ async fn a_blank_extension_uri_is_refused_before_sending() {
         .await
         .unwrap_err();
     assert_eq!(err.code, "workflow.invalid_content");
-    let sent = server
-        .requests()
-        .into_iter()
-        .filter(|r| r.route.is_some_and(|r| r != Route::Card))
-        .count();
-    assert_eq!(sent, 0);
+    assert_eq!(sent_past_the_card(&server), 0);
     server.shutdown().await.unwrap();
 }

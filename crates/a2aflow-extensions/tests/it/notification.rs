@@ -101,10 +101,7 @@ async fn early_close_from_the_first_event_stops_the_listener_and_cancels() {
 async fn close_while_idle_is_idempotent_and_cancels_once() {
     let server = server().await;
     let sender = sender(&server, &["notif"], ExtensionConfig::default()).await;
-    let (_seen, listener) = recorder();
-    let sub = sender
-        .open_notification("notif", notif_content("hang"), listener)
-        .unwrap();
+    let (sub, _seen) = open_recorded(&sender, "notif", notif_content("hang"));
     sub.acknowledgement().await.unwrap();
     assert!(sub.is_active());
     sub.close();
@@ -126,10 +123,7 @@ async fn close_before_the_acknowledgement_fails_it() {
         .set_fault("notif", Route::Stream, Fault::NeverAnswer)
         .unwrap();
     let sender = sender(&server, &["notif"], ExtensionConfig::default()).await;
-    let (seen, listener) = recorder();
-    let sub = sender
-        .open_notification("notif", notif_content("hang"), listener)
-        .unwrap();
+    let (sub, seen) = open_recorded(&sender, "notif", notif_content("hang"));
     sub.close();
     let err = sub.acknowledgement().await.unwrap_err();
     assert_eq!(err.code, "a2a.task_canceled");
@@ -146,10 +140,7 @@ async fn close_before_the_acknowledgement_fails_it() {
 async fn dropping_the_handle_closes_it_and_leaves_no_task() {
     let server = server().await;
     let sender = sender(&server, &["notif"], ExtensionConfig::default()).await;
-    let (_seen, listener) = recorder();
-    let sub = sender
-        .open_notification("notif", notif_content("hang"), listener)
-        .unwrap();
+    let (sub, _seen) = open_recorded(&sender, "notif", notif_content("hang"));
     sub.acknowledgement().await.unwrap();
     let task_id = sub.task_id().unwrap();
     assert_eq!(sender.live_subscriptions(), 1);
@@ -179,10 +170,7 @@ async fn stream_reset_is_resubscribed_and_the_gap_shows_in_liveness() {
     let config = ExtensionConfig::default()
         .with_resubscribe(ResubscribePolicy::new(3, Duration::from_millis(20)));
     let sender = sender(&server, &["notif"], config).await;
-    let (seen, listener) = recorder();
-    let sub = sender
-        .open_notification("notif", notif_content("gap"), listener)
-        .unwrap();
+    let (sub, seen) = open_recorded(&sender, "notif", notif_content("gap"));
     sub.acknowledgement().await.unwrap();
     let ended = sub.completion().await.unwrap();
     assert_eq!(
@@ -217,10 +205,7 @@ async fn resubscribe_budget_exhausted_fails_the_completion() {
     let config = ExtensionConfig::default()
         .with_resubscribe(ResubscribePolicy::new(2, Duration::from_millis(10)));
     let sender = sender(&server, &["notif"], config).await;
-    let (_seen, listener) = recorder();
-    let sub = sender
-        .open_notification("notif", notif_content("hang"), listener)
-        .unwrap();
+    let (sub, _seen) = open_recorded(&sender, "notif", notif_content("hang"));
     let err = sub.completion().await.unwrap_err();
     assert_eq!(err.details["resubscribeAttempts"], json!(2));
     assert_eq!(count(&server, "notif", Route::Subscribe), 2);
@@ -233,10 +218,7 @@ async fn resubscribe_budget_exhausted_fails_the_completion() {
 async fn acknowledgement_failure_is_an_error_the_host_must_handle() {
     let server = server().await;
     let sender = sender(&server, &["notif"], ExtensionConfig::default()).await;
-    let (_seen, listener) = recorder();
-    let sub = sender
-        .open_notification("notif", notif_content("reject"), listener)
-        .unwrap();
+    let (sub, _seen) = open_recorded(&sender, "notif", notif_content("reject"));
     let err = sub.acknowledgement().await.unwrap_err();
     assert_eq!(err.code, "a2a.task_rejected");
     assert_eq!(err.message, "Notification-T acknowledgement is REJECTED");
@@ -257,10 +239,7 @@ async fn s_ext_17_transport_failure_is_never_a_synthesized_success() {
         .set_fault("notif", Route::Stream, Fault::ServerError { status: 502 })
         .unwrap();
     let sender = sender(&server, &["notif"], ExtensionConfig::default()).await;
-    let (seen, listener) = recorder();
-    let sub = sender
-        .open_notification("notif", notif_content("hang"), listener)
-        .unwrap();
+    let (sub, seen) = open_recorded(&sender, "notif", notif_content("hang"));
     let err = sub.acknowledgement().await.unwrap_err();
     assert_eq!(err.code, "a2a.http_status");
     assert_eq!(sub.completion().await.unwrap_err().code, "a2a.http_status");
@@ -277,10 +256,7 @@ async fn s_ext_09_acknowledgement_deadline() {
         .unwrap();
     let config = ExtensionConfig::default().with_acknowledgement_timeout(Duration::from_millis(50));
     let sender = sender(&server, &["notif"], config).await;
-    let (_seen, listener) = recorder();
-    let sub = sender
-        .open_notification("notif", notif_content("hang"), listener)
-        .unwrap();
+    let (sub, _seen) = open_recorded(&sender, "notif", notif_content("hang"));
     let err = sub.acknowledgement().await.unwrap_err();
     assert_eq!(err.code, "a2a.timeout");
     assert!(
@@ -298,10 +274,7 @@ async fn s_ext_10_the_acknowledgement_deadline_does_not_bound_the_stream_after_i
     let server = server().await;
     let config = ExtensionConfig::default().with_acknowledgement_timeout(Duration::from_millis(50));
     let sender = sender(&server, &["notif"], config).await;
-    let (_seen, listener) = recorder();
-    let sub = sender
-        .open_notification("notif", notif_content("hang"), listener)
-        .unwrap();
+    let (sub, _seen) = open_recorded(&sender, "notif", notif_content("hang"));
     sub.acknowledgement().await.unwrap();
     // Well past the acknowledgement deadline the subscription is still open.
     let done = tokio::time::timeout(Duration::from_millis(200), sub.completion()).await;

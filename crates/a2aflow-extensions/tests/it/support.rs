@@ -3,7 +3,9 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use a2aflow_extensions::{ChannelSettings, ExtensionConfig, ExtensionSender};
+use a2aflow_extensions::{
+    ChannelSettings, ExtensionConfig, ExtensionSender, NotificationSubscription,
+};
 use a2aflow_model::a2a::AgentCard;
 use a2aflow_model::{MessageContent, ReceivedMessage};
 use a2aflow_protocol::{CallOptions, HttpClient};
@@ -157,6 +159,17 @@ pub fn recorder() -> (
             sink.lock().unwrap().push(r);
         },
     )
+}
+
+/// Opens a Notification-T subscription on `agent` whose listener records every event.
+pub fn open_recorded(
+    sender: &ExtensionSender,
+    agent: &str,
+    content: MessageContent,
+) -> (NotificationSubscription, Seen) {
+    let (seen, listener) = recorder();
+    let sub = sender.open_notification(agent, content, listener).unwrap();
+    (sub, seen)
 }
 
 /// Waits (bounded) until `cond` holds, yielding between checks.

@@ -39,11 +39,7 @@ async fn s_ctx_03_direct_predecessors_provide_typed_results() {
     )
     .await;
     assert!(r.success);
-    let t = host
-        .task_calls()
-        .into_iter()
-        .find(|t| t.step_name == "s2")
-        .unwrap();
+    let t = host.task_call("s2");
     let up = &t.workflow_input.upstream_results;
     assert_eq!(up.len(), 1);
     assert_eq!(up[0].step_name, "s1");
@@ -67,23 +63,15 @@ async fn s_ctx_03_direct_predecessors_provide_typed_results() {
 #[tokio::test]
 async fn s_ctx_06_explicit_empty_context_disables_upstream() {
     let host = Arc::new(Host::default());
-    let client = Arc::new(InMemoryClient::new());
-    let rec = Recorder::default();
-    go(
+    go_fresh(
         wf(vec![
             step("s1", &["A"], &["s2"]),
             ctx(step("s2", &["B"], &[]), ContextFrom::Steps(vec![])),
         ]),
         &host,
-        &client,
-        &rec,
     )
     .await;
-    let t = host
-        .task_calls()
-        .into_iter()
-        .find(|t| t.step_name == "s2")
-        .unwrap();
+    let t = host.task_call("s2");
     assert!(t.workflow_input.upstream_results.is_empty());
     assert_eq!(t.workflow_input.runtime_intent.as_deref(), Some("intent"));
 }
@@ -91,17 +79,13 @@ async fn s_ctx_06_explicit_empty_context_disables_upstream() {
 #[tokio::test]
 async fn wildcard_context_is_every_completed_ancestor_nearest_first() {
     let host = Arc::new(Host::default());
-    let client = Arc::new(InMemoryClient::new());
-    let rec = Recorder::default();
-    go(
+    go_fresh(
         wf(vec![
             step("s1", &["A"], &["s2"]),
             step("s2", &["B"], &["s3"]),
             ctx(step("s3", &["C"], &[]), ContextFrom::AllAncestors),
         ]),
         &host,
-        &client,
-        &rec,
     )
     .await;
     assert_eq!(window(&host, "s3"), vec!["s2", "s1"]);
@@ -110,14 +94,7 @@ async fn wildcard_context_is_every_completed_ancestor_nearest_first() {
 
 #[tokio::test]
 async fn named_context_uses_the_listed_order_and_skips_steps_that_did_not_run() {
-    let host = Arc::new(Host {
-        routes: [
-            ("b".to_string(), Route::Deny("no")),
-            ("a".to_string(), Route::Allow),
-        ]
-        .into(),
-        ..Default::default()
-    });
+    let host = routes_host(None, &[("b", Route::Deny("no")), ("a", Route::Allow)]);
     let client = Arc::new(InMemoryClient::new());
     let rec = Recorder::default();
     let w = wf(vec![

@@ -75,6 +75,22 @@ async fn run(
     (result, host)
 }
 
+/// Runs `root` with `catalog` and the default policy on a fresh client and recorder.
+async fn run_catalog(
+    root: Workflow,
+    catalog: StaticCatalog,
+) -> (ExecutionResult, Arc<InMemoryClient>, Recorder) {
+    let rec = Recorder::default();
+    let client = Arc::new(InMemoryClient::new());
+    let (result, _) = run(
+        root,
+        &client,
+        options(&rec, catalog, DelegationPolicy::default()),
+    )
+    .await;
+    (result, client, rec)
+}
+
 /// Validates every delegation record among `events`; returns (requests, task records).
 fn validate_records(events: &[Event]) -> (Vec<Value>, Vec<Value>) {
     let mut requests = Vec::new();
@@ -316,18 +332,7 @@ async fn callable_by_admits_a_listed_caller() {
     let mut open_to_root = flow("child", vec![step("w", &["worker"], &[])]);
     open_to_root.callable_by = Some(vec!["root".into()]);
     let root = flow("root", vec![calls("s", vec![call("child", "x")])]);
-    let rec = Recorder::default();
-    let client = Arc::new(InMemoryClient::new());
-    let (result, _) = run(
-        root,
-        &client,
-        options(
-            &rec,
-            StaticCatalog::new().with(open_to_root),
-            DelegationPolicy::default(),
-        ),
-    )
-    .await;
+    let (result, _, rec) = run_catalog(root, StaticCatalog::new().with(open_to_root)).await;
     assert!(result.success, "{:?}", result.failure);
     validate_records(&rec.events());
 }
@@ -628,18 +633,7 @@ async fn an_invalid_child_workflow_fails_with_its_validation_code() {
     // A child whose only step routes to a missing step: the child run rejects it.
     let broken = flow("broken", vec![step("a", &["worker"], &["nowhere"])]);
     let root = flow("root", vec![calls("s", vec![call("broken", "x")])]);
-    let rec = Recorder::default();
-    let client = Arc::new(InMemoryClient::new());
-    let (result, _) = run(
-        root,
-        &client,
-        options(
-            &rec,
-            StaticCatalog::new().with(broken),
-            DelegationPolicy::default(),
-        ),
-    )
-    .await;
+    let (result, client, rec) = run_catalog(root, StaticCatalog::new().with(broken)).await;
     let view = failed_view(&result);
     assert_eq!(view.error_code.as_deref(), Some("delegation.child_failed"));
     let cause = view.error_details["cause"].as_str().unwrap();

@@ -8,12 +8,7 @@ use std::time::Duration;
 
 #[tokio::test]
 async fn s_route_01_unconditional_and_allowed_conditions_all_run() {
-    let host = Arc::new(Host {
-        route_default: Some(Route::Allow),
-        ..Default::default()
-    });
-    let client = Arc::new(InMemoryClient::new());
-    let rec = Recorder::default();
+    let host = routing_host(Route::Allow);
     let w = wf(vec![
         cond(
             step("src", &["S"], &[]),
@@ -23,7 +18,7 @@ async fn s_route_01_unconditional_and_allowed_conditions_all_run() {
         step("b", &["B"], &[]),
         step("c", &["C"], &[]),
     ]);
-    let r = go(w, &host, &client, &rec).await;
+    let (r, _, _) = go_fresh(w, &host).await;
     assert!(r.success);
     assert_eq!(sorted(ran(&r)), vec!["a", "b", "c", "src"]);
     let mut calls: Vec<_> = host
@@ -43,13 +38,10 @@ async fn s_route_01_unconditional_and_allowed_conditions_all_run() {
 
 #[tokio::test]
 async fn s_route_02_route_decision_events_for_every_edge_in_order() {
-    let host = Arc::new(Host {
-        route_default: Some(Route::Allow),
-        routes: [("denied".to_string(), Route::Deny("not applicable"))].into(),
-        ..Default::default()
-    });
-    let client = Arc::new(InMemoryClient::new());
-    let rec = Recorder::default();
+    let host = routes_host(
+        Some(Route::Allow),
+        &[("denied", Route::Deny("not applicable"))],
+    );
     let w = wf(vec![
         cond(
             step("start", &["A"], &[]),
@@ -65,7 +57,7 @@ async fn s_route_02_route_decision_events_for_every_edge_in_order() {
         step("alsoMatched", &["D"], &[]),
         step("denied", &["E"], &[]),
     ]);
-    let r = go(w, &host, &client, &rec).await;
+    let (r, client, rec) = go_fresh(w, &host).await;
     assert!(r.success);
     assert_eq!(host.route_calls().len(), 3);
     let decisions: Vec<_> = rec
@@ -98,18 +90,13 @@ async fn s_route_02_route_decision_events_for_every_edge_in_order() {
 
 #[tokio::test]
 async fn s_route_03_all_denied_ends_the_branch_successfully() {
-    let host = Arc::new(Host {
-        route_default: Some(Route::Deny("no")),
-        ..Default::default()
-    });
-    let client = Arc::new(InMemoryClient::new());
-    let rec = Recorder::default();
+    let host = routing_host(Route::Deny("no"));
     let w = wf(vec![
         cond(step("source", &["S"], &[]), &[("a", "x"), ("b", "y")]),
         step("a", &["A"], &[]),
         step("b", &["B"], &[]),
     ]);
-    let r = go(w, &host, &client, &rec).await;
+    let (r, client, _) = go_fresh(w, &host).await;
     assert!(r.success);
     assert_eq!(ran(&r), vec!["source"]);
     assert_eq!(host.route_calls().len(), 2);
@@ -118,17 +105,10 @@ async fn s_route_03_all_denied_ends_the_branch_successfully() {
 
 #[tokio::test]
 async fn s_route_04_one_route_failure_suppresses_every_successor() {
-    let host = Arc::new(Host {
-        route_default: Some(Route::Allow),
-        routes: [(
-            "failed".to_string(),
-            Route::Fail("route evaluation unavailable"),
-        )]
-        .into(),
-        ..Default::default()
-    });
-    let client = Arc::new(InMemoryClient::new());
-    let rec = Recorder::default();
+    let host = routes_host(
+        Some(Route::Allow),
+        &[("failed", Route::Fail("route evaluation unavailable"))],
+    );
     let w = wf(vec![
         cond(
             step("start", &["A"], &[]),
@@ -142,7 +122,7 @@ async fn s_route_04_one_route_failure_suppresses_every_successor() {
         step("failed", &["C"], &[]),
         step("allowed", &["D"], &[]),
     ]);
-    let r = go(w, &host, &client, &rec).await;
+    let (r, client, rec) = go_fresh(w, &host).await;
     assert!(!r.success);
     let f = r.failure.clone().unwrap();
     assert_eq!(f.code, "workflow.route_failed");
@@ -159,18 +139,7 @@ async fn s_route_04_one_route_failure_suppresses_every_successor() {
 #[tokio::test]
 async fn s_route_06_whitespace_condition_is_unconditional() {
     let host = Arc::new(Host::default()); // on_route would fail (Missing)
-    let client = Arc::new(InMemoryClient::new());
-    let rec = Recorder::default();
-    let r = go(
-        wf(vec![
-            cond(step("start", &["A"], &[]), &[("next", "   \t")]),
-            step("next", &["B"], &[]),
-        ]),
-        &host,
-        &client,
-        &rec,
-    )
-    .await;
+    let (r, _, _) = go_fresh(conditional_pair("start", "next", "   \t"), &host).await;
     assert!(r.success);
     assert_eq!(r.steps.len(), 2);
     assert!(host.route_calls().is_empty());
@@ -202,16 +171,7 @@ async fn s_route_08_missing_decision_fails_naming_the_edge() {
     let host = Arc::new(Host::default());
     let client = Arc::new(InMemoryClient::new());
     let rec = Recorder::default();
-    let r = go(
-        wf(vec![
-            cond(step("s1", &["A"], &[]), &[("s2", "ok?")]),
-            step("s2", &["B"], &[]),
-        ]),
-        &host,
-        &client,
-        &rec,
-    )
-    .await;
+    let r = go(conditional_pair("s1", "s2", "ok?"), &host, &client, &rec).await;
     let f = r.failure.unwrap();
     assert_eq!(f.code, "workflow.route_failed");
     assert!(f.message.contains("s1 -> s2"));
@@ -220,10 +180,7 @@ async fn s_route_08_missing_decision_fails_naming_the_edge() {
 
 #[tokio::test(start_paused = true)]
 async fn s_route_10_route_timeout_identifies_the_edge() {
-    let host = Arc::new(Host {
-        route_default: Some(Route::Hang),
-        ..Default::default()
-    });
+    let host = routing_host(Route::Hang);
     let client = Arc::new(InMemoryClient::new());
     let rec = Recorder::default();
     let opts = RunOptions {
@@ -231,16 +188,7 @@ async fn s_route_10_route_timeout_identifies_the_edge() {
         ..rec.options()
     };
     let t0 = tokio::time::Instant::now();
-    let r = go_with(
-        wf(vec![
-            cond(step("start", &["A"], &[]), &[("next", "c")]),
-            step("next", &["B"], &[]),
-        ]),
-        &host,
-        &client,
-        opts,
-    )
-    .await;
+    let r = go_with(conditional_pair("start", "next", "c"), &host, &client, opts).await;
     assert_eq!(t0.elapsed(), Duration::from_secs(1));
     let f = r.failure.unwrap();
     assert_eq!(f.code, "workflow.route_failed");
@@ -251,22 +199,10 @@ async fn s_route_10_route_timeout_identifies_the_edge() {
 
 #[tokio::test]
 async fn route_callback_panic_is_a_route_failure() {
-    let host = Arc::new(Host {
-        route_default: Some(Route::Panic),
-        ..Default::default()
-    });
+    let host = routing_host(Route::Panic);
     let client = Arc::new(InMemoryClient::new());
     let rec = Recorder::default();
-    let r = go(
-        wf(vec![
-            cond(step("a", &["A"], &[]), &[("b", "c")]),
-            step("b", &["B"], &[]),
-        ]),
-        &host,
-        &client,
-        &rec,
-    )
-    .await;
+    let r = go(conditional_pair("a", "b", "c"), &host, &client, &rec).await;
     let f = r.failure.unwrap();
     assert_eq!(f.code, "workflow.route_failed");
     assert_eq!(f.details["cause"]["code"], "workflow.callback_panicked");
@@ -274,20 +210,13 @@ async fn route_callback_panic_is_a_route_failure() {
 
 #[tokio::test]
 async fn s_route_13_route_request_carries_source_results() {
-    let host = Arc::new(Host {
-        route_default: Some(Route::Allow),
-        ..Default::default()
-    });
-    let client = Arc::new(InMemoryClient::new());
-    let rec = Recorder::default();
-    let r = go(
+    let host = routing_host(Route::Allow);
+    let (r, _, _) = go_fresh(
         wf(vec![
             cond(step("s", &["x", "y"], &[]), &[("t", "cond")]),
             step("t", &["T"], &[]),
         ]),
         &host,
-        &client,
-        &rec,
     )
     .await;
     assert!(r.success);
@@ -308,17 +237,10 @@ async fn s_route_13_route_request_carries_source_results() {
 
 #[tokio::test]
 async fn s_route_14_terminal_target_is_decided_but_schedules_nothing() {
-    let host = Arc::new(Host {
-        route_default: Some(Route::Allow),
-        ..Default::default()
-    });
-    let client = Arc::new(InMemoryClient::new());
-    let rec = Recorder::default();
-    let r = go(
+    let host = routing_host(Route::Allow);
+    let (r, _, rec) = go_fresh(
         wf(vec![cond(step("s", &["A"], &[]), &[("end", "done?")])]),
         &host,
-        &client,
-        &rec,
     )
     .await;
     assert!(r.success);
@@ -331,4 +253,12 @@ async fn s_route_14_terminal_target_is_decided_but_schedules_nothing() {
     assert_eq!(d[0].data["next"], "end");
     assert_eq!(d[0].data["allowed"], true);
     assert_eq!(r.steps.len(), 1);
+}
+
+/// `from` (agent A) with one edge to `to` (agent B) under `condition`.
+fn conditional_pair(from: &str, to: &str, condition: &str) -> a2aflow_model::Workflow {
+    wf(vec![
+        cond(step(from, &["A"], &[]), &[(to, condition)]),
+        step(to, &["B"], &[]),
+    ])
 }

@@ -12,13 +12,9 @@ use tokio_util::sync::CancellationToken;
 #[tokio::test]
 async fn s_run_01_full_lifecycle_event_sequence() {
     let host = Arc::new(Host::default());
-    let client = Arc::new(InMemoryClient::new());
-    let rec = Recorder::default();
-    let r = go(
+    let (r, _, rec) = go_fresh(
         wf(vec![step("s1", &["A"], &["s2"]), step("s2", &["B"], &[])]),
         &host,
-        &client,
-        &rec,
     )
     .await;
     assert!(r.success);
@@ -48,9 +44,7 @@ async fn s_run_01_full_lifecycle_event_sequence() {
 #[tokio::test]
 async fn s_run_11_every_event_carries_the_execution_id_and_task_ids() {
     let host = Arc::new(Host::default());
-    let client = Arc::new(InMemoryClient::new());
-    let rec = Recorder::default();
-    go(wf(vec![step("s", &["A", "B"], &[])]), &host, &client, &rec).await;
+    let (_, _, rec) = go_fresh(wf(vec![step("s", &["A", "B"], &[])]), &host).await;
     assert!(rec.events().iter().all(|e| e.execution_id == "exec"));
     let ids: Vec<_> = rec
         .events()
@@ -297,10 +291,7 @@ fn alive() -> usize {
 async fn no_spawned_task_outlives_a_run() {
     assert_eq!(alive(), 0);
     // normal
-    let host = Arc::new(Host {
-        route_default: Some(Route::Allow),
-        ..Default::default()
-    });
+    let host = routing_host(Route::Allow);
     let rec = Recorder::default();
     let r = go(busy_workflow(), &host, &busy_client(), &rec).await;
     assert!(r.success);

@@ -33,11 +33,7 @@ async fn s_sched_01_roots_dispatch_together_and_merge_waits_for_both() {
     assert_eq!(sorted(ran(&r)), vec!["merge", "step_a", "step_b"]);
     // on_task 200 ms (both concurrently) + agent_b 300 ms, then merge: 500 ms total, not 700.
     assert_eq!(t0.elapsed(), Duration::from_millis(500));
-    let merge = host
-        .task_calls()
-        .into_iter()
-        .find(|t| t.step_name == "merge")
-        .unwrap();
+    let merge = host.task_call("merge");
     let names: Vec<_> = merge
         .workflow_input
         .upstream_results
@@ -50,13 +46,9 @@ async fn s_sched_01_roots_dispatch_together_and_merge_waits_for_both() {
 #[tokio::test]
 async fn s_sched_02_sequential_steps_prepare_in_order() {
     let host = Arc::new(Host::default());
-    let client = Arc::new(InMemoryClient::new());
-    let rec = Recorder::default();
-    let r = go(
+    let (r, _, _) = go_fresh(
         wf(vec![step("s1", &["a1"], &["s2"]), step("s2", &["a2"], &[])]),
         &host,
-        &client,
-        &rec,
     )
     .await;
     assert!(r.success);
@@ -185,13 +177,9 @@ async fn s_sched_11_task_failure_stops_the_workflow() {
         task_fail: [("A".to_string(), business("biz.bad_input", "no circuit"))].into(),
         ..Default::default()
     });
-    let client = Arc::new(InMemoryClient::new());
-    let rec = Recorder::default();
-    let r = go(
+    let (r, client, rec) = go_fresh(
         wf(vec![step("s1", &["A"], &["s2"]), step("s2", &["B"], &[])]),
         &host,
-        &client,
-        &rec,
     )
     .await;
     assert!(!r.success);
@@ -244,9 +232,7 @@ async fn s_sched_12_failure_waits_for_running_sibling_and_skips_merge() {
 #[tokio::test]
 async fn s_sched_16_task_ids_are_distinct_and_stable() {
     let host = Arc::new(Host::default());
-    let client = Arc::new(InMemoryClient::new());
-    let rec = Recorder::default();
-    let r = go(wf(vec![step("s", &["a", "b"], &[])]), &host, &client, &rec).await;
+    let (r, _, _) = go_fresh(wf(vec![step("s", &["a", "b"], &[])]), &host).await;
     let ids: Vec<_> = host
         .task_calls()
         .iter()
@@ -268,16 +254,12 @@ async fn s_sched_17_step_without_subtasks() {
     // A SELF_LOOP step without subtasks succeeds; the model's validator rejects an empty
     // ANY_SUCCESS / ALL_SUCCESS step up front (workflow.empty_subtasks), with zero sends.
     let host = Arc::new(Host::default());
-    let client = Arc::new(InMemoryClient::new());
-    let rec = Recorder::default();
-    let r = go(
+    let (r, client, rec) = go_fresh(
         wf(vec![
             typed(step("local", &[], &["next"]), StepType::SelfLoop),
             step("next", &["a"], &[]),
         ]),
         &host,
-        &client,
-        &rec,
     )
     .await;
     assert!(r.success, "{:?}", r.failure);
@@ -409,16 +391,10 @@ async fn online_queue_releases_a_step_without_waiting_for_unrelated_branches() {
 #[tokio::test]
 async fn dead_path_join_after_denied_branch_runs_once_and_does_not_hang() {
     // start -> {left (denied), right (allowed)} -> join ; left -> deep -> join
-    let host = Arc::new(Host {
-        routes: [
-            ("left".to_string(), Route::Deny("no")),
-            ("right".to_string(), Route::Allow),
-        ]
-        .into(),
-        ..Default::default()
-    });
-    let client = Arc::new(InMemoryClient::new());
-    let rec = Recorder::default();
+    let host = routes_host(
+        None,
+        &[("left", Route::Deny("no")), ("right", Route::Allow)],
+    );
     let w = wf(vec![
         cond(
             step("start", &["s"], &[]),
@@ -429,16 +405,12 @@ async fn dead_path_join_after_denied_branch_runs_once_and_does_not_hang() {
         step("right", &["r"], &["join"]),
         step("join", &["j"], &[]),
     ]);
-    let r = go(w, &host, &client, &rec).await;
+    let (r, client, _) = go_fresh(w, &host).await;
     assert!(r.success, "{:?}", r.failure);
     assert_eq!(ran(&r), vec!["start", "right", "join"]);
     assert_eq!(r.skipped_steps, vec!["left", "deep"]);
     assert_eq!(client.dispatches("j"), 1);
-    let join = host
-        .task_calls()
-        .into_iter()
-        .find(|t| t.step_name == "join")
-        .unwrap();
+    let join = host.task_call("join");
     let up: Vec<_> = join
         .workflow_input
         .upstream_results
@@ -454,12 +426,7 @@ async fn dead_path_join_after_denied_branch_runs_once_and_does_not_hang() {
 
 #[tokio::test]
 async fn join_whose_every_incoming_edge_is_dead_is_skipped() {
-    let host = Arc::new(Host {
-        route_default: Some(Route::Deny("no")),
-        ..Default::default()
-    });
-    let client = Arc::new(InMemoryClient::new());
-    let rec = Recorder::default();
+    let host = routing_host(Route::Deny("no"));
     let w = wf(vec![
         cond(step("start", &["s"], &[]), &[("a", "x"), ("b", "y")]),
         step("a", &["a"], &["join"]),
@@ -467,7 +434,7 @@ async fn join_whose_every_incoming_edge_is_dead_is_skipped() {
         step("join", &["j"], &["tail"]),
         step("tail", &["t"], &[]),
     ]);
-    let r = go(w, &host, &client, &rec).await;
+    let (r, _, rec) = go_fresh(w, &host).await;
     assert!(r.success);
     assert_eq!(ran(&r), vec!["start"]);
     assert_eq!(r.skipped_steps, vec!["a", "b", "join", "tail"]);
@@ -519,16 +486,12 @@ async fn panicking_callback_fails_its_step_not_the_scheduler() {
         task_panic: vec!["bad".into()],
         ..Default::default()
     });
-    let client = Arc::new(InMemoryClient::new());
-    let rec = Recorder::default();
-    let r = go(
+    let (r, _, rec) = go_fresh(
         wf(vec![
             step("s", &["bad", "good"], &["next"]),
             step("next", &["n"], &[]),
         ]),
         &host,
-        &client,
-        &rec,
     )
     .await;
     assert!(!r.success);
@@ -593,9 +556,7 @@ async fn other_callback_errors_become_execution_failed_keeping_the_message() {
         .into(),
         ..Default::default()
     });
-    let client = Arc::new(InMemoryClient::new());
-    let rec = Recorder::default();
-    let r = go(wf(vec![step("s", &["a"], &[])]), &host, &client, &rec).await;
+    let (r, _, _) = go_fresh(wf(vec![step("s", &["a"], &[])]), &host).await;
     let v = &r.steps[0].task_results[0];
     assert_eq!(v.error_code.as_deref(), Some("workflow.execution_failed"));
     assert_eq!(v.error.as_deref(), Some("template not found: x.j2"));
@@ -604,11 +565,9 @@ async fn other_callback_errors_become_execution_failed_keeping_the_message() {
 #[tokio::test]
 async fn s_sched_13_duplicate_descriptions_keep_separate_results() {
     let host = Arc::new(Host::default());
-    let client = Arc::new(InMemoryClient::new());
-    let rec = Recorder::default();
     let mut s = step("s", &[], &[]);
     s.subtasks = vec![sub("City1", "X"), sub("City2", "X")];
-    let r = go(wf(vec![s]), &host, &client, &rec).await;
+    let (r, _, _) = go_fresh(wf(vec![s]), &host).await;
     let v = &r.steps[0].task_results;
     assert_eq!(v.len(), 2);
     assert_eq!(

@@ -99,6 +99,13 @@ impl Host {
     pub fn task_calls(&self) -> Vec<TaskRequest> {
         self.task_calls.lock().unwrap().clone()
     }
+    /// The `on_task` request for `step`; panics if there was none.
+    pub fn task_call(&self, step: &str) -> TaskRequest {
+        self.task_calls()
+            .into_iter()
+            .find(|t| t.step_name == step)
+            .unwrap_or_else(|| panic!("no on_task call for step {step}"))
+    }
     pub fn self_calls(&self) -> Vec<TaskRequest> {
         self.self_calls.lock().unwrap().clone()
     }
@@ -229,6 +236,42 @@ pub fn ran(result: &a2aflow_model::ExecutionResult) -> Vec<String> {
 pub fn sorted(mut v: Vec<String>) -> Vec<String> {
     v.sort();
     v
+}
+
+/// Runs `w` against `host` with a fresh in-memory client and recorder, and returns all three.
+pub async fn go_fresh(
+    w: Workflow,
+    host: &Arc<Host>,
+) -> (
+    a2aflow_model::ExecutionResult,
+    Arc<a2aflow_kernel::InMemoryClient>,
+    Recorder,
+) {
+    let client = Arc::new(a2aflow_kernel::InMemoryClient::new());
+    let rec = Recorder::default();
+    let r = go(w, host, &client, &rec).await;
+    (r, client, rec)
+}
+
+/// A host that answers every route decision with `route`.
+pub fn routing_host(route: Route) -> Arc<Host> {
+    Arc::new(Host {
+        route_default: Some(route),
+        ..Default::default()
+    })
+}
+
+/// A host that answers the route requests to the named targets as listed and every other one
+/// with `default` (none: the callback is missing).
+pub fn routes_host(default: Option<Route>, routes: &[(&str, Route)]) -> Arc<Host> {
+    Arc::new(Host {
+        route_default: default,
+        routes: routes
+            .iter()
+            .map(|(target, route)| ((*target).to_owned(), route.clone()))
+            .collect(),
+        ..Default::default()
+    })
 }
 
 pub async fn go(

@@ -1,16 +1,13 @@
 //! VAL: invalid workflows end before anything runs (engine_scenarios.md "VAL").
 
 use crate::support::*;
-use a2aflow_kernel::InMemoryClient;
 use a2aflow_model::{ContextFrom, EventKind, Workflow};
 use std::sync::Arc;
 
 /// Runs an invalid workflow and checks the common VAL-24 contract; returns the failure code.
 async fn rejected(w: Workflow) -> (String, String) {
     let host = Arc::new(Host::default());
-    let client = Arc::new(InMemoryClient::new());
-    let rec = Recorder::default();
-    let r = go(w, &host, &client, &rec).await;
+    let (r, client, rec) = go_fresh(w, &host).await;
     assert!(!r.success);
     assert!(r.steps.is_empty());
     assert_eq!(client.total_dispatches(), 0);
@@ -102,16 +99,12 @@ async fn s_val_24_unknown_target_one_error_event_nothing_else() {
 #[tokio::test]
 async fn s_val_16_terminal_targets_schedule_nothing() {
     let host = Arc::new(Host::default());
-    let client = Arc::new(InMemoryClient::new());
-    let rec = Recorder::default();
-    let r = go(
+    let (r, client, _) = go_fresh(
         wf(vec![
             step("s1", &["a1"], &["s2"]),
             step("s2", &["a2"], &["endNode"]),
         ]),
         &host,
-        &client,
-        &rec,
     )
     .await;
     assert!(r.success);

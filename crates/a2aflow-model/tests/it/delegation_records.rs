@@ -5,9 +5,9 @@
 use a2aflow_model::ErrorCode;
 use a2aflow_model::a2a::{Role, TaskState};
 use a2aflow_model::delegation::{
-    ChildExecution, DelegationRequest, ExecutionStatus, FlowRef, KeyScope, Lineage, MetadataKey,
-    REFUSED_TASK_REQUIRED, REQUEST_REQUIRED, RefusalReason, RefusedDelegation, TASK_REQUIRED,
-    result_artifact, result_data,
+    ChildExecution, DelegationError, DelegationRequest, ExecutionStatus, FlowRef, KeyScope,
+    Lineage, MetadataKey, REFUSED_TASK_REQUIRED, REQUEST_REQUIRED, RefusalReason,
+    RefusedDelegation, TASK_REQUIRED, result_artifact, result_data,
 };
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
@@ -390,13 +390,8 @@ fn bad_builder_input_is_a_typed_error_listing_every_problem() {
     }
     .to_message()
     .unwrap_err();
-    let paths: Vec<&str> = err
-        .violations()
-        .iter()
-        .map(|v| v.instance_path.as_str())
-        .collect();
     assert_eq!(
-        paths,
+        violation_paths(&err),
         [
             "/metadata/a2aflow~1rootExecutionId",
             "/metadata/a2aflow~1consoleUrl",
@@ -412,13 +407,8 @@ fn bad_builder_input_is_a_typed_error_listing_every_problem() {
     }
     .to_task()
     .unwrap_err();
-    let paths: Vec<&str> = err
-        .violations()
-        .iter()
-        .map(|v| v.instance_path.as_str())
-        .collect();
     assert_eq!(
-        paths,
+        violation_paths(&err),
         [
             "/metadata/a2aflow~1depth",
             "/metadata/a2aflow~1executionId",
@@ -527,4 +517,12 @@ mod generated {
             }
         }
     }
+}
+
+/// The instance paths of a record error's violations, in order.
+fn violation_paths(err: &DelegationError) -> Vec<&str> {
+    err.violations()
+        .iter()
+        .map(|v| v.instance_path.as_str())
+        .collect()
 }

@@ -518,97 +518,102 @@ fn every_wrong_type_or_value_fails_where_it_is() {
     }
 }
 
+/// One member of an example record set to a value that must be refused at `path`.
+struct Change {
+    example: Example,
+    pointer: &'static str,
+    value: Value,
+    path: &'static str,
+    needle: &'static str,
+}
+
+/// Applies each change to a fresh copy of its example and expects its violation.
+fn expect_changes_refused(changes: Vec<Change>) {
+    for c in changes {
+        let mut record = c.example.record();
+        set(&mut record, c.pointer, c.value);
+        expect_violation(c.example, &record, c.path, c.needle);
+    }
+}
+
 #[test]
 fn a_refusal_is_rejected_without_child_and_only_a_refusal_has_a_reason() {
     let reason = "/metadata/a2aflow~1refusalReason";
     let execution = "/metadata/a2aflow~1executionId";
-
-    let mut record = refused_example();
-    set(
-        &mut record,
-        execution,
-        json!("7d8e9f0a-1b2c-4d3e-8f40-5a6b7c8d9e0f"),
-    );
-    expect_violation(
-        Example::Refused,
-        &record,
-        execution,
-        "False schema does not allow",
-    );
-
-    let mut record = refused_example();
-    set(
-        &mut record,
-        "/artifacts",
-        task_example()["artifacts"].clone(),
-    );
-    expect_violation(
-        Example::Refused,
-        &record,
-        "/artifacts",
-        "False schema does not allow",
-    );
-
-    let mut record = task_example();
-    set(&mut record, reason, json!("depth_exceeded"));
-    expect_violation(
-        Example::Task,
-        &record,
-        reason,
-        "False schema does not allow",
-    );
-
-    // The state and the execution status must agree with the table.
-    let mut record = refused_example();
-    set(&mut record, "/metadata/a2aflow~1status", json!("FAILED"));
-    expect_violation(
-        Example::Refused,
-        &record,
-        "/metadata/a2aflow~1status",
-        "is not one of",
-    );
-
-    let mut record = task_example();
-    set(&mut record, "/status/state", json!("TASK_STATE_FAILED"));
-    expect_violation(
-        Example::Task,
-        &record,
-        "/metadata/a2aflow~1status",
-        "is not one of",
-    );
-
-    let mut record = task_example();
-    set(&mut record, "/metadata/a2aflow~1status", json!("REFUSED"));
-    expect_violation(
-        Example::Task,
-        &record,
-        "/metadata/a2aflow~1status",
-        "is not one of",
-    );
+    let status = "/metadata/a2aflow~1status";
+    let not_allowed = "False schema does not allow";
+    expect_changes_refused(vec![
+        Change {
+            example: Example::Refused,
+            pointer: execution,
+            value: json!("7d8e9f0a-1b2c-4d3e-8f40-5a6b7c8d9e0f"),
+            path: execution,
+            needle: not_allowed,
+        },
+        Change {
+            example: Example::Refused,
+            pointer: "/artifacts",
+            value: task_example()["artifacts"].clone(),
+            path: "/artifacts",
+            needle: not_allowed,
+        },
+        Change {
+            example: Example::Task,
+            pointer: reason,
+            value: json!("depth_exceeded"),
+            path: reason,
+            needle: not_allowed,
+        },
+        // The state and the execution status must agree with the table.
+        Change {
+            example: Example::Refused,
+            pointer: status,
+            value: json!("FAILED"),
+            path: status,
+            needle: "is not one of",
+        },
+        Change {
+            example: Example::Task,
+            pointer: "/status/state",
+            value: json!("TASK_STATE_FAILED"),
+            path: status,
+            needle: "is not one of",
+        },
+        Change {
+            example: Example::Task,
+            pointer: status,
+            value: json!("REFUSED"),
+            path: status,
+            needle: "is not one of",
+        },
+    ]);
 }
 
 #[test]
 fn identity_rules_tie_ids_together() {
-    let mut record = task_example();
-    set(&mut record, "/contextId", json!("somewhere-else"));
-    expect_violation(Example::Task, &record, "/contextId", "root execution id");
-
-    let mut record = task_example();
-    set(
-        &mut record,
-        "/artifacts/0/artifactId",
-        json!("other/result"),
-    );
-    expect_violation(
-        Example::Task,
-        &record,
-        "/artifacts/0/artifactId",
-        "must be `5c6d7e8f",
-    );
-
-    let mut record = task_example();
-    set(&mut record, "/id", json!("other"));
-    expect_violation(Example::Task, &record, "/id", "child execution id");
+    expect_changes_refused(vec![
+        Change {
+            example: Example::Task,
+            pointer: "/contextId",
+            value: json!("somewhere-else"),
+            path: "/contextId",
+            needle: "root execution id",
+        },
+        Change {
+            example: Example::Task,
+            pointer: "/artifacts/0/artifactId",
+            value: json!("other/result"),
+            path: "/artifacts/0/artifactId",
+            needle: "must be `5c6d7e8f",
+        },
+        Change {
+            example: Example::Task,
+            pointer: "/id",
+            value: json!("other"),
+            path: "/id",
+            needle: "child execution id",
+        },
+    ]);
 
     // Caller is the root: rootExecutionId is null and the context is the parent itself.
     let mut record = request_example();

@@ -1,7 +1,7 @@
 //! The credentials file: both forms, value resolution from the environment and `.env`, `enc:`
 //! values, and every malformed case failing at load with a message that holds no secret.
 
-use std::path::PathBuf;
+use crate::support::Scratch;
 
 use a2aflow_model::{ErrorCode, Failure};
 use a2aflow_protocol::auth::{
@@ -12,27 +12,6 @@ use serde_json::{Value, json};
 
 const KEY_HEX: &str = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
 const OTHER_KEY_HEX: &str = "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100";
-
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new() -> Self {
-        let dir = std::env::temp_dir().join(format!("a2aflow-cred-{}", uuid::Uuid::new_v4()));
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-    fn file(&self, name: &str, contents: &str) -> PathBuf {
-        let p = self.0.join(name);
-        std::fs::write(&p, contents).unwrap();
-        p
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 fn load(doc: Value, env: &Environment) -> Result<Credentials, Failure> {
     Credentials::from_value(&doc, env)
@@ -253,7 +232,7 @@ fn malformed_documents_fail_with_the_reference_messages() {
 
 #[test]
 fn file_errors_fail_at_load() {
-    let s = Scratch::new();
+    let s = Scratch::new("a2aflow-cred");
     let e = Credentials::from_file(s.0.join("missing.json"), &no_env()).unwrap_err();
     assert!(e.is(ErrorCode::ConfigInvalidCredentials));
     assert!(
@@ -318,7 +297,7 @@ fn values_come_from_the_environment() {
 
 #[test]
 fn dot_env_file_completes_but_never_overrides_the_environment() {
-    let s = Scratch::new();
+    let s = Scratch::new("a2aflow-cred");
     let path = s.file(
         ".env",
         "# credentials\nAGENT_TOKEN=\"from-file\"\nALREADY=from-file\nBAD-KEY=x\n1NUM=x\nSPACED KEY=x\nQUOTED='single'\n",

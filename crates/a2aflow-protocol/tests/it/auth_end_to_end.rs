@@ -2,39 +2,18 @@
 //! from a credentials file, the server accepts the header, a wrong credential is `auth.rejected`,
 //! and the wire log of the whole exchange holds no secret.
 
-use std::sync::{Arc, Mutex};
+use crate::support::{Capture, msg};
+use std::sync::Arc;
 
-use a2aflow_model::a2a::{Message, Part, Role, SendMessageRequest};
+use a2aflow_model::a2a::SendMessageResponse;
 use a2aflow_protocol::auth::{AgentAuth, Credentials, Environment};
 use a2aflow_protocol::wirelog::{RedactionPolicy, WireLog};
-use a2aflow_protocol::{Binding, CallOptions, HttpClient, connect};
+use a2aflow_protocol::{Binding, CallOptions, HttpClient, TransportError, connect};
 use a2aflow_testkit::{AgentSpec, Credential, TestServer};
-use serde_json::json;
+use serde_json::{Value, json};
 
 const BEARER: &str = "E2E-BEARER-SECRET-5150";
 const API_KEY: &str = "E2E-APIKEY-SECRET-8086";
-
-fn msg(text: &str) -> SendMessageRequest {
-    SendMessageRequest {
-        message: Message::new(Role::User, vec![Part::text(text)]),
-        configuration: None,
-        metadata: None,
-        tenant: None,
-    }
-}
-
-#[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Capture {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 /// Fetches the card anonymously, builds `AgentAuth` from `credentials`, and returns a client
 /// that sends those headers and logs the wire.
@@ -70,16 +49,24 @@ async fn authed_client(
     (client, card)
 }
 
+/// Sends `text` to `agent` on `binding` through [`authed_client`] with `credentials`.
+async fn send_authed(
+    server: &TestServer,
+    agent: &str,
+    credentials: Value,
+    env: &Environment,
+    binding: Binding,
+    text: &str,
+) -> Result<SendMessageResponse, TransportError> {
+    let (client, card) = authed_client(server, agent, credentials, env).await;
+    let t = connect(&card, &client, &[binding]).unwrap();
+    t.send_message(&msg(text), &CallOptions::default()).await
+}
+
 #[tokio::test]
 async fn bearer_and_api_key_from_credentials_reach_the_agent_and_never_the_log() {
     let capture = Capture::default();
-    let writer = capture.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let _guard = capture.trace_default();
 
     let server = TestServer::builder()
         .agent(AgentSpec::new("bearer-agent").require_auth(Credential::Bearer(BEARER.into())))
@@ -94,48 +81,41 @@ async fn bearer_and_api_key_from_credentials_reach_the_agent_and_never_the_log()
         .unwrap();
     let env = Environment::from_pairs([("E2E_BEARER", BEARER), ("E2E_KEY", API_KEY)]);
 
-    for binding in [Binding::JsonRpc, Binding::HttpJson] {
-        let (client, card) = authed_client(
-            &server,
+    // (agent, its credentials entry, the message sent with them)
+    let configured = [
+        (
             "bearer-agent",
             json!({"bearer-agent": {"bearer": {"token": "env:E2E_BEARER"}}}),
-            &env,
-        )
-        .await;
-        let t = connect(&card, &client, &[binding]).unwrap();
-        t.send_message(&msg("hello with bearer"), &CallOptions::default())
-            .await
-            .unwrap();
-
-        let (client, card) = authed_client(
-            &server,
+            "hello with bearer",
+        ),
+        (
             "key-agent",
             json!({"key-agent": {"apiKey": {"api_key": "env:E2E_KEY"}}}),
-            &env,
-        )
-        .await;
-        let t = connect(&card, &client, &[binding]).unwrap();
-        t.send_message(&msg("hello with key"), &CallOptions::default())
-            .await
-            .unwrap();
+            "hello with key",
+        ),
+    ];
+    for binding in [Binding::JsonRpc, Binding::HttpJson] {
+        for (agent, credentials, text) in &configured {
+            send_authed(&server, agent, credentials.clone(), &env, binding, text)
+                .await
+                .unwrap_or_else(|e| panic!("{agent} on {binding}: {e}"));
+        }
     }
 
     // A wrong credential is rejected by the agent.
-    let (client, card) = authed_client(
+    let err = send_authed(
         &server,
         "bearer-agent",
         json!({"bearer-agent": {"bearer": {"token": "E2E-WRONG-SECRET-1234"}}}),
         &env,
+        Binding::JsonRpc,
+        "hello",
     )
-    .await;
-    let t = connect(&card, &client, &[Binding::JsonRpc]).unwrap();
-    let err = t
-        .send_message(&msg("hello"), &CallOptions::default())
-        .await
-        .unwrap_err();
+    .await
+    .unwrap_err();
     assert_eq!(err.code_str(), "auth.rejected", "{err}");
 
-    let text = String::from_utf8(capture.0.lock().unwrap().clone()).unwrap();
+    let text = capture.text();
     assert!(text.contains("a2aflow::wire"), "the wire log ran:\n{text}");
     assert!(text.contains("hello with bearer"), "{text}");
     for secret in [BEARER, API_KEY, "E2E-WRONG-SECRET-1234"] {

@@ -8,6 +8,7 @@ mod auth_end_to_end;
 mod auth_headers;
 mod auth_oauth2;
 mod fuzz_regressions;
+mod support;
 mod tls_config;
 mod tls_end_to_end;
 mod transport_bindings;

@@ -1,8 +1,7 @@
 //! TLS configuration: default trust, CA bundles, client certificates, the insecure opt-out, and
 //! `config.tls` for everything that cannot be read or parsed.
 
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use crate::support::{Capture, Scratch};
 
 use a2aflow_model::ErrorCode;
 use a2aflow_protocol::tls::TlsConfig;
@@ -40,29 +39,6 @@ w83s2ZJSUzqkjRg8Ro9+lBke8SeHO1Is8QFuGtqrCEoMVrZxP1jIxJ5t
 -----END PRIVATE KEY-----
 ";
 
-/// A directory under the system temp dir, removed on drop.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new() -> Self {
-        let dir = std::env::temp_dir().join(format!("a2aflow-tls-{}", uuid::Uuid::new_v4()));
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-
-    fn file(&self, name: &str, contents: &str) -> PathBuf {
-        let p = self.0.join(name);
-        std::fs::write(&p, contents).unwrap();
-        p
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 #[test]
 fn default_config_verifies_with_webpki_roots_and_ring() {
     let cfg = TlsConfig::new();
@@ -74,7 +50,7 @@ fn default_config_verifies_with_webpki_roots_and_ring() {
 
 #[test]
 fn missing_ca_bundle_fails_closed() {
-    let s = Scratch::new();
+    let s = Scratch::new("a2aflow-tls");
     let missing = s.0.join("nope.pem");
     let e = TlsConfig::new()
         .with_ca_bundle(&missing)
@@ -91,7 +67,7 @@ fn missing_ca_bundle_fails_closed() {
 
 #[test]
 fn garbage_or_empty_ca_bundle_fails() {
-    let s = Scratch::new();
+    let s = Scratch::new("a2aflow-tls");
     let garbage = s.file(
         "garbage.pem",
         "-----BEGIN CERTIFICATE-----\n!!!not base64!!!\n-----END CERTIFICATE-----\n",
@@ -129,7 +105,7 @@ fn garbage_or_empty_ca_bundle_fails() {
 
 #[test]
 fn valid_ca_bundle_and_client_identity_build() {
-    let s = Scratch::new();
+    let s = Scratch::new("a2aflow-tls");
     let ca = s.file("ca.pem", CA_PEM);
     let cert = s.file("client.pem", CLIENT_CERT_PEM);
     let key = s.file("client.key", CLIENT_KEY_PEM);
@@ -143,7 +119,7 @@ fn valid_ca_bundle_and_client_identity_build() {
 
 #[test]
 fn missing_or_unusable_client_key_fails() {
-    let s = Scratch::new();
+    let s = Scratch::new("a2aflow-tls");
     let cert = s.file("client.pem", CLIENT_CERT_PEM);
 
     let e = TlsConfig::new()
@@ -204,29 +180,10 @@ fn system_roots_without_the_feature_fail_instead_of_falling_back() {
     assert!(e.message.contains("system-roots"), "{}", e.message);
 }
 
-#[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Capture {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[test]
 fn insecure_skip_verify_is_per_config_and_warns_once() {
     let capture = Capture::default();
-    let writer = capture.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let _guard = capture.trace_default();
 
     let insecure = TlsConfig::new().with_insecure_skip_verify(true);
     insecure.client_config().unwrap();
@@ -235,7 +192,7 @@ fn insecure_skip_verify_is_per_config_and_warns_once() {
     // Another client keeps verifying and does not warn.
     TlsConfig::new().client_config().unwrap();
 
-    let text = String::from_utf8(capture.0.lock().unwrap().clone()).unwrap();
+    let text = capture.text();
     assert_eq!(
         text.matches("verification is DISABLED").count(),
         1,
@@ -246,7 +203,7 @@ fn insecure_skip_verify_is_per_config_and_warns_once() {
         .with_insecure_skip_verify(true)
         .client_config()
         .unwrap();
-    let text = String::from_utf8(capture.0.lock().unwrap().clone()).unwrap();
+    let text = capture.text();
     assert_eq!(
         text.matches("verification is DISABLED").count(),
         2,
@@ -256,7 +213,7 @@ fn insecure_skip_verify_is_per_config_and_warns_once() {
 
 #[test]
 fn insecure_skip_verify_with_trust_roots_is_rejected_not_ignored() {
-    let s = Scratch::new();
+    let s = Scratch::new("a2aflow-tls");
     let ca = s.file("ca.pem", CA_PEM);
     let e = TlsConfig::new()
         .with_ca_bundle(&ca)

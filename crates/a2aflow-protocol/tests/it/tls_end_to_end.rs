@@ -4,25 +4,16 @@
 //! against a server that demands a client certificate: the configured identity is handshaken on
 //! both bindings and satisfies a card's `mtlsSecurityScheme`; none, or a wrong one, is `a2a.tls`.
 
+use crate::support::msg;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use a2aflow_model::a2a::{Message, Part, Role, SendMessageRequest};
 use a2aflow_protocol::auth::AgentAuth;
 use a2aflow_protocol::tls::TlsConfig;
 use a2aflow_protocol::{Binding, CallOptions, HttpClient, Limits, TransportError, connect};
 use a2aflow_testkit::{AgentSpec, ClientIdentity, SilentServer, TestServer, TlsOptions};
 use serde_json::json;
-
-fn msg(text: &str) -> SendMessageRequest {
-    SendMessageRequest {
-        message: Message::new(Role::User, vec![Part::text(text)]),
-        configuration: None,
-        metadata: None,
-        tenant: None,
-    }
-}
 
 async fn tls_server(options: TlsOptions) -> TestServer {
     TestServer::builder()
@@ -38,6 +29,21 @@ fn client(tls: &TlsConfig) -> HttpClient {
         .tls(tls.client_config().unwrap())
         .build()
         .unwrap()
+}
+
+/// Fetches agent `a`'s card with `c` and sends `text` on each binding; every call must succeed.
+async fn send_on_both_bindings(server: &TestServer, c: &HttpClient, text: &str) {
+    let card = c
+        .fetch_agent_card(&server.card_url("a"), &CallOptions::default())
+        .await
+        .unwrap();
+    for b in [Binding::JsonRpc, Binding::HttpJson] {
+        connect(&card, c, &[b])
+            .unwrap()
+            .send_message(&msg(text), &CallOptions::default())
+            .await
+            .unwrap();
+    }
 }
 
 struct CaFile(PathBuf);
@@ -67,17 +73,7 @@ async fn default_trust_refuses_a_private_ca_and_the_bundle_accepts_it() {
 
     let ca = CaFile::new(server.ca_pem().unwrap());
     let c = client(&TlsConfig::new().with_ca_bundle(&ca.0));
-    let card = c
-        .fetch_agent_card(&server.card_url("a"), &CallOptions::default())
-        .await
-        .unwrap();
-    for b in [Binding::JsonRpc, Binding::HttpJson] {
-        connect(&card, &c, &[b])
-            .unwrap()
-            .send_message(&msg("over tls"), &CallOptions::default())
-            .await
-            .unwrap();
-    }
+    send_on_both_bindings(&server, &c, "over tls").await;
 }
 
 #[tokio::test]
@@ -206,17 +202,7 @@ async fn a_mutual_handshake_succeeds_on_both_bindings() {
     let (server, ca) = mutual_server(AgentSpec::new("a")).await;
     let (tls, _cert, _key) = with_identity(&ca, server.client_identity().unwrap());
     let c = client(&tls);
-    let card = c
-        .fetch_agent_card(&server.card_url("a"), &CallOptions::default())
-        .await
-        .unwrap();
-    for b in [Binding::JsonRpc, Binding::HttpJson] {
-        connect(&card, &c, &[b])
-            .unwrap()
-            .send_message(&msg("mutual"), &CallOptions::default())
-            .await
-            .unwrap();
-    }
+    send_on_both_bindings(&server, &c, "mutual").await;
 }
 
 #[tokio::test]

@@ -3,28 +3,19 @@
 
 // Test code: a failed unwrap is a failed test.
 
+use crate::support::msg;
 use std::sync::Arc;
 use std::time::Duration;
 
 use a2aflow_model::a2a::{
-    CancelTaskRequest, GetTaskRequest, ListTasksRequest, Message, Part, Role,
-    SendMessageConfiguration, SendMessageRequest, SendMessageResponse, StreamResponse,
-    SubscribeToTaskRequest, TaskState,
+    CancelTaskRequest, GetTaskRequest, ListTasksRequest, SendMessageConfiguration,
+    SendMessageRequest, SendMessageResponse, StreamResponse, SubscribeToTaskRequest, TaskState,
 };
 use a2aflow_protocol::{Binding, CallOptions, HttpClient, Transport, TransportError, connect};
 use a2aflow_testkit::{AgentSpec, Route, TestServer};
 use futures_util::StreamExt;
 
 const BINDINGS: [Binding; 2] = [Binding::JsonRpc, Binding::HttpJson];
-
-fn msg(text: &str) -> SendMessageRequest {
-    SendMessageRequest {
-        message: Message::new(Role::User, vec![Part::text(text)]),
-        configuration: None,
-        metadata: None,
-        tenant: None,
-    }
-}
 
 fn immediately(text: &str) -> SendMessageRequest {
     let mut r = msg(text);

@@ -3,10 +3,11 @@
 
 // Test code: a failed unwrap is a failed test.
 
+use crate::support::msg;
 use std::sync::Arc;
 use std::time::Duration;
 
-use a2aflow_model::a2a::{Message, Part, Role, SendMessageRequest, StreamResponse};
+use a2aflow_model::a2a::StreamResponse;
 use a2aflow_protocol::{
     Binding, CallOptions, HttpClient, Limits, TimeoutPhase, Transport, TransportError, connect,
 };
@@ -26,15 +27,6 @@ fn limits() -> Limits {
     l.max_response_body = 64 * 1024;
     l.max_sse_event = 16 * 1024;
     l
-}
-
-fn msg(text: &str) -> SendMessageRequest {
-    SendMessageRequest {
-        message: Message::new(Role::User, vec![Part::text(text)]),
-        configuration: None,
-        metadata: None,
-        tenant: None,
-    }
 }
 
 async fn server(ping: Duration) -> TestServer {

@@ -2,7 +2,8 @@
 //! environment and `enc:` values, OAuth2 and login tokens, provider headers, request and response
 //! bodies, SSE events, failures — and asserts that no secret appears anywhere.
 
-use std::sync::{Arc, Mutex};
+use crate::support::Capture;
+use std::sync::Arc;
 
 use a2a::AgentCard;
 use a2aflow_model::Failure;
@@ -35,25 +36,6 @@ const SECRETS: &[&str] = &[
     "ENC-PLAINTEXT-v8b2",
     "URL-TOKEN-n9m3",
 ];
-
-#[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Capture {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Capture {
-    fn text(&self) -> String {
-        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
-    }
-}
 
 fn subscriber(capture: &Capture, json: bool) -> Box<dyn tracing::Subscriber + Send + Sync> {
     let writer = capture.clone();

@@ -17,11 +17,19 @@ async fn server() -> TestServer {
 }
 
 fn send_body(text: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": user_message(text)}})
+    rpc_body("SendMessage", json!({"message": user_message(text)}))
 }
 
 fn stream_body(text: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": {"message": user_message(text)}})
+    rpc_body(
+        "SendStreamingMessage",
+        json!({"message": user_message(text)}),
+    )
+}
+
+/// A GetTask for a task the server never made.
+fn get_body() -> Value {
+    rpc_body("GetTask", json!({"id": "x"}))
 }
 
 #[tokio::test]
@@ -55,15 +63,7 @@ async fn refuse_connection_closes_without_a_response() {
 async fn reset_mid_body_cuts_a_length_delimited_body() {
     let s = server().await;
     s.set_fault("f", Route::Send, Fault::ResetMidBody).unwrap();
-    let r = call(
-        &s,
-        "POST",
-        &path_of(&s.jsonrpc_url("f")),
-        &[V1],
-        Some(&send_body("echo hello there")),
-    )
-    .await
-    .unwrap();
+    let r = post_rpc(&s, "f", &send_body("echo hello there")).await;
     assert_eq!(r.status, 200);
     let declared: usize = r.header("content-length").unwrap().parse().unwrap();
     assert!(declared > 20);
@@ -80,15 +80,7 @@ async fn reset_mid_stream_after_n_events_is_an_early_eof() {
         Fault::ResetMidStream { after_events: 2 },
     )
     .unwrap();
-    let r = call(
-        &s,
-        "POST",
-        &path_of(&s.jsonrpc_url("f")),
-        &[V1],
-        Some(&stream_body("stream x")),
-    )
-    .await
-    .unwrap();
+    let r = post_rpc(&s, "f", &stream_body("stream x")).await;
     let (frames, err) = r.frames().await;
     assert!(err.is_some(), "stream must end in a transport error");
     let joined: Vec<u8> = frames.concat();
@@ -101,16 +93,8 @@ async fn server_error_has_an_html_body() {
     let s = server().await;
     s.set_fault("f", Route::Get, Fault::ServerError { status: 502 })
         .unwrap();
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}});
-    let r = call(
-        &s,
-        "POST",
-        &path_of(&s.jsonrpc_url("f")),
-        &[V1],
-        Some(&body),
-    )
-    .await
-    .unwrap();
+    let body = get_body();
+    let r = post_rpc(&s, "f", &body).await;
     assert_eq!(r.status, 502);
     assert_eq!(r.header("content-type"), Some("text/html"));
     assert!(r.bytes().await.unwrap().starts_with(b"<html>"));
@@ -120,47 +104,27 @@ async fn server_error_has_an_html_body() {
 async fn malformed_and_wrongly_typed_json() {
     let s = server().await;
     s.set_fault("f", Route::Send, Fault::MalformedJson).unwrap();
-    let r = call(
-        &s,
-        "POST",
-        &path_of(&s.jsonrpc_url("f")),
-        &[V1],
-        Some(&send_body("echo")),
-    )
-    .await
-    .unwrap();
+    let r = post_rpc(&s, "f", &send_body("echo")).await;
     assert_eq!(r.status, 200);
     let b = r.bytes().await.unwrap();
     assert!(serde_json::from_slice::<Value>(&b).is_err());
 
     s.set_fault("f", Route::Send, Fault::WrongTypes).unwrap();
-    let r = call(
-        &s,
-        "POST",
-        &path_of(&s.jsonrpc_url("f")),
-        &[V1],
-        Some(&send_body("echo")),
-    )
-    .await
-    .unwrap();
+    let r = post_rpc(&s, "f", &send_body("echo")).await;
     let v = r.json().await;
     assert!(v["result"]["task"]["id"].is_number());
     assert!(v["result"]["task"]["status"].is_string());
 
     s.set_fault("f", Route::Get, Fault::WrongTypes).unwrap();
-    let get = json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}});
-    let r = call(&s, "POST", &path_of(&s.jsonrpc_url("f")), &[V1], Some(&get))
-        .await
-        .unwrap();
+    let get = get_body();
+    let r = post_rpc(&s, "f", &get).await;
     assert!(
         r.json().await["result"]["id"].is_number(),
         "GetTask result is a bare task"
     );
 
     s.set_fault("f", Route::Card, Fault::WrongTypes).unwrap();
-    let r = call(&s, "GET", &path_of(&s.card_url("f")), &[V1], None)
-        .await
-        .unwrap();
+    let r = get_v1(&s, &path_of(&s.card_url("f"))).await;
     let card = r.json().await;
     assert!(card["name"].is_number());
     assert!(card["supportedInterfaces"].is_string());
@@ -171,15 +135,7 @@ async fn truncated_sse_ends_cleanly_mid_event() {
     let s = server().await;
     s.set_fault("f", Route::Stream, Fault::TruncatedSse { after_events: 1 })
         .unwrap();
-    let r = call(
-        &s,
-        "POST",
-        &path_of(&s.jsonrpc_url("f")),
-        &[V1],
-        Some(&stream_body("stream x")),
-    )
-    .await
-    .unwrap();
+    let r = post_rpc(&s, "f", &stream_body("stream x")).await;
     let body = r.bytes().await.expect("clean end of body");
     let text = String::from_utf8_lossy(&body);
     assert_eq!(text.matches("\r\n\r\n").count(), 1, "one whole event");
@@ -191,15 +147,7 @@ async fn oversized_body_and_sse_event() {
     let s = server().await;
     s.set_fault("f", Route::Send, Fault::OversizedBody { bytes: 3_000_000 })
         .unwrap();
-    let r = call(
-        &s,
-        "POST",
-        &path_of(&s.jsonrpc_url("f")),
-        &[V1],
-        Some(&send_body("echo")),
-    )
-    .await
-    .unwrap();
+    let r = post_rpc(&s, "f", &send_body("echo")).await;
     assert_eq!(r.header("content-length"), Some("3000000"));
     let b = r.bytes().await.unwrap();
     assert_eq!(b.len(), 3_000_000);
@@ -212,15 +160,7 @@ async fn oversized_body_and_sse_event() {
         Fault::OversizedSseEvent { bytes: 1_000_000 },
     )
     .unwrap();
-    let r = call(
-        &s,
-        "POST",
-        &path_of(&s.jsonrpc_url("f")),
-        &[V1],
-        Some(&stream_body("echo")),
-    )
-    .await
-    .unwrap();
+    let r = post_rpc(&s, "f", &stream_body("echo")).await;
     let events = sse_events(&r.bytes().await.unwrap());
     assert!(events[0].1.len() > 1_000_000);
     assert_eq!(
@@ -235,15 +175,7 @@ async fn sse_error_event_mid_stream() {
     let s = server().await;
     s.set_fault("f", Route::Stream, Fault::SseErrorEvent { after_events: 1 })
         .unwrap();
-    let r = call(
-        &s,
-        "POST",
-        &path_of(&s.jsonrpc_url("f")),
-        &[V1],
-        Some(&stream_body("task x")),
-    )
-    .await
-    .unwrap();
+    let r = post_rpc(&s, "f", &stream_body("task x")).await;
     let events = sse_events(&r.bytes().await.unwrap());
     assert_eq!(events.len(), 2);
     assert_eq!(events[1].0, "error");
@@ -262,16 +194,8 @@ async fn byte_drip_delivers_one_byte_per_frame() {
         },
     )
     .unwrap();
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}});
-    let r = call(
-        &s,
-        "POST",
-        &path_of(&s.jsonrpc_url("f")),
-        &[V1],
-        Some(&body),
-    )
-    .await
-    .unwrap();
+    let body = get_body();
+    let r = post_rpc(&s, "f", &body).await;
     let (frames, err) = r.frames().await;
     assert!(err.is_none());
     assert!(frames.len() > 50);
@@ -288,7 +212,7 @@ async fn held_get(s: &TestServer) -> tokio::task::JoinHandle<Result<u16, String>
             .await
             .unwrap();
     tokio::spawn(conn);
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}});
+    let body = get_body();
     let req = http::Request::post(path_of(&s.jsonrpc_url("f")))
         .header("host", "x")
         .header("A2A-Version", "1.0")
@@ -338,14 +262,8 @@ async fn limited_faults_expire_and_auth_fault_rejects_bad_credentials() {
     s.set_fault_times("f", Route::Card, Fault::ServerError { status: 503 }, 1)
         .unwrap();
     let card = path_of(&s.card_url("f"));
-    assert_eq!(
-        call(&s, "GET", &card, &[V1], None).await.unwrap().status,
-        503
-    );
-    assert_eq!(
-        call(&s, "GET", &card, &[V1], None).await.unwrap().status,
-        200
-    );
+    assert_eq!(get_v1(&s, &card).await.status, 503);
+    assert_eq!(get_v1(&s, &card).await.status, 200);
 
     s.set_fault(
         "f",
@@ -353,7 +271,7 @@ async fn limited_faults_expire_and_auth_fault_rejects_bad_credentials() {
         Fault::RequireAuth(Credential::Bearer("tok".into())),
     )
     .unwrap();
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}});
+    let body = get_body();
     let rpc_path = path_of(&s.jsonrpc_url("f"));
     let r = call(
         &s,

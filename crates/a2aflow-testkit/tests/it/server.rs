@@ -49,15 +49,7 @@ async fn card_is_served_and_the_request_is_logged() {
     assert_eq!(log[0].header("a2a-version"), Some("1.0"));
     assert_eq!(log[0].header("a2a-extensions"), Some("urn:x"));
     // Unknown agents and paths are plain 404s.
-    let r = call(
-        &s,
-        "GET",
-        "/agents/nobody/.well-known/agent-card.json",
-        &[V1],
-        None,
-    )
-    .await
-    .unwrap();
+    let r = get_v1(&s, "/agents/nobody/.well-known/agent-card.json").await;
     assert_eq!(r.status, 404);
     s.shutdown().await.unwrap();
 }
@@ -190,15 +182,7 @@ async fn version_header_is_checked_unless_turned_off() {
 async fn streaming_uses_python_sse_framing() {
     let s = server().await;
     let body = json!({"jsonrpc": "2.0", "id": "s1", "method": "SendStreamingMessage", "params": {"message": user_message("stream x")}});
-    let r = call(
-        &s,
-        "POST",
-        &path_of(&s.jsonrpc_url("a")),
-        &[V1],
-        Some(&body),
-    )
-    .await
-    .unwrap();
+    let r = post_rpc(&s, "a", &body).await;
     assert_eq!(r.status, 200);
     assert_eq!(
         r.header("content-type"),
@@ -294,7 +278,7 @@ async fn subscribe_starts_with_the_task_and_pings_while_idle() {
     // Subscribing to a terminal task: a plain JSON error, JSON-RPC -32004.
     let v = rpc(&s, "a", "SubscribeToTask", json!({"id": id})).await;
     assert_eq!(v["error"]["code"], json!(-32004));
-    let r = call(&s, "GET", &path, &[V1], None).await.unwrap();
+    let r = get_v1(&s, &path).await;
     assert_eq!(r.status, 400);
     assert_eq!(
         r.json().await["error"]["details"][0]["reason"],
@@ -319,26 +303,14 @@ async fn rest_happy_paths_and_errors() {
     let t = r.json().await;
     let id = t["task"]["id"].as_str().unwrap().to_owned();
     let ctx = t["task"]["contextId"].as_str().unwrap().to_owned();
-    let r = call(
-        &s,
-        "GET",
-        &format!("{base}/tasks/{id}?historyLength=1"),
-        &[V1],
-        None,
-    )
-    .await
-    .unwrap();
+    let r = get_v1(&s, &format!("{base}/tasks/{id}?historyLength=1")).await;
     let got = r.json().await;
     assert_eq!(got["history"].as_array().unwrap().len(), 1);
-    let r = call(
+    let r = get_v1(
         &s,
-        "GET",
         &format!("{base}/tasks?contextId={ctx}&includeArtifacts=true"),
-        &[V1],
-        None,
     )
-    .await
-    .unwrap();
+    .await;
     let listed = r.json().await;
     assert_eq!(listed["tasks"][0]["artifacts"][0]["name"], "result");
     let r = call(
@@ -353,19 +325,19 @@ async fn rest_happy_paths_and_errors() {
     assert_eq!(r.status, 400);
     let e = r.json().await;
     assert_eq!(e["error"]["details"][0]["reason"], "TASK_NOT_CANCELABLE");
-    let r = call(&s, "GET", &format!("{base}/tasks/nope"), &[V1], None)
-        .await
-        .unwrap();
-    assert_eq!(r.status, 404);
-    assert_eq!(r.json().await["error"]["status"], "NOT_FOUND");
-    let r = call(&s, "GET", &format!("{base}/message:send"), &[V1], None)
-        .await
-        .unwrap();
-    assert_eq!(r.status, 404);
-    let r = call(&s, "GET", &format!("{base}/extendedAgentCard"), &[V1], None)
-        .await
-        .unwrap();
-    assert_eq!(r.status, 400);
+    // (path under the REST base, status, the error's `status` where it is checked)
+    let errors = [
+        ("/tasks/nope", 404, Some("NOT_FOUND")),
+        ("/message:send", 404, None),
+        ("/extendedAgentCard", 400, None),
+    ];
+    for (path, status, error_status) in errors {
+        let r = get_v1(&s, &format!("{base}{path}")).await;
+        assert_eq!(r.status, status, "GET {path}");
+        if let Some(expected) = error_status {
+            assert_eq!(r.json().await["error"]["status"], expected, "GET {path}");
+        }
+    }
 }
 
 #[tokio::test]
@@ -510,15 +482,7 @@ async fn crash_is_an_internal_error_or_an_sse_error_event() {
         json!({"code": -32603, "message": "agent crashed on purpose: crash now"})
     );
     let body = json!({"jsonrpc": "2.0", "id": 31, "method": "SendStreamingMessage", "params": {"message": user_message("crash in stream")}});
-    let r = call(
-        &s,
-        "POST",
-        &path_of(&s.jsonrpc_url("a")),
-        &[V1],
-        Some(&body),
-    )
-    .await
-    .unwrap();
+    let r = post_rpc(&s, "a", &body).await;
     let events = sse_events(&r.bytes().await.unwrap());
     let (name, data) = events.last().unwrap();
     assert_eq!(name, "error");
@@ -542,7 +506,7 @@ async fn required_extensions_and_auth_are_enforced() {
         .await
         .unwrap();
     let path = path_of(&s.jsonrpc_url("x"));
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": user_message("echo")}});
+    let body = rpc_body("SendMessage", json!({"message": user_message("echo")}));
     let r = call(&s, "POST", &path, &[V1], Some(&body)).await.unwrap();
     assert_eq!(r.status, 401);
     let r = call(
@@ -662,7 +626,7 @@ async fn declared_requested_extensions_can_be_echoed() {
         .spawn()
         .await
         .unwrap();
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": user_message("echo")}});
+    let body = rpc_body("SendMessage", json!({"message": user_message("echo")}));
     let path = path_of(&s.jsonrpc_url("e"));
     let r = call(
         &s,

@@ -123,18 +123,36 @@ pub fn path_of(url: &str) -> String {
         .map_or("/".into(), |i| after[i..].to_owned())
 }
 
-/// A JSON-RPC call with `A2A-Version: 1.0`; returns the whole response JSON.
-pub async fn rpc(server: &TestServer, agent: &str, method: &str, params: Value) -> Value {
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-    let resp = call(
+/// GETs `path` with `A2A-Version: 1.0` and returns the response head (whatever its status);
+/// panics only when no response head arrives.
+pub async fn get_v1(server: &TestServer, path: &str) -> Resp {
+    call(server, "GET", path, &[V1], None)
+        .await
+        .expect("a response head")
+}
+
+/// A JSON-RPC request body: `method` with `params`, id 1.
+pub fn rpc_body(method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+}
+
+/// POSTs `body` to `agent`'s JSON-RPC endpoint with `A2A-Version: 1.0` and returns the response
+/// head (whatever its status); panics only when no response head arrives.
+pub async fn post_rpc(server: &TestServer, agent: &str, body: &Value) -> Resp {
+    call(
         server,
         "POST",
         &path_of(&server.jsonrpc_url(agent)),
         &[V1],
-        Some(&body),
+        Some(body),
     )
     .await
-    .expect("rpc");
+    .expect("a response head")
+}
+
+/// A JSON-RPC call with `A2A-Version: 1.0`; returns the whole response JSON.
+pub async fn rpc(server: &TestServer, agent: &str, method: &str, params: Value) -> Value {
+    let resp = post_rpc(server, agent, &rpc_body(method, params)).await;
     assert_eq!(resp.status, 200);
     resp.json().await
 }

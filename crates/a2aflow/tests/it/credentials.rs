@@ -3,31 +3,15 @@
 //! user gave it. A card fetched from one origin that names an interface at another, or a plain
 //! http interface for a card fetched over https, gets no credentials; nothing is sent there.
 
-use a2aflow::kernel::{CallbackError, ControlPoint, RunInput};
-use a2aflow::model::{ExecutionResult, Failure, LoadOptions, MessageContent, TaskRequest};
+use crate::support::execute;
+use a2aflow::model::{ExecutionResult, Failure, LoadOptions};
 use a2aflow::model::{Workflow, load_workflow_str};
-use a2aflow::{
-    AgentEndpoint, EngineConfig, HostHooks, TransportFactory, discover_agents, execute_workflow,
-    fetch_agent_cards,
-};
+use a2aflow::{AgentEndpoint, EngineConfig, TransportFactory, discover_agents, fetch_agent_cards};
 use a2aflow_testkit::{AgentSpec, Credential, TestServer, TlsOptions};
 use serde_json::{Value, json};
 use std::path::Path;
-use std::sync::Arc;
 
 const TOKEN: &str = "alpha-s3cret-token";
-
-struct Host;
-
-#[async_trait::async_trait]
-impl ControlPoint for Host {
-    async fn on_task(&self, request: TaskRequest) -> Result<MessageContent, CallbackError> {
-        Ok(MessageContent::text(format!(
-            "task {}",
-            request.description
-        )))
-    }
-}
 
 fn workflow() -> Workflow {
     load_workflow_str(
@@ -62,15 +46,7 @@ fn pointing_at(name: &str, back: &TestServer) -> AgentSpec {
 }
 
 async fn run(agents: &[AgentEndpoint], config: &EngineConfig) -> Result<ExecutionResult, Failure> {
-    execute_workflow(
-        workflow(),
-        agents,
-        Arc::new(Host),
-        config,
-        RunInput::default(),
-        HostHooks::default(),
-    )
-    .await
+    execute(workflow(), agents, config).await
 }
 
 fn token_seen(server: &TestServer) -> bool {
@@ -188,16 +164,7 @@ async fn a_bare_card_gets_credentials_only_for_allowed_origins() {
         dir.path(),
         json!({"alpha": {"allowed_origins": [server.base_url()], "bearer": {"token": TOKEN}}}),
     );
-    let result = execute_workflow(
-        workflow(),
-        &cards,
-        Arc::new(Host),
-        &config,
-        RunInput::default(),
-        HostHooks::default(),
-    )
-    .await
-    .unwrap();
+    let result = execute(workflow(), &cards, &config).await.unwrap();
     assert!(result.success, "{:?}", result.failure);
     assert!(token_seen(&server));
     server.shutdown().await.unwrap();

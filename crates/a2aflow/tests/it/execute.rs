@@ -1,38 +1,11 @@
 //! `execute_workflow` end to end against testkit agents: it builds what it needs from the cards,
 //! runs, returns the result, and closes every connection it opened.
 
-use a2aflow::kernel::{CallbackError, ControlPoint, RunInput};
-use a2aflow::model::{
-    LoadOptions, MessageContent, Output, TaskOutcomeStatus, TaskRequest, TaskResult,
-    load_workflow_str,
-};
-use a2aflow::{EngineConfig, HostHooks, execute_workflow, fetch_agent_cards};
+use crate::support::execute;
+use a2aflow::model::{LoadOptions, TaskOutcomeStatus, load_workflow_str};
+use a2aflow::{EngineConfig, fetch_agent_cards};
 use a2aflow_testkit::{AgentSpec, Binding, Credential, TestServer};
 use serde_json::json;
-use std::sync::Arc;
-
-struct Host;
-
-#[async_trait::async_trait]
-impl ControlPoint for Host {
-    async fn on_task(&self, request: TaskRequest) -> Result<MessageContent, CallbackError> {
-        Ok(MessageContent::text(format!(
-            "task {}",
-            request.description
-        )))
-    }
-    async fn on_self_task(&self, request: TaskRequest) -> Result<TaskResult, CallbackError> {
-        let seen: Vec<String> = request
-            .workflow_input
-            .upstream_results
-            .iter()
-            .map(|u| u.step_name.clone())
-            .collect();
-        Ok(TaskResult {
-            outputs: vec![Output::data(json!({ "saw": seen }))],
-        })
-    }
-}
 
 const WORKFLOW: &str = r#"{"id": "wf", "steps": [
   {"name": "ask", "subtasks": [{"agent": "alpha", "description": "one"}, {"agent": "beta", "description": "two"}],
@@ -62,16 +35,7 @@ async fn runs_a_workflow_from_cards_and_closes_its_connections() {
     let workflow = load_workflow_str(WORKFLOW, LoadOptions::STRICT)
         .unwrap()
         .workflow;
-    let result = execute_workflow(
-        workflow,
-        &cards,
-        Arc::new(Host),
-        &config,
-        RunInput::default(),
-        HostHooks::default(),
-    )
-    .await
-    .unwrap();
+    let result = execute(workflow, &cards, &config).await.unwrap();
     assert!(result.success, "{:#?}", result.failure);
     let ask = &result.steps[0];
     assert_eq!(ask.step_name, "ask");
@@ -132,28 +96,12 @@ async fn construction_problems_fail_before_anything_is_sent() {
         .workflow;
 
     let jsonrpc_only = EngineConfig::from_toml_str("bindings = [\"jsonrpc\"]").unwrap();
-    let err = execute_workflow(
-        workflow.clone(),
-        &cards[..1],
-        Arc::new(Host),
-        &jsonrpc_only,
-        RunInput::default(),
-        HostHooks::default(),
-    )
-    .await
-    .unwrap_err();
+    let err = execute(workflow.clone(), &cards[..1], &jsonrpc_only)
+        .await
+        .unwrap_err();
     assert_eq!(err.code, "a2a.unsupported_binding", "{err}");
 
-    let err = execute_workflow(
-        workflow,
-        &cards[1..],
-        Arc::new(Host),
-        &config,
-        RunInput::default(),
-        HostHooks::default(),
-    )
-    .await
-    .unwrap_err();
+    let err = execute(workflow, &cards[1..], &config).await.unwrap_err();
     assert_eq!(err.code, "auth.requirement_unsatisfied", "{err}");
     assert!(
         server.requests().is_empty(),

@@ -6,3 +6,4 @@ mod credentials;
 mod execute;
 mod oauth2;
 mod readme;
+mod support;
