@@ -25,9 +25,11 @@ use a2aflow_model::{
     ErrorCode, EventKind, Failure, MessageContent, NegotiationReply, NegotiationRequest,
     ReceivedKind, TaskRequest,
 };
+use a2aflow_protocol::channel::{AgentChannel, AgentTable};
 use a2aflow_protocol::end_state::{Observation, observe, state_name, with_identity};
 use a2aflow_protocol::error::{TimeoutPhase, TransportError};
 use a2aflow_protocol::headers::CallOptions;
+use a2aflow_protocol::limits::Limits;
 use a2aflow_protocol::stream::StreamResponseStream;
 use a2aflow_protocol::transport::Transport;
 use a2aflow_protocol::view::{Folded, ResponseReducer, TaskView};
@@ -43,19 +45,14 @@ use std::time::Duration;
 use tokio::time::{Instant, Sleep};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
-/// One agent the client can reach.
-#[derive(Debug, Clone)]
-struct Agent {
-    name: String,
-    transport: Arc<dyn Transport>,
-    streaming: bool,
-    declared: Vec<(String, bool)>,
-}
+/// One agent the client can reach (the channel the wire crate's door built, or one over a
+/// transport the host built).
+type Agent = AgentChannel;
 
 /// The A2A engine client. Cheap to share behind an `Arc`; every dispatch is independent.
 #[derive(Debug, Clone)]
 pub struct A2aEngineClient {
-    agents: HashMap<String, Agent>,
+    agents: AgentTable,
     config: ClientConfig,
 }
 
@@ -224,7 +221,7 @@ impl A2aEngineClient {
     pub fn new(config: ClientConfig) -> Result<Self, Failure> {
         config.validate()?;
         Ok(A2aEngineClient {
-            agents: HashMap::new(),
+            agents: AgentTable::new(),
             config,
         })
     }
@@ -241,36 +238,17 @@ impl A2aEngineClient {
         card: &AgentCard,
         transport: Arc<dyn Transport>,
     ) -> Result<(), Failure> {
-        let name = card.name.trim();
-        if name.is_empty() {
-            return Err(Failure::new(
-                ErrorCode::ConfigInvalid,
-                "AgentCard name must not be blank",
-            ));
-        }
-        if self.agents.contains_key(name) {
-            return Err(Failure::new(
-                ErrorCode::ConfigInvalid,
-                format!("Duplicate AgentCard name: {name}"),
-            ));
-        }
-        let declared = card
-            .capabilities
-            .extensions
-            .iter()
-            .flatten()
-            .map(|e| (e.uri.clone(), e.required.unwrap_or(false)))
-            .collect();
-        self.agents.insert(
-            name.to_owned(),
-            Agent {
-                name: name.to_owned(),
-                transport,
-                streaming: card.capabilities.streaming.unwrap_or(false),
-                declared,
-            },
-        );
-        Ok(())
+        // The client's own assembly caps are the ones it enforces (see `Interaction::new`).
+        let mut limits = Limits::default();
+        limits.max_artifact = self.config.max_artifact_bytes;
+        limits.max_task_evidence = self.config.max_task_evidence_bytes;
+        self.add_channel(AgentChannel::new(card, transport, limits))
+    }
+
+    /// Registers an agent channel (from [`a2aflow_protocol::ChannelFactory::channel`]) by its
+    /// name. A blank or duplicate name is `config.invalid`.
+    pub fn add_channel(&mut self, channel: AgentChannel) -> Result<(), Failure> {
+        self.agents.insert(channel)
     }
 
     /// [`add_agent`](Self::add_agent) in builder form.
@@ -284,12 +262,7 @@ impl A2aEngineClient {
     }
 
     fn agent(&self, name: &str) -> Result<&Agent, Failure> {
-        self.agents.get(name).ok_or_else(|| {
-            Failure::new(
-                ErrorCode::WorkflowUnknownAgent,
-                format!("Agent not found: {name}"),
-            )
-        })
+        self.agents.get(name).map(|a| &**a)
     }
 
     /// Re-attaches to the live remote task of a logical task after a host restart:
@@ -439,9 +412,9 @@ impl<'a> Interaction<'a> {
             .agent
             .declared
             .iter()
-            .map(|(uri, required)| DeclaredExtension {
-                uri,
-                required: *required,
+            .map(|d| DeclaredExtension {
+                uri: &d.uri,
+                required: d.required,
             })
             .collect();
         for uri in &content.extensions {

@@ -1,25 +1,15 @@
 //! [`ExtensionSender`]: the agents it can reach (each on a channel of its own) and the checks
 //! and envelope shared by both operations.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use a2aflow_model::a2a::{self, AgentCard, Message, Role, SendMessageRequest};
+use a2aflow_model::a2a::{self, Message, Role, SendMessageRequest};
 use a2aflow_model::{ErrorCode, Failure, MessageContent};
-use a2aflow_protocol::{CallOptions, Transport, connect};
+use a2aflow_protocol::{AgentChannel, AgentSource, AgentTable, CallOptions, ChannelFactory};
 use a2at::{ActivationError, ContentExtensions, DeclaredExtension};
 
-use crate::config::{ChannelSettings, ExtensionConfig};
-
-/// One agent the sender can reach.
-#[derive(Debug)]
-pub(crate) struct AgentChannel {
-    pub(crate) name: String,
-    pub(crate) transport: Arc<dyn Transport>,
-    pub(crate) streaming: bool,
-    declared: Vec<(String, bool)>,
-}
+use crate::config::ExtensionConfig;
 
 /// A message ready to send: the request, its call options and the fresh context id.
 #[derive(Debug)]
@@ -59,59 +49,30 @@ impl Drop for LiveGuard {
 /// values, never through the workflow event stream. Cheap to share behind an `Arc`.
 #[derive(Debug)]
 pub struct ExtensionSender {
-    agents: HashMap<String, Arc<AgentChannel>>,
+    agents: AgentTable,
     pub(crate) config: ExtensionConfig,
     pub(crate) live: Arc<LiveCounter>,
 }
 
 impl ExtensionSender {
-    /// A sender for `cards` (keyed by card name), each reached through a new [`a2aflow_protocol::HttpClient`]
-    /// built from `channels` — never a pool the workflow client uses. Fails with `config.invalid`
-    /// on a blank or duplicate name or out-of-bounds `config`, `a2a.unsupported_binding` when a
-    /// card offers no usable interface, and with the TLS or credential failure when a client
-    /// cannot be built. Building spawns nothing and makes no request.
-    pub fn new<'c>(
-        cards: impl IntoIterator<Item = &'c AgentCard>,
-        channels: &ChannelSettings,
+    /// A sender for `agents` (keyed by card name), each reached through a channel of
+    /// `channels` — a new connection pool per agent, never one the workflow client uses. Fails
+    /// with `config.invalid` on a blank or duplicate name or out-of-bounds `config`,
+    /// `a2a.unsupported_binding` when a card offers no usable interface, and with the TLS or
+    /// credential failure when a channel cannot be built. Building spawns nothing and makes no
+    /// request.
+    pub fn new<'a, A: AgentSource + ?Sized + 'a>(
+        agents: impl IntoIterator<Item = &'a A>,
+        channels: &ChannelFactory,
         config: ExtensionConfig,
     ) -> Result<Self, Failure> {
         config.validate()?;
-        let mut agents = HashMap::new();
-        for card in cards {
-            let name = card.name.trim();
-            if name.is_empty() {
-                return Err(Failure::new(
-                    ErrorCode::ConfigInvalid,
-                    "AgentCard name must not be blank",
-                ));
-            }
-            if agents.contains_key(name) {
-                return Err(Failure::new(
-                    ErrorCode::ConfigInvalid,
-                    format!("Duplicate AgentCard name: {name}"),
-                ));
-            }
-            let client = channels.http_client(name)?;
-            let transport = connect(card, &client, channels.preference())?;
-            let declared = card
-                .capabilities
-                .extensions
-                .iter()
-                .flatten()
-                .map(|e| (e.uri.clone(), e.required.unwrap_or(false)))
-                .collect();
-            agents.insert(
-                name.to_owned(),
-                Arc::new(AgentChannel {
-                    name: name.to_owned(),
-                    transport,
-                    streaming: card.capabilities.streaming.unwrap_or(false),
-                    declared,
-                }),
-            );
+        let mut table = AgentTable::new();
+        for agent in agents {
+            table.insert(channels.channel(agent)?)?;
         }
         Ok(ExtensionSender {
-            agents,
+            agents: table,
             config,
             live: Arc::new(LiveCounter::default()),
         })
@@ -127,12 +88,23 @@ impl ExtensionSender {
     ) -> Self {
         let channel = AgentChannel {
             name: name.to_owned(),
+            interface: None,
             transport,
             streaming: true,
-            declared: declared.iter().map(|u| ((*u).to_owned(), false)).collect(),
+            declared: declared
+                .iter()
+                .map(|u| a2aflow_protocol::DeclaredUri {
+                    uri: (*u).to_owned(),
+                    required: false,
+                })
+                .collect(),
+            limits: a2aflow_protocol::Limits::default(),
         };
+        let mut agents = AgentTable::new();
+        #[allow(clippy::unwrap_used)] // unit tests only: one agent, a non-blank name
+        agents.insert(channel).unwrap();
         ExtensionSender {
-            agents: HashMap::from([(name.to_owned(), Arc::new(channel))]),
+            agents,
             config,
             live: Arc::new(LiveCounter::default()),
         }
@@ -159,18 +131,13 @@ impl ExtensionSender {
         uri: &str,
     ) -> Result<Prepared, Failure> {
         content.check_sendable()?;
-        let channel = self.agents.get(agent).ok_or_else(|| {
-            Failure::new(
-                ErrorCode::WorkflowUnknownAgent,
-                format!("Agent not found: {agent}"),
-            )
-        })?;
+        let channel = self.agents.get(agent)?;
         let declared: Vec<DeclaredExtension<'_>> = channel
             .declared
             .iter()
-            .map(|(uri, required)| DeclaredExtension {
-                uri,
-                required: *required,
+            .map(|d| DeclaredExtension {
+                uri: &d.uri,
+                required: d.required,
             })
             .collect();
         if !a2at::declares(&declared, uri) {

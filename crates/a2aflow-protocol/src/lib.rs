@@ -19,6 +19,9 @@
 //!   [`Limits`] and the [`RequestHeaders`] hook; [`HttpClient::fetch_agent_card`].
 //! - [`Transport`] — one async method per A2A operation; [`JsonRpcTransport`] and
 //!   [`RestTransport`] implement it; [`connect`] picks one from a card's `supportedInterfaces`.
+//! - [`ChannelFactory`] ([`channel`]) — the one door from a card (and the URL the user configured
+//!   for it) and a [`ChannelConfig`] to an authenticated [`AgentChannel`]; clients keep their
+//!   agents in an [`AgentTable`].
 //! - [`TransportError`] — every failure with a stable code; [`envelope`] maps A2A error bodies.
 //! - [`sse::SseParser`] — the incremental SSE parser the streams run on.
 //! - [`ResponseReducer`] / [`TaskView`] ([`view`]) — the pure fold of A2A responses into a task
@@ -27,6 +30,7 @@
 
 pub mod binding;
 pub mod card_compat;
+pub mod channel;
 pub mod end_state;
 pub mod envelope;
 pub mod error;
@@ -44,6 +48,9 @@ pub mod transport;
 pub mod view;
 
 pub use binding::{Binding, connect, connect_interface, select_interface};
+pub use channel::{
+    AgentChannel, AgentSource, AgentTable, ChannelConfig, ChannelFactory, DeclaredUri,
+};
 pub use end_state::end_state_code;
 pub use error::{RemoteDetails, RemoteError, TimeoutPhase, TransportError};
 pub use headers::{CallOptions, RequestHeaders};

@@ -5,6 +5,7 @@
 mod support;
 
 mod authorization;
+mod configured_caps;
 mod isolation;
 mod load;
 mod notification;

@@ -7,8 +7,7 @@ use a2aflow::kernel::{CallbackError, ControlPoint, RunInput};
 use a2aflow::model::{ExecutionResult, Failure, LoadOptions, MessageContent, TaskRequest};
 use a2aflow::model::{Workflow, load_workflow_str};
 use a2aflow::{
-    AgentEndpoint, EngineConfig, HostHooks, TransportFactory, discover_agents, execute_workflow,
-    fetch_agent_cards,
+    AgentEndpoint, EngineConfig, HostHooks, discover_agents, execute_workflow, fetch_agent_cards,
 };
 use a2aflow_testkit::{AgentSpec, Credential, TestServer, TlsOptions};
 use serde_json::{Value, json};
@@ -177,7 +176,8 @@ async fn a_bare_card_gets_credentials_only_for_allowed_origins() {
     let cards = fetch_agent_cards(&[server.card_url("alpha")], &config)
         .await
         .unwrap();
-    let e = TransportFactory::new(&config, None)
+    let e = config
+        .channel_factory(None)
         .unwrap()
         .connect(&cards[0])
         .err()

@@ -4,5 +4,6 @@
 
 mod credentials;
 mod execute;
+mod extension_config;
 mod oauth2;
 mod readme;
