@@ -82,7 +82,7 @@ impl ExtensionSender {
     #[cfg(test)]
     pub(crate) fn with_transport(
         name: &str,
-        transport: Arc<dyn Transport>,
+        transport: Arc<dyn a2aflow_protocol::Transport>,
         declared: &[&str],
         config: ExtensionConfig,
     ) -> Self {
