@@ -17,7 +17,7 @@ use a2aflow_kernel::{
     project_outputs,
 };
 use a2aflow_model::a2a::{
-    self, AgentCard, CancelTaskRequest, GetTaskRequest, ListTasksRequest, Message, Part, Role,
+    self, AgentCard, CancelTaskRequest, GetTaskRequest, ListTasksRequest, Part,
     SendMessageConfiguration, SendMessageRequest, SendMessageResponse, StreamResponse,
     SubscribeToTaskRequest, Task,
 };
@@ -30,14 +30,14 @@ use a2aflow_protocol::end_state::{Observation, observe, state_name, with_identit
 use a2aflow_protocol::error::{TimeoutPhase, TransportError};
 use a2aflow_protocol::headers::CallOptions;
 use a2aflow_protocol::limits::Limits;
+use a2aflow_protocol::outgoing::user_message;
 use a2aflow_protocol::stream::StreamResponseStream;
 use a2aflow_protocol::transport::Transport;
 use a2aflow_protocol::view::{Folded, ResponseReducer, TaskView};
-use a2at::{ContentExtensions, DeclaredExtension, ExtensionPlan};
+use a2at::{ActivationError, ContentExtensions, DeclaredExtension, ExtensionPlan};
 use async_trait::async_trait;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
-use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -85,11 +85,20 @@ fn interrupted_by_deadline() -> Failure {
     Failure::new(ErrorCode::WorkflowTimeout, "Task interaction timed out")
 }
 
-fn metadata_of(content: &MessageContent) -> Option<HashMap<String, Value>> {
-    content
-        .metadata
-        .as_ref()
-        .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+/// The failure of content that does not fit the agent's card, with the codes the extension
+/// sender reports for the same refusals: an undeclared A2A-T extension is
+/// `a2a.extension_not_supported`, a required one not activated `a2a.extension_support_required`.
+fn activation_failure(e: ActivationError, agent: &str) -> Failure {
+    match e {
+        ActivationError::NotDeclared { .. } => {
+            Failure::new(ErrorCode::A2aExtensionNotSupported, format!("{e}: {agent}"))
+        }
+        ActivationError::RequiredNotActivated { .. } => {
+            Failure::new(ErrorCode::A2aExtensionSupportRequired, e.to_string())
+        }
+        // Only an independent operation needs its extension used; a workflow send names none.
+        other => Failure::new(ErrorCode::ConfigInvalid, other.to_string()),
+    }
 }
 
 fn text_of(parts: &[Part]) -> String {
@@ -417,23 +426,8 @@ impl<'a> Interaction<'a> {
                 required: d.required,
             })
             .collect();
-        for uri in &content.extensions {
-            if let Some(ext) = a2at::Extension::from_uri(uri)
-                && !a2at::declares(&declared, uri)
-            {
-                return Err(Failure::new(
-                    ErrorCode::A2aExtensionNotSupported,
-                    format!(
-                        "Target agent does not declare {}: {}",
-                        ext.name(),
-                        self.agent.name
-                    ),
-                ));
-            }
-        }
         let view = ContentExtensions::new(&content.extensions, content.metadata.as_ref());
-        a2at::plan_extensions(&declared, view)
-            .map_err(|e| Failure::new(ErrorCode::A2aExtensionSupportRequired, e.to_string()))
+        a2at::activate(&declared, view, None).map_err(|e| activation_failure(e, &self.agent.name))
     }
 
     async fn run(&mut self, start: Start) -> Result<(), Failure> {
@@ -569,11 +563,6 @@ impl<'a> Interaction<'a> {
         task_id: Option<String>,
     ) -> Result<(), Failure> {
         let plan = self.plan(&content)?;
-        let header: Vec<String> = plan
-            .header
-            .as_deref()
-            .map(|h| h.split(',').map(str::to_owned).collect())
-            .unwrap_or_default();
         // The send may outlive an interruption by the cancel bound (its late answer can still name
         // a task to cancel, see `finish`), so the transport's own limit is extended by that bound;
         // the interaction itself still stops waiting at its deadline.
@@ -583,7 +572,7 @@ impl<'a> Interaction<'a> {
             .unwrap_or(self.deadline);
         let options = CallOptions::default()
             .with_deadline(send_deadline)
-            .with_extensions(header);
+            .with_extensions(plan.header);
         // Nothing is sent (or announced) once the run is over.
         self.stop.bounded(std::future::ready(())).await?;
         if self.events.is_enabled() {
@@ -600,17 +589,7 @@ impl<'a> Interaction<'a> {
                 .await;
         }
         // The content goes out unchanged: its parts and metadata move into the message.
-        let metadata = metadata_of(&content);
-        let message = Message {
-            message_id: a2a::new_message_id(),
-            context_id: Some(self.context_id.clone()),
-            task_id,
-            role: Role::User,
-            parts: content.parts,
-            metadata,
-            extensions: (!plan.message_extensions.is_empty()).then_some(plan.message_extensions),
-            reference_task_ids: None,
-        };
+        let message = user_message(content, &self.context_id, task_id, plan.message_extensions);
         self.release_stream().await;
         self.force_poll = false;
         self.poll_only = false;

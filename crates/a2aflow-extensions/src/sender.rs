@@ -4,12 +4,33 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use a2aflow_model::a2a::{self, Message, Role, SendMessageRequest};
+use a2aflow_model::a2a::{self, SendMessageRequest};
 use a2aflow_model::{ErrorCode, Failure, MessageContent};
+use a2aflow_protocol::outgoing::user_message;
 use a2aflow_protocol::{AgentChannel, AgentSource, AgentTable, CallOptions, ChannelFactory};
 use a2at::{ActivationError, ContentExtensions, DeclaredExtension};
 
 use crate::config::ExtensionConfig;
+
+/// The failure of content that does not fit the agent's card, with the codes the engine client
+/// reports for the same refusals (`a2a.extension_not_supported`,
+/// `a2a.extension_support_required`); content that does not use the operation's extension is
+/// `config.invalid`. The refused URI is the `uri` detail.
+fn activation_failure(e: ActivationError, agent: &str) -> Failure {
+    let (code, uri) = match &e {
+        ActivationError::NotDeclared { uri, .. } => (ErrorCode::A2aExtensionNotSupported, uri),
+        ActivationError::RequiredNotActivated { uri } => {
+            (ErrorCode::A2aExtensionSupportRequired, uri)
+        }
+        ActivationError::NotUsed { uri } => (ErrorCode::ConfigInvalid, uri),
+        other => return Failure::new(ErrorCode::ConfigInvalid, other.to_string()),
+    };
+    let message = match &e {
+        ActivationError::NotDeclared { .. } => format!("{e}: {agent}"),
+        _ => e.to_string(),
+    };
+    Failure::new(code, message).with_detail("uri", uri.clone())
+}
 
 /// A message ready to send: the request, its call options and the fresh context id.
 #[derive(Debug)]
@@ -140,45 +161,11 @@ impl ExtensionSender {
                 required: d.required,
             })
             .collect();
-        if !a2at::declares(&declared, uri) {
-            return Err(Failure::new(
-                ErrorCode::A2aExtensionNotSupported,
-                format!("Agent {agent} does not declare {uri}"),
-            )
-            .with_detail("agent", agent)
-            .with_detail("uri", uri));
-        }
         let view = ContentExtensions::new(&content.extensions, content.metadata.as_ref());
-        a2at::require_use(&declared, view, uri).map_err(|e| {
-            Failure::new(ErrorCode::ConfigInvalid, e.to_string()).with_detail("uri", uri)
-        })?;
-        let plan = a2at::plan_extensions(&declared, view).map_err(|e| match e {
-            ActivationError::RequiredNotActivated { uri } => Failure::new(
-                ErrorCode::A2aExtensionSupportRequired,
-                format!("Required extension not activated: {uri}"),
-            )
-            .with_detail("uri", uri),
-            other => Failure::new(ErrorCode::ConfigInvalid, other.to_string()),
-        })?;
+        let plan = a2at::activate(&declared, view, Some(uri))
+            .map_err(|e| activation_failure(e, agent).with_detail("agent", agent))?;
         let context_id = a2a::new_context_id();
-        let message = Message {
-            message_id: a2a::new_message_id(),
-            context_id: Some(context_id.clone()),
-            task_id: None,
-            role: Role::User,
-            parts: content.parts.clone(),
-            metadata: content
-                .metadata
-                .as_ref()
-                .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()),
-            extensions: Some(plan.message_extensions),
-            reference_task_ids: None,
-        };
-        let header: Vec<String> = plan
-            .header
-            .as_deref()
-            .map(|h| h.split(',').map(str::to_owned).collect())
-            .unwrap_or_default();
+        let message = user_message(content.clone(), &context_id, None, plan.message_extensions);
         Ok(Prepared {
             agent: Arc::clone(channel),
             request: SendMessageRequest {
@@ -187,7 +174,7 @@ impl ExtensionSender {
                 metadata: None,
                 tenant: None,
             },
-            options: CallOptions::default().with_extensions(header),
+            options: CallOptions::default().with_extensions(plan.header),
             context_id,
         })
     }

@@ -4,6 +4,7 @@
 
 mod support;
 
+mod activation;
 mod authorization;
 mod configured_caps;
 mod isolation;
