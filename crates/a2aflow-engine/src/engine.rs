@@ -686,9 +686,13 @@ impl<'a> Interaction<'a> {
         if self.agent.streaming
             && !self.poll_only
             && !self.force_poll
-            && self.resubscribes < self.config.max_resubscribes
+            && self.resubscribes < self.config.resubscribe.max_attempts
         {
             self.resubscribes += 1;
+            let wait = self.config.resubscribe.delay(self.resubscribes);
+            if !wait.is_zero() {
+                self.stop.bounded(tokio::time::sleep(wait)).await?;
+            }
             let request = SubscribeToTaskRequest {
                 id: task_id,
                 tenant: None,

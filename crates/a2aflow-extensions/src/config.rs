@@ -6,45 +6,7 @@ use std::time::Duration;
 
 use a2aflow_model::{ErrorCode, Failure};
 
-/// How a dropped notification stream is re-opened with `SubscribeToTask`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ResubscribePolicy {
-    /// Attempts in a row before the subscription fails (0: never resubscribe). The count starts
-    /// again after a resubscribed stream delivers an event. Default 3.
-    pub max_attempts: u32,
-    /// Wait before the first attempt; doubles per failed attempt. Default 200 ms.
-    pub backoff: Duration,
-    /// Upper bound of the wait. Default 5 s.
-    pub max_backoff: Duration,
-}
-
-impl Default for ResubscribePolicy {
-    fn default() -> Self {
-        ResubscribePolicy {
-            max_attempts: 3,
-            backoff: Duration::from_millis(200),
-            max_backoff: Duration::from_secs(5),
-        }
-    }
-}
-
-impl ResubscribePolicy {
-    /// A policy of `max_attempts` attempts starting at `backoff`.
-    pub fn new(max_attempts: u32, backoff: Duration) -> Self {
-        ResubscribePolicy {
-            max_attempts,
-            backoff,
-            max_backoff: Duration::from_secs(5).max(backoff),
-        }
-    }
-
-    /// The wait before attempt `attempt` (1-based).
-    pub fn delay(&self, attempt: u32) -> Duration {
-        let factor = 1u32 << attempt.saturating_sub(1).min(16);
-        self.backoff.saturating_mul(factor).min(self.max_backoff)
-    }
-}
+pub use a2aflow_protocol::ResubscribePolicy;
 
 /// Bounds of the sender's operations, validated at construction.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -158,14 +120,5 @@ mod tests {
                 .validate()
                 .is_err()
         );
-    }
-
-    #[test]
-    fn resubscribe_backoff_doubles_up_to_its_bound() {
-        let p = ResubscribePolicy::new(5, Duration::from_millis(100));
-        assert_eq!(p.delay(1), Duration::from_millis(100));
-        assert_eq!(p.delay(2), Duration::from_millis(200));
-        assert_eq!(p.delay(3), Duration::from_millis(400));
-        assert_eq!(p.delay(40), Duration::from_secs(5));
     }
 }
