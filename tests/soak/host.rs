@@ -40,7 +40,7 @@ impl ControlPoint for Host {
 /// holds no socket.
 pub async fn shared_client(card_urls: &[String], config: &EngineConfig) -> Arc<A2aEngineClient> {
     let cards = fetch_agent_cards(card_urls, config).await.unwrap();
-    let factory = TransportFactory::new(config, None).unwrap();
+    let factory: TransportFactory = config.channel_factory(None).unwrap();
     let mut client = A2aEngineClient::new(
         config
             .client_config()

@@ -11,7 +11,7 @@ use a2aflow::model::a2a::{
 use a2aflow::model::{ErrorCode, Failure};
 use a2aflow::protocol::ResponseReducer;
 use a2aflow::protocol::{CallOptions, Transport};
-use a2aflow::{AgentEndpoint, EngineConfig, TransportFactory, fetch_agent_cards};
+use a2aflow::{AgentEndpoint, EngineConfig, fetch_agent_cards};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -119,7 +119,9 @@ async fn transport(
     // configured, checked in `run`), never the card's; without credentials the name is only a
     // label.
     let name = name.map_or_else(|| card.name.clone(), str::to_owned);
-    TransportFactory::new(config, None)?.connect_agent(&AgentEndpoint::new(name, url, card))
+    config
+        .channel_factory(None)?
+        .connect_agent(&AgentEndpoint::new(name, url, card))
 }
 
 /// Folds answers into a reducer created from the first object's context id.

@@ -1,7 +1,7 @@
 //! Settings of the engine client, validated at construction.
 
 use a2aflow_model::{ErrorCode, Failure};
-use a2aflow_protocol::Limits;
+use a2aflow_protocol::{Limits, ResubscribePolicy};
 use std::time::Duration;
 
 /// The smallest allowed poll interval.
@@ -19,8 +19,9 @@ pub struct ClientConfig {
     pub max_poll_interval: Duration,
     /// Bound of one best-effort CancelTask. Default 3 s (below the kernel's cleanup grace).
     pub cancel_timeout: Duration,
-    /// SubscribeToTask attempts after a dropped stream before falling back to polling. Default 3.
-    pub max_resubscribes: u32,
+    /// How a dropped stream is re-opened (SubscribeToTask) before falling back to polling.
+    /// Default: 3 attempts, no wait ([`ResubscribePolicy::immediate`]).
+    pub resubscribe: ResubscribePolicy,
     /// Non-streaming sends ask the agent to return at once (`returnImmediately`) and then poll;
     /// the default (false) blocks until the task is final or interrupted.
     pub return_immediately: bool,
@@ -43,7 +44,7 @@ impl Default for ClientConfig {
             poll_interval: Duration::from_millis(250),
             max_poll_interval: Duration::from_secs(5),
             cancel_timeout: Duration::from_secs(3),
-            max_resubscribes: 3,
+            resubscribe: ResubscribePolicy::immediate(3),
             return_immediately: false,
             cancel_gated_tasks: false,
             max_artifact_bytes: Limits::DEFAULT_MAX_ARTIFACT,
@@ -72,6 +73,11 @@ impl ClientConfig {
         }
         if self.cancel_timeout.is_zero() {
             return Err(invalid("Cancel timeout must be positive"));
+        }
+        if self.resubscribe.max_backoff < self.resubscribe.backoff {
+            return Err(invalid(
+                "Resubscribe max_backoff must not be below its backoff",
+            ));
         }
         if self.max_artifact_bytes == 0 || self.max_task_evidence_bytes == 0 {
             return Err(invalid(
@@ -106,9 +112,15 @@ impl ClientConfig {
         self
     }
 
-    /// With another resubscribe budget.
+    /// With another resubscribe budget (the policy's `max_attempts`).
     pub fn with_max_resubscribes(mut self, n: u32) -> Self {
-        self.max_resubscribes = n;
+        self.resubscribe.max_attempts = n;
+        self
+    }
+
+    /// With another resubscribe policy.
+    pub fn with_resubscribe(mut self, policy: ResubscribePolicy) -> Self {
+        self.resubscribe = policy;
         self
     }
 

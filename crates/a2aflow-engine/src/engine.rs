@@ -17,7 +17,7 @@ use a2aflow_kernel::{
     project_outputs,
 };
 use a2aflow_model::a2a::{
-    self, AgentCard, CancelTaskRequest, GetTaskRequest, ListTasksRequest, Message, Part, Role,
+    self, AgentCard, CancelTaskRequest, GetTaskRequest, ListTasksRequest, Part,
     SendMessageConfiguration, SendMessageRequest, SendMessageResponse, StreamResponse,
     SubscribeToTaskRequest, Task,
 };
@@ -25,17 +25,19 @@ use a2aflow_model::{
     ErrorCode, EventKind, Failure, MessageContent, NegotiationReply, NegotiationRequest,
     ReceivedKind, TaskRequest,
 };
+use a2aflow_protocol::channel::{AgentChannel, AgentTable};
 use a2aflow_protocol::end_state::{Observation, observe, state_name, with_identity};
 use a2aflow_protocol::error::{TimeoutPhase, TransportError};
 use a2aflow_protocol::headers::CallOptions;
+use a2aflow_protocol::limits::Limits;
+use a2aflow_protocol::outgoing::user_message;
 use a2aflow_protocol::stream::StreamResponseStream;
 use a2aflow_protocol::transport::Transport;
 use a2aflow_protocol::view::{Folded, ResponseReducer, TaskView};
-use a2at::{ContentExtensions, DeclaredExtension, ExtensionPlan};
+use a2at::{ActivationError, ContentExtensions, DeclaredExtension, ExtensionPlan};
 use async_trait::async_trait;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
-use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -43,19 +45,14 @@ use std::time::Duration;
 use tokio::time::{Instant, Sleep};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
-/// One agent the client can reach.
-#[derive(Debug, Clone)]
-struct Agent {
-    name: String,
-    transport: Arc<dyn Transport>,
-    streaming: bool,
-    declared: Vec<(String, bool)>,
-}
+/// One agent the client can reach (the channel the wire crate's door built, or one over a
+/// transport the host built).
+type Agent = AgentChannel;
 
 /// The A2A engine client. Cheap to share behind an `Arc`; every dispatch is independent.
 #[derive(Debug, Clone)]
 pub struct A2aEngineClient {
-    agents: HashMap<String, Agent>,
+    agents: AgentTable,
     config: ClientConfig,
 }
 
@@ -88,11 +85,20 @@ fn interrupted_by_deadline() -> Failure {
     Failure::new(ErrorCode::WorkflowTimeout, "Task interaction timed out")
 }
 
-fn metadata_of(content: &MessageContent) -> Option<HashMap<String, Value>> {
-    content
-        .metadata
-        .as_ref()
-        .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+/// The failure of content that does not fit the agent's card, with the codes the extension
+/// sender reports for the same refusals: an undeclared A2A-T extension is
+/// `a2a.extension_not_supported`, a required one not activated `a2a.extension_support_required`.
+fn activation_failure(e: ActivationError, agent: &str) -> Failure {
+    match e {
+        ActivationError::NotDeclared { .. } => {
+            Failure::new(ErrorCode::A2aExtensionNotSupported, format!("{e}: {agent}"))
+        }
+        ActivationError::RequiredNotActivated { .. } => {
+            Failure::new(ErrorCode::A2aExtensionSupportRequired, e.to_string())
+        }
+        // Only an independent operation needs its extension used; a workflow send names none.
+        other => Failure::new(ErrorCode::ConfigInvalid, other.to_string()),
+    }
 }
 
 fn text_of(parts: &[Part]) -> String {
@@ -224,7 +230,7 @@ impl A2aEngineClient {
     pub fn new(config: ClientConfig) -> Result<Self, Failure> {
         config.validate()?;
         Ok(A2aEngineClient {
-            agents: HashMap::new(),
+            agents: AgentTable::new(),
             config,
         })
     }
@@ -241,36 +247,17 @@ impl A2aEngineClient {
         card: &AgentCard,
         transport: Arc<dyn Transport>,
     ) -> Result<(), Failure> {
-        let name = card.name.trim();
-        if name.is_empty() {
-            return Err(Failure::new(
-                ErrorCode::ConfigInvalid,
-                "AgentCard name must not be blank",
-            ));
-        }
-        if self.agents.contains_key(name) {
-            return Err(Failure::new(
-                ErrorCode::ConfigInvalid,
-                format!("Duplicate AgentCard name: {name}"),
-            ));
-        }
-        let declared = card
-            .capabilities
-            .extensions
-            .iter()
-            .flatten()
-            .map(|e| (e.uri.clone(), e.required.unwrap_or(false)))
-            .collect();
-        self.agents.insert(
-            name.to_owned(),
-            Agent {
-                name: name.to_owned(),
-                transport,
-                streaming: card.capabilities.streaming.unwrap_or(false),
-                declared,
-            },
-        );
-        Ok(())
+        // The client's own assembly caps are the ones it enforces (see `Interaction::new`).
+        let mut limits = Limits::default();
+        limits.max_artifact = self.config.max_artifact_bytes;
+        limits.max_task_evidence = self.config.max_task_evidence_bytes;
+        self.add_channel(AgentChannel::new(card, transport, limits))
+    }
+
+    /// Registers an agent channel (from [`a2aflow_protocol::ChannelFactory::channel`]) by its
+    /// name. A blank or duplicate name is `config.invalid`.
+    pub fn add_channel(&mut self, channel: AgentChannel) -> Result<(), Failure> {
+        self.agents.insert(channel)
     }
 
     /// [`add_agent`](Self::add_agent) in builder form.
@@ -284,12 +271,7 @@ impl A2aEngineClient {
     }
 
     fn agent(&self, name: &str) -> Result<&Agent, Failure> {
-        self.agents.get(name).ok_or_else(|| {
-            Failure::new(
-                ErrorCode::WorkflowUnknownAgent,
-                format!("Agent not found: {name}"),
-            )
-        })
+        self.agents.get(name).map(|a| &**a)
     }
 
     /// Re-attaches to the live remote task of a logical task after a host restart:
@@ -439,28 +421,13 @@ impl<'a> Interaction<'a> {
             .agent
             .declared
             .iter()
-            .map(|(uri, required)| DeclaredExtension {
-                uri,
-                required: *required,
+            .map(|d| DeclaredExtension {
+                uri: &d.uri,
+                required: d.required,
             })
             .collect();
-        for uri in &content.extensions {
-            if let Some(ext) = a2at::Extension::from_uri(uri)
-                && !a2at::declares(&declared, uri)
-            {
-                return Err(Failure::new(
-                    ErrorCode::A2aExtensionNotSupported,
-                    format!(
-                        "Target agent does not declare {}: {}",
-                        ext.name(),
-                        self.agent.name
-                    ),
-                ));
-            }
-        }
         let view = ContentExtensions::new(&content.extensions, content.metadata.as_ref());
-        a2at::plan_extensions(&declared, view)
-            .map_err(|e| Failure::new(ErrorCode::A2aExtensionSupportRequired, e.to_string()))
+        a2at::activate(&declared, view, None).map_err(|e| activation_failure(e, &self.agent.name))
     }
 
     async fn run(&mut self, start: Start) -> Result<(), Failure> {
@@ -596,11 +563,6 @@ impl<'a> Interaction<'a> {
         task_id: Option<String>,
     ) -> Result<(), Failure> {
         let plan = self.plan(&content)?;
-        let header: Vec<String> = plan
-            .header
-            .as_deref()
-            .map(|h| h.split(',').map(str::to_owned).collect())
-            .unwrap_or_default();
         // The send may outlive an interruption by the cancel bound (its late answer can still name
         // a task to cancel, see `finish`), so the transport's own limit is extended by that bound;
         // the interaction itself still stops waiting at its deadline.
@@ -610,7 +572,7 @@ impl<'a> Interaction<'a> {
             .unwrap_or(self.deadline);
         let options = CallOptions::default()
             .with_deadline(send_deadline)
-            .with_extensions(header);
+            .with_extensions(plan.header);
         // Nothing is sent (or announced) once the run is over.
         self.stop.bounded(std::future::ready(())).await?;
         if self.events.is_enabled() {
@@ -627,17 +589,7 @@ impl<'a> Interaction<'a> {
                 .await;
         }
         // The content goes out unchanged: its parts and metadata move into the message.
-        let metadata = metadata_of(&content);
-        let message = Message {
-            message_id: a2a::new_message_id(),
-            context_id: Some(self.context_id.clone()),
-            task_id,
-            role: Role::User,
-            parts: content.parts,
-            metadata,
-            extensions: (!plan.message_extensions.is_empty()).then_some(plan.message_extensions),
-            reference_task_ids: None,
-        };
+        let message = user_message(content, &self.context_id, task_id, plan.message_extensions);
         self.release_stream().await;
         self.force_poll = false;
         self.poll_only = false;
@@ -734,9 +686,13 @@ impl<'a> Interaction<'a> {
         if self.agent.streaming
             && !self.poll_only
             && !self.force_poll
-            && self.resubscribes < self.config.max_resubscribes
+            && self.resubscribes < self.config.resubscribe.max_attempts
         {
             self.resubscribes += 1;
+            let wait = self.config.resubscribe.delay(self.resubscribes);
+            if !wait.is_zero() {
+                self.stop.bounded(tokio::time::sleep(wait)).await?;
+            }
             let request = SubscribeToTaskRequest {
                 id: task_id,
                 tenant: None,

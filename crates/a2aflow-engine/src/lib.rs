@@ -23,6 +23,6 @@ mod neg_context;
 mod negotiation;
 
 pub use a2aflow_protocol::view;
-pub use a2aflow_protocol::{Applied, ResponseReducer, TaskView, end_state_code};
+pub use a2aflow_protocol::{Applied, ResponseReducer, ResubscribePolicy, TaskView, end_state_code};
 pub use config::{ClientConfig, MIN_POLL_INTERVAL};
 pub use engine::A2aEngineClient;

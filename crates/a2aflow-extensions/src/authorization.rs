@@ -138,7 +138,7 @@ impl ExtensionSender {
         // a timeout of the same length (a deadline alone would bound a stream to zero, see the
         // report on `CallOptions::deadline` for streams).
         let options = options.with_timeout(deadline.saturating_duration_since(Instant::now()));
-        let mut reducer = ResponseReducer::new(context_id.clone());
+        let mut reducer = agent.reducer(context_id.clone(), None);
         if agent.streaming {
             let mut stream = agent
                 .transport

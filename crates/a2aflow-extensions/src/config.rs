@@ -1,129 +1,12 @@
-//! Settings of the extension sender: how its own channels are built ([`ChannelSettings`]) and
-//! how long its operations may wait ([`ExtensionConfig`], [`ResubscribePolicy`]).
+//! Settings of the extension sender: how long its operations may wait ([`ExtensionConfig`],
+//! [`ResubscribePolicy`]). Its channels come from the wire crate's door
+//! ([`a2aflow_protocol::ChannelFactory`]).
 
-use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::Duration;
 
 use a2aflow_model::{ErrorCode, Failure};
-use a2aflow_protocol::tls::TlsConfig;
-use a2aflow_protocol::{Binding, HttpClient, Limits, RequestHeaders};
 
-/// The channel configuration shared with the workflow client: limits, TLS, per-agent credential
-/// hooks and binding preference. The sender builds its **own** [`HttpClient`] per agent from it,
-/// so its connection pools are never the workflow client's (a host may build the workflow
-/// client's clients from the same settings with [`ChannelSettings::http_client`]).
-#[derive(Clone, Default)]
-pub struct ChannelSettings {
-    /// Limits of every request (default [`Limits::default`]).
-    pub limits: Limits,
-    /// TLS settings; `None` uses the protocol crate's defaults (webpki roots).
-    pub tls: Option<TlsConfig>,
-    /// Credential hooks by agent name (for example `auth::AgentAuth`).
-    pub headers: HashMap<String, Arc<dyn RequestHeaders>>,
-    /// Binding preference; empty means [`Binding::DEFAULT_PREFERENCE`].
-    pub preference: Vec<Binding>,
-}
-
-impl std::fmt::Debug for ChannelSettings {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut agents: Vec<&String> = self.headers.keys().collect();
-        agents.sort();
-        f.debug_struct("ChannelSettings")
-            .field("limits", &self.limits)
-            .field("tls", &self.tls.is_some())
-            .field("headers_for", &agents)
-            .field("preference", &self.preference)
-            .finish()
-    }
-}
-
-impl ChannelSettings {
-    /// With these limits.
-    pub fn with_limits(mut self, limits: Limits) -> Self {
-        self.limits = limits;
-        self
-    }
-
-    /// With these TLS settings.
-    pub fn with_tls(mut self, tls: TlsConfig) -> Self {
-        self.tls = Some(tls);
-        self
-    }
-
-    /// With a credential hook for `agent`.
-    pub fn with_headers(mut self, agent: impl Into<String>, hook: Arc<dyn RequestHeaders>) -> Self {
-        self.headers.insert(agent.into(), hook);
-        self
-    }
-
-    /// With a binding preference.
-    pub fn with_preference(mut self, preference: &[Binding]) -> Self {
-        self.preference = preference.to_vec();
-        self
-    }
-
-    /// The binding preference in force.
-    pub fn preference(&self) -> &[Binding] {
-        if self.preference.is_empty() {
-            Binding::DEFAULT_PREFERENCE
-        } else {
-            &self.preference
-        }
-    }
-
-    /// Builds a **new** client (a new connection pool) for `agent` from these settings.
-    pub fn http_client(&self, agent: &str) -> Result<HttpClient, Failure> {
-        let mut builder = HttpClient::builder().limits(self.limits.clone());
-        if let Some(tls) = &self.tls {
-            builder = builder.tls(tls.client_config()?);
-        }
-        if let Some(hook) = self.headers.get(agent) {
-            builder = builder.request_headers(Arc::clone(hook));
-        }
-        builder.build().map_err(Failure::from)
-    }
-}
-
-/// How a dropped notification stream is re-opened with `SubscribeToTask`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ResubscribePolicy {
-    /// Attempts in a row before the subscription fails (0: never resubscribe). The count starts
-    /// again after a resubscribed stream delivers an event. Default 3.
-    pub max_attempts: u32,
-    /// Wait before the first attempt; doubles per failed attempt. Default 200 ms.
-    pub backoff: Duration,
-    /// Upper bound of the wait. Default 5 s.
-    pub max_backoff: Duration,
-}
-
-impl Default for ResubscribePolicy {
-    fn default() -> Self {
-        ResubscribePolicy {
-            max_attempts: 3,
-            backoff: Duration::from_millis(200),
-            max_backoff: Duration::from_secs(5),
-        }
-    }
-}
-
-impl ResubscribePolicy {
-    /// A policy of `max_attempts` attempts starting at `backoff`.
-    pub fn new(max_attempts: u32, backoff: Duration) -> Self {
-        ResubscribePolicy {
-            max_attempts,
-            backoff,
-            max_backoff: Duration::from_secs(5).max(backoff),
-        }
-    }
-
-    /// The wait before attempt `attempt` (1-based).
-    pub fn delay(&self, attempt: u32) -> Duration {
-        let factor = 1u32 << attempt.saturating_sub(1).min(16);
-        self.backoff.saturating_mul(factor).min(self.max_backoff)
-    }
-}
+pub use a2aflow_protocol::ResubscribePolicy;
 
 /// Bounds of the sender's operations, validated at construction.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -237,14 +120,5 @@ mod tests {
                 .validate()
                 .is_err()
         );
-    }
-
-    #[test]
-    fn resubscribe_backoff_doubles_up_to_its_bound() {
-        let p = ResubscribePolicy::new(5, Duration::from_millis(100));
-        assert_eq!(p.delay(1), Duration::from_millis(100));
-        assert_eq!(p.delay(2), Duration::from_millis(200));
-        assert_eq!(p.delay(3), Duration::from_millis(400));
-        assert_eq!(p.delay(40), Duration::from_secs(5));
     }
 }

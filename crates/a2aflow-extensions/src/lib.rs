@@ -12,8 +12,9 @@
 //! CLI; it never gates a running workflow.
 //!
 //! ## Map
-//! - [`ExtensionSender`] — built from agent cards and [`ChannelSettings`] (limits, TLS,
-//!   credentials, binding preference), building its own HTTP clients.
+//! - [`ExtensionSender`] — built from agent cards and the wire crate's door
+//!   ([`a2aflow_protocol::ChannelFactory`]: limits, TLS, credentials, binding preference), with a
+//!   channel (a connection pool) of its own per agent.
 //! - [`ExtensionSender::send_authorization`] → [`AuthorizationOutcome`].
 //! - [`ExtensionSender::open_notification`] → [`NotificationSubscription`] (drop = close).
 //! - [`ExtensionConfig`], [`ResubscribePolicy`] — deadlines and the resubscribe policy.
@@ -24,6 +25,6 @@ mod notification;
 mod sender;
 
 pub use authorization::{AuthorizationOutcome, AuthorizationStatus};
-pub use config::{ChannelSettings, ExtensionConfig, ResubscribePolicy};
+pub use config::{ExtensionConfig, ResubscribePolicy};
 pub use notification::{Ended, NotificationSubscription, SubscriptionControl};
 pub use sender::ExtensionSender;

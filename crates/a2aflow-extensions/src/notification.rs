@@ -17,7 +17,6 @@ use a2aflow_model::a2a::{
     CancelTaskRequest, GetTaskRequest, StreamResponse, SubscribeToTaskRequest, TaskState,
 };
 use a2aflow_model::{ErrorCode, Failure, MessageContent, ReceivedMessage};
-use a2aflow_protocol::ResponseReducer;
 use a2aflow_protocol::{CallOptions, StreamResponseStream};
 use a2at::NOTIFICATION_T_EXTENSION_URI;
 use futures_util::StreamExt;
@@ -26,7 +25,8 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::ExtensionConfig;
-use crate::sender::{AgentChannel, ExtensionSender, LiveGuard, Prepared};
+use crate::sender::{ExtensionSender, LiveGuard, Prepared};
+use a2aflow_protocol::AgentChannel;
 
 /// How a subscription's stream ended, when it ended without an error.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -265,6 +265,7 @@ impl ExtensionSender {
             control: SubscriptionControl {
                 shared: Arc::clone(&shared),
             },
+            agent: Arc::clone(&prepared.agent),
             config: self.config.clone(),
             context_id: prepared.context_id.clone(),
             task_id: None,
@@ -284,6 +285,8 @@ enum Break {
 
 struct Run {
     control: SubscriptionControl,
+    /// The agent's channel (its limits cap what one event may assemble).
+    agent: Arc<AgentChannel>,
     config: ExtensionConfig,
     context_id: String,
     /// The subscription's remote task, once known.
@@ -502,12 +505,11 @@ impl Run {
         };
         if !ours {
             let ctx = context_id.unwrap_or_else(|| self.context_id.clone());
-            return Ok(ResponseReducer::new(ctx).apply(event)?.received);
+            return Ok(self.agent.reducer(ctx, None).apply(event)?.received);
         }
-        let mut reducer = match &self.task_id {
-            Some(t) => ResponseReducer::with_task_id(self.context_id.clone(), t.clone()),
-            None => ResponseReducer::new(self.context_id.clone()),
-        };
+        let mut reducer = self
+            .agent
+            .reducer(self.context_id.clone(), self.task_id.as_deref());
         let received = reducer.apply(event)?.received;
         if self.task_id.is_none()
             && let Some(t) = reducer.task_id()

@@ -1,24 +1,35 @@
 //! [`ExtensionSender`]: the agents it can reach (each on a channel of its own) and the checks
 //! and envelope shared by both operations.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use a2aflow_model::a2a::{self, AgentCard, Message, Role, SendMessageRequest};
+use a2aflow_model::a2a::{self, SendMessageRequest};
 use a2aflow_model::{ErrorCode, Failure, MessageContent};
-use a2aflow_protocol::{CallOptions, Transport, connect};
+use a2aflow_protocol::outgoing::user_message;
+use a2aflow_protocol::{AgentChannel, AgentSource, AgentTable, CallOptions, ChannelFactory};
 use a2at::{ActivationError, ContentExtensions, DeclaredExtension};
 
-use crate::config::{ChannelSettings, ExtensionConfig};
+use crate::config::ExtensionConfig;
 
-/// One agent the sender can reach.
-#[derive(Debug)]
-pub(crate) struct AgentChannel {
-    pub(crate) name: String,
-    pub(crate) transport: Arc<dyn Transport>,
-    pub(crate) streaming: bool,
-    declared: Vec<(String, bool)>,
+/// The failure of content that does not fit the agent's card, with the codes the engine client
+/// reports for the same refusals (`a2a.extension_not_supported`,
+/// `a2a.extension_support_required`); content that does not use the operation's extension is
+/// `config.invalid`. The refused URI is the `uri` detail.
+fn activation_failure(e: ActivationError, agent: &str) -> Failure {
+    let (code, uri) = match &e {
+        ActivationError::NotDeclared { uri, .. } => (ErrorCode::A2aExtensionNotSupported, uri),
+        ActivationError::RequiredNotActivated { uri } => {
+            (ErrorCode::A2aExtensionSupportRequired, uri)
+        }
+        ActivationError::NotUsed { uri } => (ErrorCode::ConfigInvalid, uri),
+        other => return Failure::new(ErrorCode::ConfigInvalid, other.to_string()),
+    };
+    let message = match &e {
+        ActivationError::NotDeclared { .. } => format!("{e}: {agent}"),
+        _ => e.to_string(),
+    };
+    Failure::new(code, message).with_detail("uri", uri.clone())
 }
 
 /// A message ready to send: the request, its call options and the fresh context id.
@@ -59,59 +70,30 @@ impl Drop for LiveGuard {
 /// values, never through the workflow event stream. Cheap to share behind an `Arc`.
 #[derive(Debug)]
 pub struct ExtensionSender {
-    agents: HashMap<String, Arc<AgentChannel>>,
+    agents: AgentTable,
     pub(crate) config: ExtensionConfig,
     pub(crate) live: Arc<LiveCounter>,
 }
 
 impl ExtensionSender {
-    /// A sender for `cards` (keyed by card name), each reached through a new [`a2aflow_protocol::HttpClient`]
-    /// built from `channels` — never a pool the workflow client uses. Fails with `config.invalid`
-    /// on a blank or duplicate name or out-of-bounds `config`, `a2a.unsupported_binding` when a
-    /// card offers no usable interface, and with the TLS or credential failure when a client
-    /// cannot be built. Building spawns nothing and makes no request.
-    pub fn new<'c>(
-        cards: impl IntoIterator<Item = &'c AgentCard>,
-        channels: &ChannelSettings,
+    /// A sender for `agents` (keyed by card name), each reached through a channel of
+    /// `channels` — a new connection pool per agent, never one the workflow client uses. Fails
+    /// with `config.invalid` on a blank or duplicate name or out-of-bounds `config`,
+    /// `a2a.unsupported_binding` when a card offers no usable interface, and with the TLS or
+    /// credential failure when a channel cannot be built. Building spawns nothing and makes no
+    /// request.
+    pub fn new<'a, A: AgentSource + ?Sized + 'a>(
+        agents: impl IntoIterator<Item = &'a A>,
+        channels: &ChannelFactory,
         config: ExtensionConfig,
     ) -> Result<Self, Failure> {
         config.validate()?;
-        let mut agents = HashMap::new();
-        for card in cards {
-            let name = card.name.trim();
-            if name.is_empty() {
-                return Err(Failure::new(
-                    ErrorCode::ConfigInvalid,
-                    "AgentCard name must not be blank",
-                ));
-            }
-            if agents.contains_key(name) {
-                return Err(Failure::new(
-                    ErrorCode::ConfigInvalid,
-                    format!("Duplicate AgentCard name: {name}"),
-                ));
-            }
-            let client = channels.http_client(name)?;
-            let transport = connect(card, &client, channels.preference())?;
-            let declared = card
-                .capabilities
-                .extensions
-                .iter()
-                .flatten()
-                .map(|e| (e.uri.clone(), e.required.unwrap_or(false)))
-                .collect();
-            agents.insert(
-                name.to_owned(),
-                Arc::new(AgentChannel {
-                    name: name.to_owned(),
-                    transport,
-                    streaming: card.capabilities.streaming.unwrap_or(false),
-                    declared,
-                }),
-            );
+        let mut table = AgentTable::new();
+        for agent in agents {
+            table.insert(channels.channel(agent)?)?;
         }
         Ok(ExtensionSender {
-            agents,
+            agents: table,
             config,
             live: Arc::new(LiveCounter::default()),
         })
@@ -121,18 +103,29 @@ impl ExtensionSender {
     #[cfg(test)]
     pub(crate) fn with_transport(
         name: &str,
-        transport: Arc<dyn Transport>,
+        transport: Arc<dyn a2aflow_protocol::Transport>,
         declared: &[&str],
         config: ExtensionConfig,
     ) -> Self {
         let channel = AgentChannel {
             name: name.to_owned(),
+            interface: None,
             transport,
             streaming: true,
-            declared: declared.iter().map(|u| ((*u).to_owned(), false)).collect(),
+            declared: declared
+                .iter()
+                .map(|u| a2aflow_protocol::DeclaredUri {
+                    uri: (*u).to_owned(),
+                    required: false,
+                })
+                .collect(),
+            limits: a2aflow_protocol::Limits::default(),
         };
+        let mut agents = AgentTable::new();
+        #[allow(clippy::unwrap_used)] // unit tests only: one agent, a non-blank name
+        agents.insert(channel).unwrap();
         ExtensionSender {
-            agents: HashMap::from([(name.to_owned(), Arc::new(channel))]),
+            agents,
             config,
             live: Arc::new(LiveCounter::default()),
         }
@@ -159,59 +152,20 @@ impl ExtensionSender {
         uri: &str,
     ) -> Result<Prepared, Failure> {
         content.check_sendable()?;
-        let channel = self.agents.get(agent).ok_or_else(|| {
-            Failure::new(
-                ErrorCode::WorkflowUnknownAgent,
-                format!("Agent not found: {agent}"),
-            )
-        })?;
+        let channel = self.agents.get(agent)?;
         let declared: Vec<DeclaredExtension<'_>> = channel
             .declared
             .iter()
-            .map(|(uri, required)| DeclaredExtension {
-                uri,
-                required: *required,
+            .map(|d| DeclaredExtension {
+                uri: &d.uri,
+                required: d.required,
             })
             .collect();
-        if !a2at::declares(&declared, uri) {
-            return Err(Failure::new(
-                ErrorCode::A2aExtensionNotSupported,
-                format!("Agent {agent} does not declare {uri}"),
-            )
-            .with_detail("agent", agent)
-            .with_detail("uri", uri));
-        }
         let view = ContentExtensions::new(&content.extensions, content.metadata.as_ref());
-        a2at::require_use(&declared, view, uri).map_err(|e| {
-            Failure::new(ErrorCode::ConfigInvalid, e.to_string()).with_detail("uri", uri)
-        })?;
-        let plan = a2at::plan_extensions(&declared, view).map_err(|e| match e {
-            ActivationError::RequiredNotActivated { uri } => Failure::new(
-                ErrorCode::A2aExtensionSupportRequired,
-                format!("Required extension not activated: {uri}"),
-            )
-            .with_detail("uri", uri),
-            other => Failure::new(ErrorCode::ConfigInvalid, other.to_string()),
-        })?;
+        let plan = a2at::activate(&declared, view, Some(uri))
+            .map_err(|e| activation_failure(e, agent).with_detail("agent", agent))?;
         let context_id = a2a::new_context_id();
-        let message = Message {
-            message_id: a2a::new_message_id(),
-            context_id: Some(context_id.clone()),
-            task_id: None,
-            role: Role::User,
-            parts: content.parts.clone(),
-            metadata: content
-                .metadata
-                .as_ref()
-                .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()),
-            extensions: Some(plan.message_extensions),
-            reference_task_ids: None,
-        };
-        let header: Vec<String> = plan
-            .header
-            .as_deref()
-            .map(|h| h.split(',').map(str::to_owned).collect())
-            .unwrap_or_default();
+        let message = user_message(content.clone(), &context_id, None, plan.message_extensions);
         Ok(Prepared {
             agent: Arc::clone(channel),
             request: SendMessageRequest {
@@ -220,7 +174,7 @@ impl ExtensionSender {
                 metadata: None,
                 tenant: None,
             },
-            options: CallOptions::default().with_extensions(header),
+            options: CallOptions::default().with_extensions(plan.header),
             context_id,
         })
     }

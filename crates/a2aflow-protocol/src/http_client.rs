@@ -202,9 +202,9 @@ struct ConnectTimeout<C> {
     timeout: Duration,
 }
 
-impl<C> tower::Service<Uri> for ConnectTimeout<C>
+impl<C> tower_service::Service<Uri> for ConnectTimeout<C>
 where
-    C: tower::Service<Uri>,
+    C: tower_service::Service<Uri>,
     C::Future: Send + 'static,
     C::Error: Into<BoxError>,
 {

@@ -19,6 +19,9 @@
 //!   [`Limits`] and the [`RequestHeaders`] hook; [`HttpClient::fetch_agent_card`].
 //! - [`Transport`] — one async method per A2A operation; [`JsonRpcTransport`] and
 //!   [`RestTransport`] implement it; [`connect`] picks one from a card's `supportedInterfaces`.
+//! - [`ChannelFactory`] ([`channel`]) — the one door from a card (and the URL the user configured
+//!   for it) and a [`ChannelConfig`] to an authenticated [`AgentChannel`]; clients keep their
+//!   agents in an [`AgentTable`].
 //! - [`TransportError`] — every failure with a stable code; [`envelope`] maps A2A error bodies.
 //! - [`sse::SseParser`] — the incremental SSE parser the streams run on.
 //! - [`ResponseReducer`] / [`TaskView`] ([`view`]) — the pure fold of A2A responses into a task
@@ -27,6 +30,7 @@
 
 pub mod binding;
 pub mod card_compat;
+pub mod channel;
 pub mod end_state;
 pub mod envelope;
 pub mod error;
@@ -35,8 +39,11 @@ pub mod http_client;
 pub mod http_json;
 pub mod jsonrpc;
 pub mod limits;
+pub mod outgoing;
 mod payload;
+pub mod percent;
 pub mod rest;
+pub mod resubscribe;
 mod size;
 pub mod sse;
 pub mod stream;
@@ -44,6 +51,9 @@ pub mod transport;
 pub mod view;
 
 pub use binding::{Binding, connect, connect_interface, select_interface};
+pub use channel::{
+    AgentChannel, AgentSource, AgentTable, ChannelConfig, ChannelFactory, DeclaredUri,
+};
 pub use end_state::end_state_code;
 pub use error::{RemoteDetails, RemoteError, TimeoutPhase, TransportError};
 pub use headers::{CallOptions, RequestHeaders};
@@ -51,6 +61,7 @@ pub use http_client::HttpClient;
 pub use jsonrpc::JsonRpcTransport;
 pub use limits::Limits;
 pub use rest::RestTransport;
+pub use resubscribe::ResubscribePolicy;
 pub use stream::StreamResponseStream;
 pub use transport::Transport;
 pub use view::{Applied, Folded, ResponseReducer, TaskView};

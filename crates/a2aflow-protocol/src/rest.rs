@@ -28,18 +28,7 @@ pub struct RestTransport {
     base: String,
 }
 
-/// Percent-encodes everything outside the RFC 3986 unreserved set.
-fn encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
+use crate::percent::encode_component as encode;
 
 /// The query string of a `ListTasks` request (camelCase keys, enum names, RFC 3339 times).
 fn list_query(req: &ListTasksRequest) -> Result<String, TransportError> {

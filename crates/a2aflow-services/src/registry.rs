@@ -112,18 +112,7 @@ fn base(url: &str) -> Result<String, Failure> {
     Ok(trimmed)
 }
 
-/// Percent-encodes a query or path component (RFC 3986 unreserved characters stay).
-fn encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
+use a2aflow_protocol::percent::encode_component as encode;
 
 /// A 2xx body as JSON; anything else a typed error (`a2a.http_status` with a redacted excerpt,
 /// `auth.rejected`, `a2a.invalid_response`).

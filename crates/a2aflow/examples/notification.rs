@@ -6,7 +6,7 @@
 //! agent meanwhile, then closes the subscription. Neither operation waits for or changes the other.
 
 use a2aflow::a2at::NOTIFICATION_T_EXTENSION_URI;
-use a2aflow::extensions::{ChannelSettings, ExtensionConfig, ExtensionSender, SubscriptionControl};
+use a2aflow::extensions::{ExtensionConfig, ExtensionSender, SubscriptionControl};
 use a2aflow::kernel::{CallbackError, ControlPoint, RunInput};
 use a2aflow::model::{
     LoadOptions, MessageContent, ReceivedMessage, TaskRequest, load_workflow_str,
@@ -58,7 +58,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The subscription: content that activates and carries Notification-T.
     let sender = ExtensionSender::new(
         cards.iter(),
-        &ChannelSettings::default(),
+        &config.channel_factory(None)?,
         ExtensionConfig::default(),
     )?;
     let mut metadata = Map::new();

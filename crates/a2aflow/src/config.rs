@@ -4,9 +4,11 @@
 
 use a2aflow_engine::ClientConfig;
 use a2aflow_model::{ErrorCode, Failure};
-use a2aflow_protocol::{Binding, Limits, tls::TlsConfig};
+use a2aflow_protocol::auth::{AuthProvider, Credentials, Environment};
+use a2aflow_protocol::{Binding, ChannelConfig, ChannelFactory, Limits, tls::TlsConfig};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A binding name as written in configuration files.
@@ -113,6 +115,56 @@ impl Default for NegotiationSection {
     }
 }
 
+/// How a dropped Notification-T stream is re-opened (`[extensions.resubscribe]`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ResubscribeSection {
+    /// Attempts in a row before a subscription fails (0: never resubscribe).
+    pub max_attempts: u32,
+    /// Wait before the first attempt, milliseconds; doubles per failed attempt.
+    pub backoff_ms: u64,
+    /// Upper bound of the wait, milliseconds (≥ `backoff_ms`).
+    pub max_backoff_ms: u64,
+}
+
+impl Default for ResubscribeSection {
+    fn default() -> Self {
+        ResubscribeSection {
+            max_attempts: 3,
+            backoff_ms: 200,
+            max_backoff_ms: 5000,
+        }
+    }
+}
+
+/// The extension sender (Authorization-T, Notification-T): `[extensions]`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ExtensionsSection {
+    /// Deadline of one Authorization-T operation, send to final result, seconds.
+    pub authorization_timeout_secs: f64,
+    /// GetTask poll interval while an authorization is SUBMITTED/WORKING, milliseconds (10–250).
+    pub poll_interval_ms: u64,
+    /// Deadline of a notification's first protocol result, seconds.
+    pub acknowledgement_timeout_secs: f64,
+    /// Bound of the best-effort CancelTask when a subscription is closed, seconds.
+    pub cancel_timeout_secs: f64,
+    /// How dropped notification streams are re-opened.
+    pub resubscribe: ResubscribeSection,
+}
+
+impl Default for ExtensionsSection {
+    fn default() -> Self {
+        ExtensionsSection {
+            authorization_timeout_secs: 60.0,
+            poll_interval_ms: 250,
+            acknowledgement_timeout_secs: 300.0,
+            cancel_timeout_secs: 3.0,
+            resubscribe: ResubscribeSection::default(),
+        }
+    }
+}
+
 /// Everything the facade needs to build transports and the engine client.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -141,6 +193,8 @@ pub struct EngineConfig {
     /// Log every request, response and SSE event (secrets redacted) on the `tracing` target
     /// `a2aflow::wire` at DEBUG; a subscriber must listen to it. Off by default.
     pub wire_log: bool,
+    /// The extension sender's bounds (`[extensions]`).
+    pub extensions: ExtensionsSection,
 }
 
 impl Default for EngineConfig {
@@ -157,6 +211,7 @@ impl Default for EngineConfig {
             cancel_timeout_secs: ClientConfig::default().cancel_timeout.as_secs_f64(),
             max_concurrent_remote_tasks: None,
             wire_log: false,
+            extensions: ExtensionsSection::default(),
         }
     }
 }
@@ -166,11 +221,16 @@ fn invalid(message: impl Into<String>) -> Failure {
 }
 
 fn secs(name: &str, value: f64) -> Result<Duration, Failure> {
+    positive_secs(&format!("timeouts.{name}"), value)
+}
+
+/// `value` seconds as a duration; the key names the setting in the message.
+fn positive_secs(key: &str, value: f64) -> Result<Duration, Failure> {
     if value.is_finite() && value > 0.0 && value < 1e9 {
         Ok(Duration::from_secs_f64(value))
     } else {
         Err(invalid(format!(
-            "timeouts.{name} must be a positive number of seconds, got {value}"
+            "{key} must be a positive number of seconds, got {value}"
         )))
     }
 }
@@ -258,6 +318,8 @@ impl EngineConfig {
             ));
         }
         self.client_config()?;
+        #[cfg(feature = "extensions")]
+        self.extension_config()?;
         Ok(())
     }
 
@@ -294,6 +356,79 @@ impl EngineConfig {
             tls = tls.with_client_cert(cert.clone(), key.clone());
         }
         tls
+    }
+
+    /// How channels to agents are built: the binding preference, limits, TLS, the credentials of
+    /// `credentials_file` (with `env_file`), `auth_provider` and the wire log (`config.*` when
+    /// the configuration or a file it names is invalid).
+    pub fn channel_config(
+        &self,
+        auth_provider: Option<Arc<dyn AuthProvider>>,
+    ) -> Result<ChannelConfig, Failure> {
+        self.validate()?;
+        let mut channels = ChannelConfig::new()?
+            .with_preference(&self.binding_preference())
+            .with_limits(self.limits()?)
+            .with_tls_config(&self.tls_config())?
+            .with_wire_log(self.wire_log);
+        if let Some(credentials) = self.credentials()? {
+            channels = channels.with_credentials(credentials);
+        }
+        if let Some(provider) = auth_provider {
+            channels = channels.with_auth_provider(provider);
+        }
+        Ok(channels)
+    }
+
+    /// The door from agent cards to authenticated channels for this configuration (see
+    /// [`channel_config`](Self::channel_config)); the credentials file is read once, here.
+    pub fn channel_factory(
+        &self,
+        auth_provider: Option<Arc<dyn AuthProvider>>,
+    ) -> Result<ChannelFactory, Failure> {
+        ChannelFactory::new(self.channel_config(auth_provider)?)
+    }
+
+    fn credentials(&self) -> Result<Option<Credentials>, Failure> {
+        let Some(path) = &self.credentials_file else {
+            return Ok(None);
+        };
+        let mut env = Environment::from_process();
+        if let Some(env_file) = &self.env_file {
+            env = env.with_env_file(env_file)?;
+        }
+        Ok(Some(Credentials::from_file(path, &env)?))
+    }
+
+    /// The extension sender's settings from `[extensions]` (validated).
+    #[cfg(feature = "extensions")]
+    pub fn extension_config(&self) -> Result<a2aflow_extensions::ExtensionConfig, Failure> {
+        let e = &self.extensions;
+        let mut resubscribe = a2aflow_extensions::ResubscribePolicy::new(
+            e.resubscribe.max_attempts,
+            Duration::from_millis(e.resubscribe.backoff_ms),
+        );
+        resubscribe.max_backoff = Duration::from_millis(e.resubscribe.max_backoff_ms);
+        let config = a2aflow_extensions::ExtensionConfig::default()
+            .with_authorization_timeout(positive_secs(
+                "extensions.authorization_timeout_secs",
+                e.authorization_timeout_secs,
+            )?)
+            .with_poll_interval(Duration::from_millis(e.poll_interval_ms))
+            .with_acknowledgement_timeout(positive_secs(
+                "extensions.acknowledgement_timeout_secs",
+                e.acknowledgement_timeout_secs,
+            )?)
+            .with_cancel_timeout(positive_secs(
+                "extensions.cancel_timeout_secs",
+                e.cancel_timeout_secs,
+            )?)
+            .with_resubscribe(resubscribe);
+        config.validate().map_err(|mut f| {
+            f.message = format!("extensions: {}", f.message);
+            f
+        })?;
+        Ok(config)
     }
 
     /// The engine client's settings (validated).

@@ -12,12 +12,9 @@ use a2aflow_engine::A2aEngineClient;
 use a2aflow_kernel::{ControlPoint, EventStream, RunInput, RunOptions, run, run_stream};
 use a2aflow_model::a2a::AgentCard;
 use a2aflow_model::{ExecutionResult, Failure, Workflow};
-use a2aflow_protocol::auth::{
-    AgentAuth, AuthProvider, ConfiguredOrigin, Credentials, Environment, HttpTokenFetcher,
-    TokenFetcher,
-};
+use a2aflow_protocol::auth::AuthProvider;
 use a2aflow_protocol::wirelog::{RedactionPolicy, WireLog};
-use a2aflow_protocol::{Binding, CallOptions, HttpClient, Limits, Transport, binding};
+use a2aflow_protocol::{AgentSource, CallOptions, ChannelFactory, HttpClient};
 use std::sync::Arc;
 
 /// Host-supplied pieces beyond the configuration.
@@ -77,24 +74,6 @@ impl From<AgentCard> for AgentEndpoint {
     }
 }
 
-/// What [`execute_workflow`] and [`TransportFactory::connect_agent`] take per agent: an
-/// [`AgentEndpoint`], or a bare [`AgentCard`] (no configured origin).
-pub trait AgentSource {
-    /// The card; its `name` selects the credentials entry and is the workflow's name for the agent.
-    fn card(&self) -> &AgentCard;
-    /// The URL the user configured for the agent, if any.
-    fn configured_url(&self) -> Option<&str>;
-}
-
-impl AgentSource for AgentCard {
-    fn card(&self) -> &AgentCard {
-        self
-    }
-    fn configured_url(&self) -> Option<&str> {
-        None
-    }
-}
-
 impl AgentSource for AgentEndpoint {
     fn card(&self) -> &AgentCard {
         &self.card
@@ -104,121 +83,41 @@ impl AgentSource for AgentEndpoint {
     }
 }
 
-/// Builds the engine client for `agents`: for each agent, the binding from the configured
-/// preference, its credentials (checked against the card's security requirements and bound to
-/// the origin the user configured), TLS, limits and an HTTP client with a pool of its own. Every
-/// construction problem is a typed failure (`config.*`, `auth.*`, `a2a.unsupported_binding`,
-/// `a2a.invalid_response` for an unusable interface URL) before anything is sent.
+/// Builds the engine client for `agents`: for each agent, the channel of
+/// [`EngineConfig::channel_factory`] (the binding from the configured preference, its
+/// credentials checked against the card's security requirements and bound to the origin the user
+/// configured, TLS, limits and an HTTP client with a pool of its own). Every construction problem
+/// is a typed failure (`config.*`, `auth.*`, `a2a.unsupported_binding`, `a2a.invalid_response` for
+/// an unusable interface URL) before anything is sent.
 pub fn build_engine_client<A: AgentSource>(
     agents: &[A],
     config: &EngineConfig,
     auth_provider: Option<Arc<dyn AuthProvider>>,
 ) -> Result<A2aEngineClient, Failure> {
-    let transports = TransportFactory::new(config, auth_provider)?;
+    let channels = config.channel_factory(auth_provider)?;
     let mut client = A2aEngineClient::new(config.client_config()?)?;
     for agent in agents {
-        client.add_agent(agent.card(), transports.connect_agent(agent)?)?;
+        client.add_channel(channels.channel(agent)?)?;
     }
     Ok(client)
 }
 
-/// Builds one authenticated transport per agent card from an [`EngineConfig`]: the binding from
-/// the configured preference, the agent's credentials (checked against the card's security
-/// requirements), TLS, limits, and an HTTP client with a pool of its own. The credentials file is
-/// read once, when the factory is made.
-pub struct TransportFactory {
-    preference: Vec<Binding>,
-    limits: Limits,
-    tls: Arc<rustls::ClientConfig>,
-    client_identity: bool,
-    credentials: Option<Credentials>,
+/// Builds the extension sender for `agents` from the same door as [`build_engine_client`]
+/// (channels of [`EngineConfig::channel_factory`], each with a connection pool of its own, never
+/// the engine client's) and the configuration's `[extensions]` section.
+#[cfg(feature = "extensions")]
+pub fn build_extension_sender<A: AgentSource>(
+    agents: &[A],
+    config: &EngineConfig,
     auth_provider: Option<Arc<dyn AuthProvider>>,
-    wire_log: bool,
-    token_fetcher: Arc<dyn TokenFetcher>,
+) -> Result<a2aflow_extensions::ExtensionSender, Failure> {
+    let channels = config.channel_factory(auth_provider)?;
+    a2aflow_extensions::ExtensionSender::new(agents, &channels, config.extension_config()?)
 }
 
-impl TransportFactory {
-    /// Validates `config` and loads its credentials (`config.*` failures).
-    pub fn new(
-        config: &EngineConfig,
-        auth_provider: Option<Arc<dyn AuthProvider>>,
-    ) -> Result<Self, Failure> {
-        config.validate()?;
-        let tls = config.tls_config();
-        let credentials = match &config.credentials_file {
-            Some(path) => {
-                let mut env = Environment::from_process();
-                if let Some(env_file) = &config.env_file {
-                    env = env.with_env_file(env_file)?;
-                }
-                Some(Credentials::from_file(path, &env)?)
-            }
-            None => None,
-        };
-        let limits = config.limits()?;
-        let tls_config = tls.client_config()?;
-        // OAuth2 and login tokens: the configuration's timeouts and TLS, a pool of its own.
-        let token_fetcher = Arc::new(HttpTokenFetcher::new(limits.clone(), tls_config.clone())?);
-        Ok(TransportFactory {
-            preference: config.binding_preference(),
-            limits,
-            tls: tls_config,
-            token_fetcher,
-            client_identity: tls.presents_client_identity(),
-            credentials,
-            auth_provider,
-            wire_log: config.wire_log,
-        })
-    }
-
-    /// The transport for a card given on its own (`a2a.unsupported_binding`, `auth.*` before
-    /// anything is sent). Nobody configured its origin: configured credentials are sent only
-    /// when its interface is at one of the entry's `allowed_origins` (`auth.host_mismatch`
-    /// otherwise). Use [`TransportFactory::connect_agent`] with an [`AgentEndpoint`] to bind them
-    /// to the URL the card was fetched from.
-    pub fn connect(&self, card: &AgentCard) -> Result<Arc<dyn Transport>, Failure> {
-        self.connect_agent(card)
-    }
-
-    /// The transport for `agent`: credentials from the entry named by the card's name, sent only
-    /// to the origin of the agent's configured URL or of the entry's `allowed_origins`
-    /// (`auth.host_mismatch`), and never over plain http when the configured URL is https
-    /// (`auth.insecure_downgrade`).
-    pub fn connect_agent<A: AgentSource + ?Sized>(
-        &self,
-        agent: &A,
-    ) -> Result<Arc<dyn Transport>, Failure> {
-        let card = agent.card();
-        // The interface is chosen once: credentials are bound to its URL and it is connected.
-        let (chosen, interface) = binding::select_interface(card, &self.preference)?;
-        let configured = match agent.configured_url() {
-            Some(url) => ConfiguredOrigin::AgentUrl(url.to_owned()),
-            None => ConfiguredOrigin::Unknown,
-        };
-        let mut auth = AgentAuth::builder(Arc::new(card.clone()), interface.url.clone())
-            .configured_origin(configured)
-            .client_identity(self.client_identity)
-            .token_fetcher(self.token_fetcher.clone());
-        if let Some(creds) = &self.credentials {
-            auth = auth.credentials(creds);
-        }
-        if let Some(provider) = &self.auth_provider {
-            auth = auth.provider(provider.clone());
-        }
-        let auth = Arc::new(auth.build()?);
-        let mut http = HttpClient::builder()
-            .limits(self.limits.clone())
-            .tls(self.tls.clone());
-        if self.wire_log {
-            // Every header the agent's auth sets is redacted, custom API-key headers included.
-            let policy = RedactionPolicy::new()
-                .with_headers(auth.sensitive_header_names().iter().map(|n| n.as_str()));
-            http = http.wire_log(WireLog::enabled(policy), card.name.clone());
-        }
-        let http = http.request_headers(auth).build()?;
-        Ok(binding::connect_interface(chosen, interface, &http)?)
-    }
-}
+/// The facade's name for the wire crate's door: one authenticated channel per agent card from an
+/// [`EngineConfig`] ([`EngineConfig::channel_factory`]).
+pub type TransportFactory = ChannelFactory;
 
 /// Fetches the public agent card of each URL (the card URL itself or the agent's base URL) with
 /// the configuration's TLS and limits, `A2A-Version: 1.0` included. No credentials are sent: the

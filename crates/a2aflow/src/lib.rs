@@ -42,11 +42,17 @@ pub mod otel;
 
 /// Refuse a run whose workflow names an agent the host has no card for, before anything is sent.
 pub use a2aflow_kernel::{check_agents, unknown_agents};
+/// What [`execute_workflow`] and the channel door take per agent: an [`AgentEndpoint`], or a bare
+/// card (no configured origin).
+#[cfg(feature = "protocol")]
+pub use a2aflow_protocol::{AgentSource, ChannelConfig, ChannelFactory};
 #[cfg(feature = "protocol")]
 pub use config::EngineConfig;
+#[cfg(feature = "extensions")]
+pub use execute::build_extension_sender;
 #[cfg(feature = "protocol")]
 pub use execute::{
-    AgentEndpoint, AgentSource, HostHooks, TransportFactory, build_engine_client, discover_agents,
+    AgentEndpoint, HostHooks, TransportFactory, build_engine_client, discover_agents,
     execute_workflow, execute_workflow_stream, fetch_agent_cards,
 };
 

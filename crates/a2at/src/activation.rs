@@ -12,7 +12,7 @@
 use serde_json::{Map, Value};
 
 use crate::uri::{
-    NEGOTIATION_T_EXTENSION_URI, NEGOTIATION_T_EXTENSION_URI_NL, normalize_extension_uri,
+    Extension, NEGOTIATION_T_EXTENSION_URI, NEGOTIATION_T_EXTENSION_URI_NL, normalize_extension_uri,
 };
 
 /// One extension an agent card declares (`capabilities.extensions[]`).
@@ -39,6 +39,15 @@ pub enum ActivationError {
     NotUsed {
         /// The URI the operation needs.
         uri: String,
+    },
+    /// The content activates an A2A-T extension (or an operation needs one) the card does not
+    /// declare.
+    #[error("Target agent does not declare {name}")]
+    NotDeclared {
+        /// The canonical URI.
+        uri: String,
+        /// The extension's family name (`Authorization-T`, …), or the URI for a foreign one.
+        name: String,
     },
 }
 
@@ -101,9 +110,10 @@ pub struct ExtensionPlan {
     /// `message.extensions`: the content's activated URIs, canonical, duplicates removed, in the
     /// content's order.
     pub message_extensions: Vec<String>,
-    /// The `A2A-Extensions` header value: the card-declared URIs the content activates or
-    /// carries, canonical, sorted, comma-joined; `None` when there are none.
-    pub header: Option<String>,
+    /// The `A2A-Extensions` header's URIs: the card-declared URIs the content activates or
+    /// carries, canonical, sorted, duplicates removed; empty when there are none. They stay a
+    /// list until the transport writes the header.
+    pub header: Vec<String>,
 }
 
 /// Computes [`ExtensionPlan`] for sending `content` to an agent whose card declares `declared`.
@@ -138,11 +148,46 @@ pub fn plan_extensions(
         .collect();
     header_uris.sort_unstable();
     header_uris.dedup();
-    let header = (!header_uris.is_empty()).then(|| header_uris.join(","));
     Ok(ExtensionPlan {
         message_extensions,
-        header,
+        header: header_uris.into_iter().map(str::to_owned).collect(),
     })
+}
+
+/// The one check and plan of outgoing content for an agent whose card declares `declared`, for
+/// the workflow client and the independent operations alike:
+/// 1. for an independent operation (`operation` is its URI), the card declares it
+///    ([`ActivationError::NotDeclared`]) and the content uses it ([`ActivationError::NotUsed`]);
+/// 2. every A2A-T extension the content activates is declared ([`ActivationError::NotDeclared`],
+///    the first in content order);
+/// 3. [`plan_extensions`] ([`ActivationError::RequiredNotActivated`]).
+pub fn activate(
+    declared: &[DeclaredExtension<'_>],
+    content: ContentExtensions<'_>,
+    operation: Option<&str>,
+) -> Result<ExtensionPlan, ActivationError> {
+    if let Some(uri) = operation {
+        if !declares(declared, uri) {
+            return Err(not_declared(uri));
+        }
+        require_use(declared, content, uri)?;
+    }
+    if let Some(uri) = content
+        .extensions
+        .iter()
+        .find(|uri| Extension::from_uri(uri).is_some() && !declares(declared, uri))
+    {
+        return Err(not_declared(uri));
+    }
+    plan_extensions(declared, content)
+}
+
+fn not_declared(uri: &str) -> ActivationError {
+    let uri = normalize_extension_uri(uri);
+    ActivationError::NotDeclared {
+        uri: uri.to_owned(),
+        name: Extension::from_uri(uri).map_or_else(|| uri.to_owned(), |e| e.name().to_owned()),
+    }
 }
 
 /// The check of an independent operation (Authorization-T, Notification-T): the card declares
@@ -202,8 +247,8 @@ mod tests {
         let plan = plan_extensions(&declared, content).expect("required Task-T is activated");
         assert_eq!(plan.message_extensions, ext);
         assert_eq!(
-            plan.header.as_deref(),
-            Some(format!("{NEGOTIATION_T_EXTENSION_URI},{TASK_T_EXTENSION_URI}").as_str())
+            plan.header,
+            [NEGOTIATION_T_EXTENSION_URI, TASK_T_EXTENSION_URI]
         );
     }
 
@@ -259,8 +304,8 @@ mod tests {
             ]
         );
         assert_eq!(
-            plan.header.as_deref(),
-            Some(format!("{AUTHORIZATION_T_EXTENSION_URI},{NEGOTIATION_T_EXTENSION_URI}").as_str())
+            plan.header,
+            [AUTHORIZATION_T_EXTENSION_URI, NEGOTIATION_T_EXTENSION_URI]
         );
         let plain = plan_extensions(&[], ContentExtensions::new(&[], None)).expect("plain");
         assert_eq!(plain, ExtensionPlan::default());
@@ -311,5 +356,47 @@ mod tests {
             not_used.map_err(|e| e.to_string()),
             Err(format!("Target capability and content must use {uri}"))
         );
+    }
+
+    #[test]
+    fn activate_is_the_one_check_for_workflow_sends_and_operations() {
+        let declared = [DeclaredExtension {
+            uri: AUTHORIZATION_T_EXTENSION_URI,
+            required: false,
+        }];
+        let auth = vec![AUTHORIZATION_T_EXTENSION_URI.to_owned()];
+        let metadata = md(&[AUTHORIZATION_T_EXTENSION_URI]);
+        let used = ContentExtensions::new(&auth, Some(&metadata));
+        let plan = activate(&declared, used, Some(AUTHORIZATION_T_EXTENSION_URI)).expect("used");
+        assert_eq!(plan.header, [AUTHORIZATION_T_EXTENSION_URI]);
+        // The operation's URI undeclared, then declared but not used.
+        let err = activate(&[], used, Some(AUTHORIZATION_T_EXTENSION_URI)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "Target agent does not declare Authorization-T"
+        );
+        let err = activate(
+            &declared,
+            ContentExtensions::new(&auth, None),
+            Some(AUTHORIZATION_T_EXTENSION_URI),
+        );
+        assert!(matches!(err, Err(ActivationError::NotUsed { .. })));
+        // An activated A2A-T extension the card does not declare, for both kinds of send; a
+        // foreign URI is not A2A-T's business.
+        let also_task = vec![
+            AUTHORIZATION_T_EXTENSION_URI.to_owned(),
+            "urn:other".to_owned(),
+            TASK_T_EXTENSION_URI.to_owned(),
+        ];
+        let content = ContentExtensions::new(&also_task, Some(&metadata));
+        for operation in [None, Some(AUTHORIZATION_T_EXTENSION_URI)] {
+            assert_eq!(
+                activate(&declared, content, operation),
+                Err(ActivationError::NotDeclared {
+                    uri: TASK_T_EXTENSION_URI.to_owned(),
+                    name: "Task-T".to_owned(),
+                })
+            );
+        }
     }
 }

@@ -52,7 +52,7 @@ mod template;
 mod uri;
 
 pub use activation::{
-    ActivationError, ContentExtensions, DeclaredExtension, ExtensionPlan, declares,
+    ActivationError, ContentExtensions, DeclaredExtension, ExtensionPlan, activate, declares,
     metadata_carries, plan_extensions, require_use,
 };
 pub use context::{ContextError, DEFAULT_MAX_ROUNDS, NegotiationContext, Performative, ShapeRule};

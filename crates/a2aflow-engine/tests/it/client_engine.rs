@@ -1721,3 +1721,42 @@ async fn nothing_is_sent_after_the_deadline() {
     assert!(e.failure.is(ErrorCode::WorkflowTimeout));
     assert_eq!(f.sends(), 0);
 }
+
+/// A dropped stream whose agent resubscribes at once; `policy` says how the client waits first.
+async fn resubscribed_after(policy: a2aflow_protocol::ResubscribePolicy) -> Duration {
+    let f = fake(vec![Box::new(|r| {
+        let c = ctx_of(r);
+        Reply::Stream(vec![
+            Ok(StreamResponse::Task(task("t1", &c, TaskState::Working))),
+            Err(TransportError::Connection("reset mid-stream".into())),
+        ])
+    })]);
+    let config = ClientConfig::default().with_resubscribe(policy);
+    let c = client(&f, &card(true, json!([])), config);
+    f.script
+        .lock()
+        .unwrap()
+        .subscribes
+        .push_back(Box::new(|ctx| {
+            Ok(vec![Ok(StreamResponse::Task(task(
+                "t1",
+                ctx,
+                TaskState::Completed,
+            )))])
+        }));
+    let start = Instant::now();
+    dispatch(&c, MessageContent::text("x"), &Hook::default())
+        .await
+        .unwrap();
+    assert_eq!(f.subscribes(), 1);
+    start.elapsed()
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_resubscribe_policy_backoff_is_waited_before_resubscribing() {
+    use a2aflow_protocol::ResubscribePolicy;
+    // The paused clock only moves when the client sleeps.
+    let backoff = Duration::from_secs(2);
+    assert!(resubscribed_after(ResubscribePolicy::new(1, backoff)).await >= backoff);
+    assert!(resubscribed_after(ResubscribePolicy::immediate(1)).await < backoff);
+}

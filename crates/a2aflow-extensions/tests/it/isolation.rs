@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crate::support::*;
 use a2aflow_engine::{A2aEngineClient, ClientConfig};
-use a2aflow_extensions::{ChannelSettings, Ended, ExtensionConfig, ExtensionSender};
+use a2aflow_extensions::{Ended, ExtensionConfig, ExtensionSender};
 use a2aflow_kernel::{CallbackError, ControlPoint, RunInput, RunOptions};
 use a2aflow_model::a2a::AgentCard;
 use a2aflow_model::{
@@ -174,7 +174,7 @@ async fn a_workflow_is_unaffected_by_an_open_subscription_and_shares_no_connecti
 
     let sender = ExtensionSender::new(
         [&ncard],
-        &ChannelSettings::default(),
+        &crate::support::channels(),
         ExtensionConfig::default(),
     )
     .unwrap();

@@ -57,7 +57,12 @@ async fn load(subscriptions: usize, events: u64) {
     let sender = Arc::new(
         a2aflow_extensions::ExtensionSender::new(
             [&c],
-            &a2aflow_extensions::ChannelSettings::default().with_limits(limits),
+            &a2aflow_protocol::ChannelFactory::new(
+                a2aflow_protocol::ChannelConfig::new()
+                    .unwrap()
+                    .with_limits(limits),
+            )
+            .unwrap(),
             ExtensionConfig::default(),
         )
         .unwrap(),

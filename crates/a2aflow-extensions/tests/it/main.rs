@@ -4,7 +4,9 @@
 
 mod support;
 
+mod activation;
 mod authorization;
+mod configured_caps;
 mod isolation;
 mod load;
 mod notification;

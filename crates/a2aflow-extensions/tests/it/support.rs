@@ -3,12 +3,11 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use a2aflow_extensions::{
-    ChannelSettings, ExtensionConfig, ExtensionSender, NotificationSubscription,
-};
+use a2aflow_extensions::{ExtensionConfig, ExtensionSender, NotificationSubscription};
 use a2aflow_model::a2a::AgentCard;
 use a2aflow_model::{MessageContent, ReceivedMessage};
 use a2aflow_protocol::{CallOptions, HttpClient};
+use a2aflow_protocol::{ChannelConfig, ChannelFactory};
 use a2aflow_testkit::{AgentSpec, IncomingMessage, Route, Script, TaskScript, TestServer};
 use a2at::{AUTHORIZATION_T_EXTENSION_URI, NOTIFICATION_T_EXTENSION_URI};
 use serde_json::{Map, json};
@@ -80,6 +79,11 @@ pub async fn card(server: &TestServer, name: &str) -> AgentCard {
         .unwrap()
 }
 
+/// The door with its default configuration.
+pub fn channels() -> ChannelFactory {
+    ChannelFactory::new(ChannelConfig::new().unwrap()).unwrap()
+}
+
 pub async fn sender(
     server: &TestServer,
     names: &[&str],
@@ -89,7 +93,7 @@ pub async fn sender(
     for name in names {
         cards.push(card(server, name).await);
     }
-    ExtensionSender::new(cards.iter(), &ChannelSettings::default(), config).unwrap()
+    ExtensionSender::new(cards.iter(), &channels(), config).unwrap()
 }
 
 fn content(uri: &str, template: &str, text: &str) -> MessageContent {

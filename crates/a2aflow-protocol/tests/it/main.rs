@@ -7,6 +7,7 @@ mod auth_credentials;
 mod auth_end_to_end;
 mod auth_headers;
 mod auth_oauth2;
+mod channel_door;
 mod fuzz_regressions;
 mod support;
 mod tls_config;

@@ -6,7 +6,7 @@
 use crate::support::execute;
 use a2aflow::model::{ExecutionResult, Failure, LoadOptions};
 use a2aflow::model::{Workflow, load_workflow_str};
-use a2aflow::{AgentEndpoint, EngineConfig, TransportFactory, discover_agents, fetch_agent_cards};
+use a2aflow::{AgentEndpoint, EngineConfig, discover_agents, fetch_agent_cards};
 use a2aflow_testkit::{AgentSpec, Credential, TestServer, TlsOptions};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -153,7 +153,8 @@ async fn a_bare_card_gets_credentials_only_for_allowed_origins() {
     let cards = fetch_agent_cards(&[server.card_url("alpha")], &config)
         .await
         .unwrap();
-    let e = TransportFactory::new(&config, None)
+    let e = config
+        .channel_factory(None)
         .unwrap()
         .connect(&cards[0])
         .err()

@@ -4,6 +4,7 @@
 
 mod credentials;
 mod execute;
+mod extension_config;
 mod oauth2;
 mod readme;
 mod support;
