@@ -150,7 +150,13 @@ async fn s_route_04_one_route_failure_suppresses_every_successor() {
     assert!(f.message.contains("route evaluation unavailable"));
     assert_eq!(f.details["source"], "start");
     assert_eq!(f.details["target"], "failed");
-    assert_eq!(f.details["cause"]["code"], "workflow.execution_failed");
+    assert_eq!(
+        f.cause
+            .as_ref()
+            .and_then(|c| c.failure())
+            .map(|c| c.code.as_str()),
+        Some("workflow.execution_failed")
+    );
     assert_eq!(client.sent_agents(), vec!["A"]);
     assert_eq!(ran(&r), vec!["start"]);
     assert_eq!(rec.count(EventKind::RouteDecision), 0);
@@ -215,7 +221,13 @@ async fn s_route_08_missing_decision_fails_naming_the_edge() {
     let f = r.failure.unwrap();
     assert_eq!(f.code, "workflow.route_failed");
     assert!(f.message.contains("s1 -> s2"));
-    assert_eq!(f.details["cause"]["code"], "workflow.callback_missing");
+    assert_eq!(
+        f.cause
+            .as_ref()
+            .and_then(|c| c.failure())
+            .map(|c| c.code.as_str()),
+        Some("workflow.callback_missing")
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -245,7 +257,13 @@ async fn s_route_10_route_timeout_identifies_the_edge() {
     let f = r.failure.unwrap();
     assert_eq!(f.code, "workflow.route_failed");
     assert!(f.message.contains("start -> next"));
-    assert_eq!(f.details["cause"]["code"], "workflow.timeout");
+    assert_eq!(
+        f.cause
+            .as_ref()
+            .and_then(|c| c.failure())
+            .map(|c| c.code.as_str()),
+        Some("workflow.timeout")
+    );
     assert_eq!(client.sent_agents(), vec!["A"]);
 }
 
@@ -269,7 +287,13 @@ async fn route_callback_panic_is_a_route_failure() {
     .await;
     let f = r.failure.unwrap();
     assert_eq!(f.code, "workflow.route_failed");
-    assert_eq!(f.details["cause"]["code"], "workflow.callback_panicked");
+    assert_eq!(
+        f.cause
+            .as_ref()
+            .and_then(|c| c.failure())
+            .map(|c| c.code.as_str()),
+        Some("workflow.callback_panicked")
+    );
 }
 
 #[tokio::test]
