@@ -64,7 +64,7 @@ pub fn describe(failure: &Failure, indent: &str) -> String {
         inline(&failure.message)
     );
     let mut lines = task_causes(failure.details.get("causes"));
-    if let Some(cause) = failure.cause.as_ref().and_then(FailureCause::failure) {
+    if let Some(cause) = failure.cause().and_then(FailureCause::failure) {
         lines.extend(code_message(
             Some(cause.code.as_str()),
             Some(&cause.message),

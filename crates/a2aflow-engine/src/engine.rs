@@ -150,7 +150,7 @@ fn is_stream_break(e: &TransportError) -> bool {
 
 /// The gates: the interaction stops, the remote task may be resumed later.
 fn is_gate(f: &Failure) -> bool {
-    f.gate.is_some()
+    f.gate().is_some()
 }
 
 /// Which `agent_*` event a received object becomes.

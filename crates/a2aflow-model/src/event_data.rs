@@ -177,6 +177,9 @@ pub struct ErrorData {
     pub steps: Option<Vec<StepResult>>,
 }
 
+// Payloads are built once per event and serialised at once; boxing the large members would
+// cost one allocation per event for no saving.
+#[allow(clippy::large_enum_variant)]
 /// `agent_request`: a request was sent to an agent (or a child workflow).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -226,6 +229,9 @@ pub struct DelegationRequestData {
     pub delegation_request: Message,
 }
 
+// Payloads are built once per event and serialised at once; boxing the large members would
+// cost one allocation per event for no saving.
+#[allow(clippy::large_enum_variant)]
 /// `agent_response`: an agent (or a child workflow) answered.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -357,6 +363,9 @@ pub struct NegotiationResolvedData {
     pub reply: NegotiationReply,
 }
 
+// Payloads are built once per event and serialised at once; boxing the large members would
+// cost one allocation per event for no saving.
+#[allow(clippy::large_enum_variant)]
 /// `negotiation_failed`: a negotiation ended without success.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -402,6 +411,9 @@ pub struct HostNegotiationFailedData {
     pub error_code: FailureCode,
 }
 
+// Payloads are built once per event and serialised at once; boxing the large members would
+// cost one allocation per event for no saving.
+#[allow(clippy::large_enum_variant)]
 /// An event a remote client may emit: the `agent_*` and `negotiation_*` kinds. A client's
 /// emitter takes only this type, so a kernel kind cannot come from a client.
 #[derive(Debug, Clone, PartialEq)]
@@ -425,6 +437,9 @@ pub enum ClientEvent {
     NegotiationFailed(NegotiationFailedData),
 }
 
+// Payloads are built once per event and serialised at once; boxing the large members would
+// cost one allocation per event for no saving.
+#[allow(clippy::large_enum_variant)]
 /// The typed data of any event a run emits.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]

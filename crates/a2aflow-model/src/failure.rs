@@ -4,13 +4,13 @@
 //!
 //! # JSON form
 //!
-//! `{"code", "message", "details"}` as before: the typed facts serialise *into* `details`, so
-//! results, events and CLI output keep their shape. In `details`, `"gate": true` comes first,
+//! `{"code", "message", "details"}`: the typed facts serialise *into* `details`, so results,
+//! events and CLI output have one failure shape. In `details`, `"gate": true` comes first,
 //! then the free-form details in insertion order, then `"cause"` (the cause failure's own JSON
 //! object, or the bare code string), then `"retryable"` (only when explicitly overridden).
 //!
 //! Reading the JSON back (and [`Failure::with_detail`] with one of those keys) fills the typed
-//! fields: `"gate": true` becomes the [`Gate`] of the failure's code; `"cause"` becomes a
+//! facts: `"gate": true` becomes the [`Gate`] of the failure's code; `"cause"` becomes a
 //! [`FailureCause`] (a string is a code, an object a whole failure); a boolean `"retryable"` is
 //! the override. A value that does not fit (a gate flag on a code that is no gate, a cause of
 //! another shape) stays in `details` unchanged, so nothing is lost either way.
@@ -61,7 +61,7 @@ impl Gate {
 #[non_exhaustive]
 pub enum FailureCause {
     /// The whole failure behind this one (e.g. the host error behind a failed route).
-    Failure(Box<Failure>),
+    Failure(Failure),
     /// Only the code the failure started from (e.g. the code a failed child workflow's task
     /// started from, looked through nested delegations).
     Code(FailureCode),
@@ -96,9 +96,7 @@ impl FailureCause {
     fn from_json(value: &Value) -> Option<FailureCause> {
         match value {
             Value::String(code) => Some(FailureCause::Code(FailureCode::parse(code.clone()))),
-            Value::Object(_) => Failure::deserialize(value)
-                .ok()
-                .map(|f| FailureCause::Failure(Box::new(f))),
+            Value::Object(_) => Failure::deserialize(value).ok().map(FailureCause::Failure),
             _ => None,
         }
     }
@@ -106,7 +104,7 @@ impl FailureCause {
 
 impl From<Failure> for FailureCause {
     fn from(f: Failure) -> Self {
-        FailureCause::Failure(Box::new(f))
+        FailureCause::Failure(f)
     }
 }
 
@@ -152,15 +150,59 @@ pub struct Failure {
     pub code: FailureCode,
     /// What went wrong, for a person.
     pub message: String,
-    /// Safe structured facts (status, reason, names involved, …), without the typed facts below.
+    /// Safe structured facts (status, reason, names involved, …), without the typed facts.
     pub details: Map<String, Value>,
+    /// The typed facts: read them with [`Failure::gate`], [`Failure::cause`] and
+    /// [`Failure::is_retryable`], set them with the `with_*` methods.
+    pub facts: FailureFacts,
+}
+
+/// The typed control-flow facts of a [`Failure`]: the gate, the cause and the retry override.
+///
+/// Kept in one allocation that only a failure carrying a fact pays for: failures travel in many
+/// `Result`s, and their size is every such `Result`'s.
+#[derive(Debug, Clone, Default)]
+pub struct FailureFacts(Option<Box<Facts>>);
+
+#[derive(Debug, Clone, Default)]
+struct Facts {
+    gate: Option<Gate>,
+    cause: Option<FailureCause>,
+    retryable: Option<bool>,
+}
+
+impl FailureFacts {
     /// The gate the remote task stopped at, when the failure is a gate.
-    pub gate: Option<Gate>,
-    /// What this failure came from, when it wraps another.
-    pub cause: Option<FailureCause>,
-    /// An explicit answer to "may retrying the task in the same context succeed?", overriding the
-    /// rule of [`Failure::is_retryable`].
-    pub retryable: Option<bool>,
+    pub fn gate(&self) -> Option<Gate> {
+        self.0.as_ref().and_then(|f| f.gate)
+    }
+
+    /// What the failure came from, when it wraps another.
+    pub fn cause(&self) -> Option<&FailureCause> {
+        self.0.as_ref().and_then(|f| f.cause.as_ref())
+    }
+
+    /// The explicit answer to "may retrying succeed?", when one was given.
+    pub fn retryable(&self) -> Option<bool> {
+        self.0.as_ref().and_then(|f| f.retryable)
+    }
+
+    /// True when no fact is set.
+    pub fn is_empty(&self) -> bool {
+        self.gate().is_none() && self.cause().is_none() && self.retryable().is_none()
+    }
+
+    fn edit(&mut self) -> &mut Facts {
+        self.0.get_or_insert_with(Box::default)
+    }
+}
+
+impl PartialEq for FailureFacts {
+    fn eq(&self, other: &Self) -> bool {
+        self.gate() == other.gate()
+            && self.cause() == other.cause()
+            && self.retryable() == other.retryable()
+    }
 }
 
 impl Failure {
@@ -175,14 +217,12 @@ impl Failure {
             code: code.into(),
             message: message.into(),
             details: Map::new(),
-            gate: None,
-            cause: None,
-            retryable: None,
+            facts: FailureFacts::default(),
         }
     }
 
     /// A failure from its JSON parts: the details' `gate`, `cause` and `retryable` entries fill
-    /// the typed fields as reading the JSON form does.
+    /// the typed facts as reading the JSON form does.
     pub fn from_parts(
         code: impl Into<FailureCode>,
         message: impl Into<String>,
@@ -195,7 +235,7 @@ impl Failure {
         f
     }
 
-    /// Adds one detail. The keys `gate`, `cause` and `retryable` set the typed fields instead
+    /// Adds one detail. The keys `gate`, `cause` and `retryable` set the typed facts instead
     /// when the value fits them (see the [module docs](self)); prefer [`Failure::with_gate`],
     /// [`Failure::with_cause`] and [`Failure::with_retryable`].
     pub fn with_detail(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
@@ -209,32 +249,42 @@ impl Failure {
 
     /// Marks the failure as a stop at `gate`.
     pub fn with_gate(mut self, gate: Gate) -> Self {
-        self.gate = Some(gate);
+        self.facts.edit().gate = Some(gate);
         self
     }
 
     /// Records what the failure came from.
     pub fn with_cause(mut self, cause: impl Into<FailureCause>) -> Self {
-        self.cause = Some(cause.into());
+        self.facts.edit().cause = Some(cause.into());
         self
     }
 
     /// Overrides the retry rule of [`Failure::is_retryable`].
     pub fn with_retryable(mut self, retryable: bool) -> Self {
-        self.retryable = Some(retryable);
+        self.facts.edit().retryable = Some(retryable);
         self
+    }
+
+    /// The gate the remote task stopped at, when the failure is a gate.
+    pub fn gate(&self) -> Option<Gate> {
+        self.facts.gate()
+    }
+
+    /// What this failure came from, when it wraps another.
+    pub fn cause(&self) -> Option<&FailureCause> {
+        self.facts.cause()
     }
 
     /// Whether retrying the task in the same context may succeed.
     ///
-    /// The explicit override ([`Failure::retryable`]) when set; otherwise true only for
+    /// The explicit override ([`Failure::with_retryable`]) when set; otherwise true only for
     /// conditions that may clear by themselves: `a2a.connection`, `a2a.timeout`, and
     /// `a2a.http_status` with HTTP status 429, 502, 503 or 504. Everything else is false: a gate
     /// is resumed, not retried; a remote task's end state, a negotiation outcome, a host's
     /// business code, a refusal, a configuration or validation error, and the run's own deadline
     /// or cancellation do not change by asking again.
     pub fn is_retryable(&self) -> bool {
-        self.retryable.unwrap_or_else(|| {
+        self.facts.retryable().unwrap_or_else(|| {
             self.code
                 .error_code()
                 .is_some_and(|code| transient(code, &self.details))
@@ -272,41 +322,42 @@ impl Failure {
 
     /// The `details` object of the JSON form: gate, free-form details, cause, retryable.
     fn json_details(&self) -> Map<String, Value> {
+        let facts = &self.facts;
         let owned = |key: &str| match key {
-            GATE_KEY => self.gate.is_some(),
-            CAUSE_KEY => self.cause.is_some(),
-            RETRYABLE_KEY => self.retryable.is_some(),
+            GATE_KEY => facts.gate().is_some(),
+            CAUSE_KEY => facts.cause().is_some(),
+            RETRYABLE_KEY => facts.retryable().is_some(),
             _ => false,
         };
         let mut out = Map::new();
-        if self.gate.is_some() {
+        if facts.gate().is_some() {
             out.insert(GATE_KEY.into(), Value::Bool(true));
         }
         for (key, value) in self.details.iter().filter(|(k, _)| !owned(k)) {
             out.insert(key.clone(), value.clone());
         }
-        if let Some(cause) = &self.cause {
+        if let Some(cause) = facts.cause() {
             out.insert(CAUSE_KEY.into(), cause.to_json());
         }
-        if let Some(retryable) = self.retryable {
+        if let Some(retryable) = facts.retryable() {
             out.insert(RETRYABLE_KEY.into(), Value::Bool(retryable));
         }
         out
     }
 
-    /// Sets the typed field `key` stands for from `value`; false when `value` does not fit.
+    /// Sets the typed fact `key` stands for from `value`; false when `value` does not fit.
     fn absorb(&mut self, key: &str, value: &Value) -> bool {
         match key {
             GATE_KEY if value == &Value::Bool(true) => match Gate::for_code(&self.code) {
-                Some(gate) => self.gate = Some(gate),
+                Some(gate) => self.facts.edit().gate = Some(gate),
                 None => return false,
             },
             CAUSE_KEY => match FailureCause::from_json(value) {
-                Some(cause) => self.cause = Some(cause),
+                Some(cause) => self.facts.edit().cause = Some(cause),
                 None => return false,
             },
             RETRYABLE_KEY => match value.as_bool() {
-                Some(b) => self.retryable = Some(b),
+                Some(b) => self.facts.edit().retryable = Some(b),
                 None => return false,
             },
             _ => return false,

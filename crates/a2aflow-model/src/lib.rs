@@ -40,7 +40,7 @@ pub use definition::{
 pub use error_code::{BusinessCode, ErrorCode, FailureCode};
 pub use event::{Event, EventKind};
 pub use event_data::{ClientEvent, EventData, EventPayload, PayloadError};
-pub use failure::{Failure, FailureCause, Gate};
+pub use failure::{Failure, FailureCause, FailureFacts, Gate};
 pub use load::{
     LoadErrors, LoadOptions, Loaded, load_workflow_bytes, load_workflow_str, load_workflow_value,
     parse_step_type,

@@ -151,10 +151,7 @@ async fn s_route_04_one_route_failure_suppresses_every_successor() {
     assert_eq!(f.details["source"], "start");
     assert_eq!(f.details["target"], "failed");
     assert_eq!(
-        f.cause
-            .as_ref()
-            .and_then(|c| c.failure())
-            .map(|c| c.code.as_str()),
+        f.cause().and_then(|c| c.failure()).map(|c| c.code.as_str()),
         Some("workflow.execution_failed")
     );
     assert_eq!(client.sent_agents(), vec!["A"]);
@@ -222,10 +219,7 @@ async fn s_route_08_missing_decision_fails_naming_the_edge() {
     assert_eq!(f.code, "workflow.route_failed");
     assert!(f.message.contains("s1 -> s2"));
     assert_eq!(
-        f.cause
-            .as_ref()
-            .and_then(|c| c.failure())
-            .map(|c| c.code.as_str()),
+        f.cause().and_then(|c| c.failure()).map(|c| c.code.as_str()),
         Some("workflow.callback_missing")
     );
 }
@@ -258,10 +252,7 @@ async fn s_route_10_route_timeout_identifies_the_edge() {
     assert_eq!(f.code, "workflow.route_failed");
     assert!(f.message.contains("start -> next"));
     assert_eq!(
-        f.cause
-            .as_ref()
-            .and_then(|c| c.failure())
-            .map(|c| c.code.as_str()),
+        f.cause().and_then(|c| c.failure()).map(|c| c.code.as_str()),
         Some("workflow.timeout")
     );
     assert_eq!(client.sent_agents(), vec!["A"]);
@@ -288,10 +279,7 @@ async fn route_callback_panic_is_a_route_failure() {
     let f = r.failure.unwrap();
     assert_eq!(f.code, "workflow.route_failed");
     assert_eq!(
-        f.cause
-            .as_ref()
-            .and_then(|c| c.failure())
-            .map(|c| c.code.as_str()),
+        f.cause().and_then(|c| c.failure()).map(|c| c.code.as_str()),
         Some("workflow.callback_panicked")
     );
 }

@@ -32,8 +32,14 @@ fn step_result() -> StepResult {
 }
 
 fn failure() -> Failure {
-    Failure::new(ErrorCode::WorkflowStepFailed, "Step execution failed: step 'step'")
-        .with_detail("causes", json!([{"taskId": "x:step:0", "code": "a2a.task_failed"}]))
+    Failure::new(
+        ErrorCode::WorkflowStepFailed,
+        "Step execution failed: step 'step'",
+    )
+    .with_detail(
+        "causes",
+        json!([{"taskId": "x:step:0", "code": "a2a.task_failed"}]),
+    )
 }
 
 fn message() -> Value {
@@ -254,7 +260,12 @@ fn every_sample_validates_and_reads_back_as_itself() {
         let e = event(payload.clone());
         assert_eq!(e.kind, payload.kind());
         assert_valid(&e);
-        assert_eq!(e.payload().unwrap(), payload, "{} did not read back", e.kind);
+        assert_eq!(
+            e.payload().unwrap(),
+            payload,
+            "{} did not read back",
+            e.kind
+        );
         // Through the JSON text too, as a host reading a log would.
         let back: Event = serde_json::from_str(&serde_json::to_string(&e).unwrap()).unwrap();
         assert_eq!(back.payload().unwrap(), payload);
@@ -425,6 +436,9 @@ fn a_client_event_knows_its_kind() {
     }
     .into();
     assert_eq!(event.kind(), EventKind::AgentResponse);
-    assert_eq!(<LocalResponseData as EventData>::KIND, EventKind::AgentResponse);
+    assert_eq!(
+        <LocalResponseData as EventData>::KIND,
+        EventKind::AgentResponse
+    );
     assert_eq!(<StepStartData as EventData>::KIND, EventKind::StepStart);
 }

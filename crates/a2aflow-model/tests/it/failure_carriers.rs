@@ -1,4 +1,4 @@
-//! `Failure`'s typed carriers: the gate, the cause and the retry rule are typed fields that
+//! `Failure`'s typed carriers: the gate, the cause and the retry rule are typed facts that
 //! serialise into `details` exactly where the map entries used to be.
 
 use a2aflow_model::{ErrorCode, Failure, FailureCause, FailureCode, Gate};
@@ -20,7 +20,7 @@ fn a_gate_is_typed_and_serialises_as_the_flag_first_in_details() {
     );
     let back = round_trip(&f);
     assert_eq!(back, f);
-    assert_eq!(back.gate, Some(Gate::AuthRequired));
+    assert_eq!(back.gate(), Some(Gate::AuthRequired));
     assert!(!back.details.contains_key("gate"));
 }
 
@@ -30,13 +30,19 @@ fn the_json_gate_flag_reads_as_the_gate_of_the_code() {
         "code": "negotiation.not_negotiable", "message": "m", "details": {"gate": true}
     }))
     .unwrap();
-    assert_eq!(input.gate, Some(Gate::InputRequired));
-    assert_eq!(Gate::InputRequired.code(), ErrorCode::NegotiationNotNegotiable);
+    assert_eq!(input.gate(), Some(Gate::InputRequired));
+    assert_eq!(
+        Gate::InputRequired.code(),
+        ErrorCode::NegotiationNotNegotiable
+    );
     // A flag on a code that is no gate is not invented into one: it stays a plain detail.
     let odd = Failure::new(ErrorCode::A2aTaskFailed, "m").with_detail("gate", true);
-    assert_eq!(odd.gate, None);
+    assert_eq!(odd.gate(), None);
     assert_eq!(odd.details["gate"], json!(true));
-    assert_eq!(serde_json::to_value(&odd).unwrap()["details"]["gate"], json!(true));
+    assert_eq!(
+        serde_json::to_value(&odd).unwrap()["details"]["gate"],
+        json!(true)
+    );
 }
 
 #[test]
@@ -55,7 +61,7 @@ fn a_whole_cause_serialises_as_its_failure_object_last_in_details() {
                    "details": {"callback": "on_route"}}}})
     );
     let back = round_trip(&f);
-    assert_eq!(back.cause.as_ref().and_then(FailureCause::failure), Some(&host));
+    assert_eq!(back.cause().and_then(FailureCause::failure), Some(&host));
     assert_eq!(back, f);
 }
 
@@ -68,11 +74,11 @@ fn a_code_cause_serialises_as_the_bare_code_string() {
     assert_eq!(json["details"]["cause"], json!("a2a.task_failed"));
     let back = round_trip(&f);
     assert_eq!(
-        back.cause.as_ref().map(FailureCause::code),
+        back.cause().map(FailureCause::code),
         Some(&FailureCode::Engine(ErrorCode::A2aTaskFailed))
     );
-    assert_eq!(back.cause.as_ref().and_then(FailureCause::failure), None);
-    // The detail-map writer of older code lands in the same typed field.
+    assert_eq!(back.cause().and_then(FailureCause::failure), None);
+    // A writer that still names the detail key lands in the same typed fact.
     let legacy = Failure::new(ErrorCode::DelegationChildFailed, "child failed")
         .with_detail("childCode", "workflow.step_failed")
         .with_detail("cause", "a2a.task_failed");
@@ -116,11 +122,31 @@ fn retryable_follows_the_code_unless_overridden() {
     // The override wins both ways, and only an override is written out.
     let forced = Failure::new(ErrorCode::A2aTaskFailed, "flaky").with_retryable(true);
     assert!(forced.is_retryable());
-    assert!(!Failure::new(ErrorCode::A2aConnection, "x").with_retryable(false).is_retryable());
+    assert!(
+        !Failure::new(ErrorCode::A2aConnection, "x")
+            .with_retryable(false)
+            .is_retryable()
+    );
     assert_eq!(
         serde_json::to_value(&forced).unwrap()["details"],
         json!({"retryable": true})
     );
     assert_eq!(round_trip(&forced), forced);
-    assert!(serde_json::to_value(&transient[0]).unwrap().get("details").is_none());
+    assert!(
+        serde_json::to_value(&transient[0])
+            .unwrap()
+            .get("details")
+            .is_none()
+    );
+}
+
+#[test]
+fn the_typed_facts_cost_a_failure_one_pointer() {
+    // Every fallible function returns a `Failure` by value; clippy.toml's large-error-threshold
+    // is set just above this size.
+    assert!(std::mem::size_of::<Failure>() <= 128);
+    assert_eq!(
+        std::mem::size_of::<a2aflow_model::FailureFacts>(),
+        std::mem::size_of::<usize>()
+    );
 }
