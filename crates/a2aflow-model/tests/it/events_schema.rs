@@ -365,6 +365,51 @@ fn payloads_write_the_keys_in_the_order_the_emitters_wrote_them() {
             .into(),
             r#"{"agent":"a","contextId":"c","remoteTaskId":null,"exchange":0,"error":"e","errorCode":"negotiation.aborted","negotiationContext":null}"#,
         ),
+        (
+            RemoteRequestData {
+                agent: "a".into(),
+                context_id: "c".into(),
+                remote_task_id: None,
+                content: MessageContent::text("x"),
+            }
+            .into(),
+            r#"{"agent":"a","contextId":"c","remoteTaskId":null,"content":{"parts":[{"text":"x"}]}}"#,
+        ),
+        (
+            RemoteResponseData {
+                agent: "a".into(),
+                context_id: "c".into(),
+                remote_task_id: Some("t".into()),
+                success: true,
+                error_code: None,
+                received_messages: Vec::new(),
+            }
+            .into(),
+            r#"{"agent":"a","contextId":"c","remoteTaskId":"t","success":true,"errorCode":null,"receivedMessages":[]}"#,
+        ),
+        (
+            AgentArtifactUpdateData {
+                agent: "a".into(),
+                task_id: Some("t".into()),
+                artifact_id: Some("r".into()),
+                artifact_name: None,
+                append: false,
+                last_chunk: true,
+                metadata: None,
+            }
+            .into(),
+            r#"{"agent":"a","taskId":"t","artifactId":"r","artifactName":null,"append":false,"lastChunk":true,"metadata":null}"#,
+        ),
+        (
+            AgentMessageEventData {
+                agent: "a".into(),
+                role: Some(a2aflow_model::a2a::Role::Agent),
+                text: Some("hi".into()),
+                metadata: None,
+            }
+            .into(),
+            r#"{"agent":"a","role":"ROLE_AGENT","text":"hi","metadata":null}"#,
+        ),
         (CloseData {}.into(), "{}"),
     ];
     for (payload, text) in cases {
