@@ -3,16 +3,15 @@
 //! output says *why* (HTTP 500, `auth.rejected`, `workflow.unknown_agent`, …) and not only
 //! "Step execution failed".
 //!
-//! The functions read the failure's JSON form, which the result and the `error` events share.
-//! Everything they return is already escaped for a terminal ([`crate::terminal::inline`]).
+//! [`root_causes`] reads a failure's JSON form (as an `error` event carries it), [`describe`] the
+//! typed [`Failure`]. Everything they return is already escaped for a terminal ([`crate::terminal::inline`]).
 
 use crate::terminal::inline;
+use a2aflow::model::{Failure, FailureCause};
 use serde_json::Value;
 
-/// `[code] message` of one failure-shaped object (`code`/`errorCode`, `message`/`error`).
-fn code_and_message(v: &Value) -> Option<String> {
-    let code = v["code"].as_str().or_else(|| v["errorCode"].as_str());
-    let message = v["message"].as_str().or_else(|| v["error"].as_str());
+/// `[code] message`, `[code]` or `message`, escaped; `None` when both are missing.
+fn code_message(code: Option<&str>, message: Option<&str>) -> Option<String> {
     match (code, message) {
         (None, None) => None,
         (Some(c), None) => Some(format!("[{}]", inline(c))),
@@ -21,12 +20,18 @@ fn code_and_message(v: &Value) -> Option<String> {
     }
 }
 
-/// One line per root cause named in `failure`'s details: `agent NAME: [code] message` for each
-/// failed task of a step, `[code] message` for the error behind a failed route.
-pub fn root_causes(failure: &Value) -> Vec<String> {
-    let details = &failure["details"];
+/// `[code] message` of one failure-shaped object (`code`/`errorCode`, `message`/`error`).
+fn code_and_message(v: &Value) -> Option<String> {
+    let code = v["code"].as_str().or_else(|| v["errorCode"].as_str());
+    let message = v["message"].as_str().or_else(|| v["error"].as_str());
+    code_message(code, message)
+}
+
+/// `agent NAME: [code] message` (or `[code] message` without an agent) for each failed task a
+/// step failure's details list under `causes`.
+fn task_causes(causes: Option<&Value>) -> Vec<String> {
     let mut out = Vec::new();
-    for cause in details["causes"].as_array().into_iter().flatten() {
+    for cause in causes.and_then(Value::as_array).into_iter().flatten() {
         let Some(text) = code_and_message(cause) else {
             continue;
         };
@@ -35,22 +40,38 @@ pub fn root_causes(failure: &Value) -> Vec<String> {
             None => out.push(text),
         }
     }
+    out
+}
+
+/// One line per root cause named in `failure`'s JSON form: `agent NAME: [code] message` for each
+/// failed task of a step, `[code] message` for the error behind a failed route.
+pub fn root_causes(failure: &Value) -> Vec<String> {
+    let details = &failure["details"];
+    let mut out = task_causes(details.get("causes"));
     if let Some(text) = details.get("cause").and_then(code_and_message) {
         out.push(text);
     }
     out
 }
 
-/// The failure's own `[code] message`, then `cause: …` lines, each starting with `indent`.
-pub fn describe(failure: &a2aflow::model::Failure, indent: &str) -> String {
-    let value = serde_json::to_value(failure).unwrap_or(Value::Null);
+/// The failure's own `[code] message`, then `cause: …` lines, each starting with `indent`: the
+/// failed tasks of a step, then the failure behind this one (a cause that is only a code, such
+/// as a child workflow's origin code, is already named by the message).
+pub fn describe(failure: &Failure, indent: &str) -> String {
     let mut out = format!(
         "{indent}[{}] {}\n",
         inline(failure.code.as_str()),
         inline(&failure.message)
     );
-    for cause in root_causes(&value) {
-        out.push_str(&format!("{indent}cause: {cause}\n"));
+    let mut lines = task_causes(failure.details.get("causes"));
+    if let Some(cause) = failure.cause().and_then(FailureCause::failure) {
+        lines.extend(code_message(
+            Some(cause.code.as_str()),
+            Some(&cause.message),
+        ));
+    }
+    for line in lines {
+        out.push_str(&format!("{indent}cause: {line}\n"));
     }
     out
 }
@@ -58,7 +79,7 @@ pub fn describe(failure: &a2aflow::model::Failure, indent: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use a2aflow::model::{ErrorCode, Failure};
+    use a2aflow::model::ErrorCode;
     use serde_json::json;
 
     #[test]

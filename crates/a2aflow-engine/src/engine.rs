@@ -21,12 +21,16 @@ use a2aflow_model::a2a::{
     SendMessageConfiguration, SendMessageRequest, SendMessageResponse, StreamResponse,
     SubscribeToTaskRequest, Task,
 };
+use a2aflow_model::event_data::{
+    AgentArtifactUpdateData, AgentMessageEventData, AgentStatusUpdateData, RemoteRequestData,
+    RemoteResponseData,
+};
 use a2aflow_model::{
-    ErrorCode, EventKind, Failure, MessageContent, NegotiationReply, NegotiationRequest,
+    ClientEvent, ErrorCode, Failure, Gate, MessageContent, NegotiationReply, NegotiationRequest,
     ReceivedKind, TaskRequest,
 };
 use a2aflow_protocol::channel::{AgentChannel, AgentTable};
-use a2aflow_protocol::end_state::{Observation, observe, state_name, with_identity};
+use a2aflow_protocol::end_state::{Observation, observe, with_identity};
 use a2aflow_protocol::error::{TimeoutPhase, TransportError};
 use a2aflow_protocol::headers::CallOptions;
 use a2aflow_protocol::limits::Limits;
@@ -37,7 +41,6 @@ use a2aflow_protocol::view::{Folded, ResponseReducer, TaskView};
 use a2at::{ActivationError, ContentExtensions, DeclaredExtension, ExtensionPlan};
 use async_trait::async_trait;
 use futures_util::StreamExt;
-use serde_json::{Value, json};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -152,7 +155,28 @@ fn is_stream_break(e: &TransportError) -> bool {
 
 /// The gates: the interaction stops, the remote task may be resumed later.
 fn is_gate(f: &Failure) -> bool {
-    f.is(ErrorCode::A2aAuthRequired) || f.is(ErrorCode::NegotiationNotNegotiable)
+    f.gate().is_some()
+}
+
+/// Which `agent_*` event a received object becomes.
+#[derive(Clone, Copy)]
+enum ObjectKind {
+    /// A task snapshot or a status update: `agent_status_update`.
+    Status,
+    /// An artifact update: `agent_artifact_update`.
+    Artifact,
+    /// A direct message: `agent_message_event`.
+    Message,
+}
+
+impl ObjectKind {
+    fn of(event: &StreamResponse) -> ObjectKind {
+        match event {
+            StreamResponse::Task(_) | StreamResponse::StatusUpdate(_) => ObjectKind::Status,
+            StreamResponse::ArtifactUpdate(_) => ObjectKind::Artifact,
+            StreamResponse::Message(_) => ObjectKind::Message,
+        }
+    }
 }
 
 /// A send in flight, owning its request: it can outlive the wait that started it.
@@ -461,7 +485,7 @@ impl<'a> Interaction<'a> {
                 ErrorCode::A2aAuthRequired,
                 self.reducer.view(),
             )
-            .with_detail("gate", true)),
+            .with_gate(Gate::AuthRequired)),
             // Boxed: the negotiation exchange (host callback, reply checks, events) would
             // otherwise more than double every wait's future, and most tasks never negotiate.
             Observation::InputRequired | Observation::DirectMessage => {
@@ -489,7 +513,7 @@ impl<'a> Interaction<'a> {
                 ErrorCode::NegotiationNotNegotiable,
                 "INPUT_REQUIRED on an attached task: negotiation needs the original submission",
             )
-            .with_detail("gate", true));
+            .with_gate(Gate::InputRequired));
         };
         let entry = match neg
             .state
@@ -498,7 +522,7 @@ impl<'a> Interaction<'a> {
             Ok(entry) => entry,
             // Nothing to negotiate: a gate, not a failed negotiation.
             Err(f) if f.is(ErrorCode::NegotiationNotNegotiable) => {
-                return Err(f.with_detail("gate", true));
+                return Err(f.with_gate(Gate::InputRequired));
             }
             Err(f) => return Err(self.negotiation_failed(f).await),
         };
@@ -578,13 +602,13 @@ impl<'a> Interaction<'a> {
         if self.events.is_enabled() {
             self.events
                 .emit(
-                    EventKind::AgentRequest,
-                    json!({
-                        "agent": self.agent.name,
-                        "contextId": self.context_id,
-                        "remoteTaskId": task_id,
-                        "content": content,
-                    }),
+                    RemoteRequestData {
+                        agent: self.agent.name.clone(),
+                        context_id: self.context_id.clone(),
+                        remote_task_id: task_id.clone(),
+                        content: content.clone(),
+                    }
+                    .into(),
                 )
                 .await;
         }
@@ -749,69 +773,69 @@ impl<'a> Interaction<'a> {
     fn apply(&mut self, event: StreamResponse) -> impl Future<Output = Result<(), Failure>> + '_ {
         let folded = self.fold(event);
         async move {
-            if let Some((kind, data)) = folded? {
-                self.events.emit(kind, data).await;
+            if let Some(event) = folded? {
+                self.events.emit(event).await;
             }
             Ok(())
         }
     }
 
-    /// The fold of [`apply`](Self::apply), with the event's data when events are on.
-    fn fold(&mut self, event: StreamResponse) -> Result<Option<(EventKind, Value)>, Failure> {
-        let kind = match &event {
-            StreamResponse::Task(_) | StreamResponse::StatusUpdate(_) => {
-                EventKind::AgentStatusUpdate
-            }
-            StreamResponse::ArtifactUpdate(_) => EventKind::AgentArtifactUpdate,
-            StreamResponse::Message(_) => EventKind::AgentMessageEvent,
-        };
+    /// The fold of [`apply`](Self::apply), with the event when events are on.
+    fn fold(&mut self, event: StreamResponse) -> Result<Option<ClientEvent>, Failure> {
+        let kind = ObjectKind::of(&event);
         let folded = self.reducer.fold(event)?;
         if !self.events.is_enabled() {
             return Ok(None);
         }
-        Ok(Some((kind, self.event_data(kind, &folded))))
+        Ok(Some(self.event_of(kind, &folded)))
     }
 
-    /// The data of the `agent_*` event of an object just folded, read from the view: nothing
-    /// assembled so far (an artifact's parts) is copied, so a chunk costs only its own size.
-    fn event_data(&self, kind: EventKind, folded: &Folded) -> Value {
+    /// The `agent_*` event of an object just folded, read from the view: nothing assembled so
+    /// far (an artifact's parts) is copied, so a chunk costs only its own size.
+    fn event_of(&self, kind: ObjectKind, folded: &Folded) -> ClientEvent {
         let view = self.reducer.view();
+        let agent = self.agent.name.clone();
         match kind {
-            EventKind::AgentArtifactUpdate => {
+            ObjectKind::Artifact => {
                 let artifact = self.reducer.folded_artifact(folded);
-                json!({
-                    "agent": self.agent.name,
-                    "taskId": view.task_id,
-                    "artifactId": artifact.map(|a| a.artifact_id.clone()),
-                    "artifactName": artifact.and_then(|a| a.name.clone()),
-                    "append": folded.append,
-                    "lastChunk": folded.last_chunk,
-                    "metadata": folded.event_meta,
-                })
+                AgentArtifactUpdateData {
+                    agent,
+                    task_id: view.task_id.clone(),
+                    artifact_id: artifact.map(|a| a.artifact_id.clone()),
+                    artifact_name: artifact.and_then(|a| a.name.clone()),
+                    append: folded.append,
+                    last_chunk: folded.last_chunk,
+                    metadata: folded.event_meta.clone(),
+                }
+                .into()
             }
-            EventKind::AgentMessageEvent => {
+            ObjectKind::Message => {
                 let message = view.direct_message.as_ref();
-                json!({
-                    "agent": self.agent.name,
-                    "role": message.map(|m| m.role.clone()),
-                    "text": message.map(|m| text_of(&m.parts)),
-                    "metadata": message.and_then(|m| m.metadata.clone()),
-                })
+                AgentMessageEventData {
+                    agent,
+                    role: message.map(|m| m.role.clone()),
+                    text: message.map(|m| text_of(&m.parts)),
+                    metadata: message
+                        .and_then(|m| m.metadata.clone())
+                        .map(|m| m.into_iter().collect()),
+                }
+                .into()
             }
-            _ => {
+            ObjectKind::Status => {
                 // A snapshot's metadata is the task's; a status update's is its own.
                 let metadata = match folded.kind {
                     ReceivedKind::StatusUpdate => folded.event_meta.as_ref(),
                     _ => view.task_metadata.as_ref(),
                 };
-                json!({
-                    "agent": self.agent.name,
-                    "taskId": view.task_id,
-                    "state": view.state.as_ref().map(state_name),
-                    "isFinal": view.state.as_ref().is_some_and(a2a::TaskState::is_terminal),
-                    "text": view.status_message.as_ref().map(|m| text_of(&m.parts)),
-                    "metadata": metadata,
-                })
+                AgentStatusUpdateData {
+                    agent,
+                    task_id: view.task_id.clone(),
+                    state: view.state.clone(),
+                    is_final: view.state.as_ref().is_some_and(a2a::TaskState::is_terminal),
+                    text: view.status_message.as_ref().map(|m| text_of(&m.parts)),
+                    metadata: metadata.cloned(),
+                }
+                .into()
             }
         }
     }
@@ -914,15 +938,15 @@ impl<'a> Interaction<'a> {
             };
             self.events
                 .emit(
-                    EventKind::AgentResponse,
-                    json!({
-                        "agent": self.agent.name,
-                        "contextId": self.context_id,
-                        "remoteTaskId": remote_task_id,
-                        "success": success,
-                        "errorCode": code,
-                        "receivedMessages": evidence,
-                    }),
+                    RemoteResponseData {
+                        agent: self.agent.name.clone(),
+                        context_id: self.context_id.clone(),
+                        remote_task_id: remote_task_id.clone(),
+                        success,
+                        error_code: code,
+                        received_messages: evidence,
+                    }
+                    .into(),
                 )
                 .await;
         }

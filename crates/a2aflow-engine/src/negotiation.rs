@@ -6,8 +6,9 @@
 
 use super::neg_context::Levels;
 use a2aflow_kernel::EventEmitter;
+use a2aflow_model::event_data::ClientNegotiationFailedData;
 use a2aflow_model::{
-    ErrorCode, EventKind, Failure, MessageContent, NegotiationExchange, ReceivedMessage,
+    ErrorCode, Failure, FailureCode, MessageContent, NegotiationExchange, ReceivedMessage,
 };
 use a2at::{
     ContentExtensions, ExchangeError, NEGOTIATION_T_EXTENSION_URI, NegotiationContext, Performative,
@@ -201,19 +202,17 @@ impl NegotiationLoop {
 pub(crate) fn stop_failure(code: &str, reason: &str) -> Failure {
     let code = code.trim();
     let reason = reason.trim();
-    Failure {
-        code: if code.is_empty() {
-            ErrorCode::NegotiationStopped.into()
-        } else {
-            code.into()
-        },
-        message: if reason.is_empty() {
-            "Negotiation stopped by the host".to_owned()
-        } else {
-            reason.to_owned()
-        },
-        details: Default::default(),
-    }
+    let code: FailureCode = if code.is_empty() {
+        ErrorCode::NegotiationStopped.into()
+    } else {
+        code.into()
+    };
+    let message = if reason.is_empty() {
+        "Negotiation stopped by the host"
+    } else {
+        reason
+    };
+    Failure::coded(code, message)
 }
 
 /// Where a negotiation the client ended happened, for its `negotiation_failed` event.
@@ -238,16 +237,16 @@ pub(crate) async fn emit_failed(events: &EventEmitter, at: FailedAt<'_>, failure
     }
     events
         .emit(
-            EventKind::NegotiationFailed,
-            serde_json::json!({
-                "agent": at.agent,
-                "contextId": at.context_id,
-                "remoteTaskId": at.remote_task_id,
-                "exchange": at.exchanges,
-                "error": failure.message,
-                "errorCode": failure.code,
-                "negotiationContext": failure.details.get("negotiationContext"),
-            }),
+            ClientNegotiationFailedData {
+                agent: at.agent.to_owned(),
+                context_id: at.context_id.to_owned(),
+                remote_task_id: at.remote_task_id.map(str::to_owned),
+                exchange: u32::try_from(at.exchanges).unwrap_or(u32::MAX),
+                error: failure.message.clone(),
+                error_code: failure.code.clone(),
+                negotiation_context: failure.details.get("negotiationContext").cloned(),
+            }
+            .into(),
         )
         .await;
 }

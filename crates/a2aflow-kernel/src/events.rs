@@ -3,7 +3,7 @@
 //! consumer, never buffers without bound).
 
 use crate::panic_guard::panic_message;
-use a2aflow_model::{Event, EventKind};
+use a2aflow_model::{ClientEvent, Event, EventKind, EventPayload};
 use serde_json::Value;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -102,6 +102,23 @@ impl EventHub {
         Box::pin(self.deliver(event)).await;
     }
 
+    /// Emits one event with typed data (built only when someone listens), unless `closed` is
+    /// set: the kind is the payload's, so it cannot disagree with the data.
+    pub(crate) async fn emit_payload(
+        &self,
+        step: Option<&str>,
+        task_id: Option<&str>,
+        closed: Option<&AtomicBool>,
+        payload: impl FnOnce() -> EventPayload,
+    ) {
+        if !self.enabled() {
+            return;
+        }
+        let payload = payload();
+        self.emit(payload.kind(), step, task_id, closed, || data_of(&payload))
+            .await;
+    }
+
     fn event(
         &self,
         seq: u64,
@@ -171,9 +188,24 @@ impl EventHub {
 /// The handle a [`crate::RemoteClient`] uses to emit `agent_*` events for one dispatch.
 ///
 /// Events go through the run's hub, so they are numbered in causal order with the kernel's own
-/// events. Only the `agent_*` and `negotiation_*` kinds are accepted (a client observes
-/// negotiations the host's hook never sees, e.g. an exhausted budget); others are ignored (the
-/// kernel emits them).
+/// events. A client emits only a [`ClientEvent`] — the `agent_*` kinds and the `negotiation_*`
+/// kinds (a client observes negotiations the host's hook never sees, e.g. an exhausted budget) —
+/// so a kernel kind cannot come from a client:
+///
+/// ```compile_fail
+/// # async fn f(events: a2aflow_kernel::EventEmitter) {
+/// events.emit(a2aflow_model::EventKind::StepStart, serde_json::json!({})).await;
+/// # }
+/// ```
+///
+/// ```
+/// # use a2aflow_model::event_data::LocalResponseData;
+/// # async fn f(events: a2aflow_kernel::EventEmitter) {
+/// let data = LocalResponseData { agent: "a".into(), ok: true, received_messages: 0 };
+/// events.emit(data.into()).await;
+/// # }
+/// ```
+///
 /// Once the kernel has settled the task (deadline, cancellation, ANY_SUCCESS loser) the emitter
 /// is closed and further events are dropped.
 #[derive(Clone)]
@@ -237,31 +269,21 @@ impl EventEmitter {
             && !self.closed.load(Ordering::Acquire)
     }
 
-    /// Emits one `agent_*` event (`agent_request`, `agent_response`, `agent_status_update`,
-    /// `agent_artifact_update`, `agent_message_event`) or `negotiation_*` event
-    /// (`negotiation_request`, `negotiation_resolved`, `negotiation_failed`) for this dispatch's
-    /// step and task.
-    pub async fn emit(&self, kind: EventKind, data: Value) {
-        if !matches!(
-            kind,
-            EventKind::AgentRequest
-                | EventKind::AgentResponse
-                | EventKind::AgentStatusUpdate
-                | EventKind::AgentArtifactUpdate
-                | EventKind::AgentMessageEvent
-                | EventKind::NegotiationRequest
-                | EventKind::NegotiationResolved
-                | EventKind::NegotiationFailed
-        ) {
-            tracing::warn!(kind = %kind, "a remote client may only emit agent_* and negotiation_* events; ignored");
+    /// Emits one client event for this dispatch's step and task. Build the event only when
+    /// [`EventEmitter::is_enabled`] is true; it is dropped otherwise.
+    pub async fn emit(&self, event: ClientEvent) {
+        let Some(t) = &self.target else {
             return;
-        }
-        if self.target.is_none() {
-            return;
-        }
+        };
         // Boxed so that a client's futures, which call this at every step of an interaction,
         // do not carry the whole delivery inline; only an emitter with a sink allocates.
-        Box::pin(self.emit_any(kind, data)).await;
+        Box::pin(
+            t.hub
+                .emit_payload(Some(&t.step), Some(&t.task_id), Some(&self.closed), || {
+                    event.into()
+                }),
+        )
+        .await;
     }
 
     pub(crate) async fn emit_any(&self, kind: EventKind, data: Value) {
@@ -277,4 +299,14 @@ impl EventEmitter {
                 .await;
         }
     }
+}
+
+/// The `data` of a typed payload. Serialising a payload fails only for a map with non-string
+/// keys, which no payload has; should it happen, the event still goes out (its place in the
+/// sequence matters to consumers) with `null` data, and the failure is logged.
+fn data_of(payload: &EventPayload) -> Value {
+    payload.to_data().unwrap_or_else(|e| {
+        tracing::warn!(kind = %payload.kind(), error = %e, "event data could not be serialised; sent as null");
+        Value::Null
+    })
 }

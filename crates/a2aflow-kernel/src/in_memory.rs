@@ -5,9 +5,10 @@
 
 use crate::client::{DispatchRequest, RemoteClient, TaskFailure, TaskOutcome};
 use a2aflow_model::a2a::{Artifact, Message, Part, Role, TaskState};
+use a2aflow_model::event_data::{LocalRequestData, LocalResponseData};
 use a2aflow_model::{
-    ErrorCode, EventKind, Failure, MessageContent, NegotiationExchange, NegotiationReply,
-    NegotiationRequest, Output, ReceivedKind, ReceivedMessage,
+    ErrorCode, Failure, MessageContent, NegotiationExchange, NegotiationReply, NegotiationRequest,
+    Output, ReceivedKind, ReceivedMessage,
 };
 use async_trait::async_trait;
 use serde_json::json;
@@ -221,8 +222,11 @@ impl RemoteClient for InMemoryClient {
             request
                 .events
                 .emit(
-                    EventKind::AgentRequest,
-                    json!({"agent": agent, "content": request.content}),
+                    LocalRequestData {
+                        agent: agent.to_owned(),
+                        content: request.content.clone(),
+                    }
+                    .into(),
                 )
                 .await;
         }
@@ -287,14 +291,7 @@ impl RemoteClient for InMemoryClient {
                         previous.push(exchange);
                     }
                     Ok(NegotiationReply::Stop { code, reason }) => {
-                        return Err(with_ids(
-                            Failure {
-                                code: code.into(),
-                                message: reason,
-                                details: serde_json::Map::new(),
-                            },
-                            received,
-                        ));
+                        return Err(with_ids(Failure::coded(code, reason), received));
                     }
                     Err(f) => return Err(with_ids(f, received)),
                 }
@@ -379,8 +376,12 @@ impl RemoteClient for InMemoryClient {
             request
                 .events
                 .emit(
-                    EventKind::AgentResponse,
-                    json!({"agent": agent, "ok": result.is_ok(), "receivedMessages": n}),
+                    LocalResponseData {
+                        agent: agent.to_owned(),
+                        ok: result.is_ok(),
+                        received_messages: n,
+                    }
+                    .into(),
                 )
                 .await;
         }

@@ -53,8 +53,9 @@ pub(crate) fn copy_name(view: &mut TaskResultView, request: &TaskRequest) {
 
 /// Records `f` in `view` with `status`.
 pub(crate) fn fail_view(view: &mut TaskResultView, status: TaskOutcomeStatus, f: Failure) {
+    let (code, message, details) = f.into_parts();
     view.status = status;
-    view.error = Some(f.message);
-    view.error_code = Some(f.code.into());
-    view.error_details = f.details;
+    view.error = Some(message);
+    view.error_code = Some(code.into());
+    view.error_details = details;
 }

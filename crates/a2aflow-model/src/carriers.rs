@@ -389,11 +389,7 @@ pub struct BusinessFailure {
 
 impl From<BusinessFailure> for Failure {
     fn from(b: BusinessFailure) -> Self {
-        Failure {
-            code: crate::FailureCode::parse(b.code),
-            message: b.message,
-            details: b.details,
-        }
+        Failure::from_parts(crate::FailureCode::parse(b.code), b.message, b.details)
     }
 }
 

@@ -3,8 +3,8 @@
 //! Codes are part of the public contract: hosts match on the strings. `docs/error-codes.md` is
 //! checked against [`ErrorCode::ALL`] by a test, so the two never drift.
 
+pub use crate::failure::Failure;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
 macro_rules! error_codes {
     ($( $(#[doc = $doc:literal])* $variant:ident => $code:literal, )*) => {
@@ -462,56 +462,6 @@ impl<'de> Deserialize<'de> for FailureCode {
         String::deserialize(d).map(FailureCode::parse)
     }
 }
-
-/// A failure as the engine reports it: a stable code, a message a person can act on, and safe
-/// details (never secrets). The code is typed ([`FailureCode`]) but serialises as the plain
-/// string, so host BusinessFailure codes travel unchanged.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Failure {
-    /// The stable code: one of [`ErrorCode`] or a host's business code.
-    pub code: FailureCode,
-    /// What went wrong, for a person.
-    pub message: String,
-    /// Safe structured facts (status, reason, names involved, …).
-    #[serde(default, skip_serializing_if = "Map::is_empty")]
-    pub details: Map<String, Value>,
-}
-
-impl Failure {
-    /// A failure with one of the engine's own codes.
-    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        Failure {
-            code: FailureCode::Engine(code),
-            message: message.into(),
-            details: Map::new(),
-        }
-    }
-
-    /// Adds one detail.
-    pub fn with_detail(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
-        self.details.insert(key.into(), value.into());
-        self
-    }
-
-    /// The engine code, when this failure carries one (host business codes give `None`).
-    pub fn error_code(&self) -> Option<ErrorCode> {
-        self.code.error_code()
-    }
-
-    /// True when the code is exactly `code`.
-    pub fn is(&self, code: ErrorCode) -> bool {
-        self.code.is(code)
-    }
-}
-
-impl std::fmt::Display for Failure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "[{}] {}", self.code, self.message)
-    }
-}
-
-impl std::error::Error for Failure {}
 
 #[cfg(test)]
 mod tests {

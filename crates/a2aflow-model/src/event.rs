@@ -1,5 +1,6 @@
 //! Lifecycle events: stable names, serde-serialisable, delivered in causal order.
 
+use crate::event_data::{EventPayload, PayloadError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -99,4 +100,30 @@ pub struct Event {
     /// Event-specific data.
     #[serde(default, skip_serializing_if = "Value::is_null")]
     pub data: Value,
+}
+
+impl Event {
+    /// An event of the payload's kind, with the payload as its `data` (depth 0, no step or
+    /// task: set those fields as the event needs).
+    pub fn from_payload(
+        seq: u64,
+        execution_id: impl Into<String>,
+        payload: impl Into<EventPayload>,
+    ) -> Result<Event, serde_json::Error> {
+        let payload = payload.into();
+        Ok(Event {
+            seq,
+            kind: payload.kind(),
+            execution_id: execution_id.into(),
+            depth: 0,
+            step: None,
+            task_id: None,
+            data: payload.to_data()?,
+        })
+    }
+
+    /// The typed data: this event's `data` read as its kind's payload.
+    pub fn payload(&self) -> Result<EventPayload, PayloadError> {
+        EventPayload::from_data(self.kind, &self.data)
+    }
 }

@@ -20,6 +20,10 @@ pub mod definition;
 pub mod delegation;
 pub mod error_code;
 pub mod event;
+pub mod event_data;
+#[cfg(feature = "schema")]
+pub mod event_schema;
+pub mod failure;
 pub mod load;
 pub mod names;
 pub mod problem;
@@ -33,8 +37,10 @@ pub use carriers::*;
 pub use definition::{
     CONTEXT_WILDCARD, ContextFrom, Edge, RESERVED_STEP_NAMES, Step, StepType, Subtask, Workflow,
 };
-pub use error_code::{BusinessCode, ErrorCode, Failure, FailureCode};
+pub use error_code::{BusinessCode, ErrorCode, FailureCode};
 pub use event::{Event, EventKind};
+pub use event_data::{ClientEvent, EventData, EventPayload, PayloadError};
+pub use failure::{Failure, FailureCause, FailureFacts, Gate};
 pub use load::{
     LoadErrors, LoadOptions, Loaded, load_workflow_bytes, load_workflow_str, load_workflow_value,
     parse_step_type,

@@ -721,7 +721,7 @@ async fn s_task_03_auth_required_is_a_gate_with_evidence() {
     })]);
     let e = plain_failure(&f).await;
     assert!(e.failure.is(ErrorCode::A2aAuthRequired));
-    assert_eq!(e.failure.details["gate"], json!(true));
+    assert_eq!(e.failure.gate(), Some(a2aflow_model::Gate::AuthRequired));
     assert_eq!(e.failure.details["remoteTaskId"], json!("remote-auth"));
     assert_eq!(
         e.failure.details["state"],
@@ -1064,7 +1064,7 @@ async fn s_neg_11_plain_input_required_is_a_not_negotiable_gate() {
     let hook = Hook::default();
     let e = dispatch(&c, activated("go"), &hook).await.unwrap_err();
     assert!(e.failure.is(ErrorCode::NegotiationNotNegotiable));
-    assert_eq!(e.failure.details["gate"], json!(true));
+    assert_eq!(e.failure.gate(), Some(a2aflow_model::Gate::InputRequired));
     assert!(hook.calls().is_empty());
     assert_eq!(
         e.received_messages

@@ -465,7 +465,7 @@ async fn auth_required_is_a_gate_left_open_for_attach() {
         .await
         .unwrap_err();
     assert!(e.failure.is(ErrorCode::A2aAuthRequired));
-    assert_eq!(e.failure.details["gate"], json!(true));
+    assert_eq!(e.failure.gate(), Some(a2aflow_model::Gate::AuthRequired));
     assert!(
         e.received_messages.last().unwrap().message.is_some(),
         "the evidence is kept"

@@ -130,7 +130,10 @@ async fn s_route_04_one_route_failure_suppresses_every_successor() {
     assert!(f.message.contains("route evaluation unavailable"));
     assert_eq!(f.details["source"], "start");
     assert_eq!(f.details["target"], "failed");
-    assert_eq!(f.details["cause"]["code"], "workflow.execution_failed");
+    assert_eq!(
+        f.cause().and_then(|c| c.failure()).map(|c| c.code.as_str()),
+        Some("workflow.execution_failed")
+    );
     assert_eq!(client.sent_agents(), vec!["A"]);
     assert_eq!(ran(&r), vec!["start"]);
     assert_eq!(rec.count(EventKind::RouteDecision), 0);
@@ -175,7 +178,10 @@ async fn s_route_08_missing_decision_fails_naming_the_edge() {
     let f = r.failure.unwrap();
     assert_eq!(f.code, "workflow.route_failed");
     assert!(f.message.contains("s1 -> s2"));
-    assert_eq!(f.details["cause"]["code"], "workflow.callback_missing");
+    assert_eq!(
+        f.cause().and_then(|c| c.failure()).map(|c| c.code.as_str()),
+        Some("workflow.callback_missing")
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -193,7 +199,10 @@ async fn s_route_10_route_timeout_identifies_the_edge() {
     let f = r.failure.unwrap();
     assert_eq!(f.code, "workflow.route_failed");
     assert!(f.message.contains("start -> next"));
-    assert_eq!(f.details["cause"]["code"], "workflow.timeout");
+    assert_eq!(
+        f.cause().and_then(|c| c.failure()).map(|c| c.code.as_str()),
+        Some("workflow.timeout")
+    );
     assert_eq!(client.sent_agents(), vec!["A"]);
 }
 
@@ -205,7 +214,10 @@ async fn route_callback_panic_is_a_route_failure() {
     let r = go(conditional_pair("a", "b", "c"), &host, &client, &rec).await;
     let f = r.failure.unwrap();
     assert_eq!(f.code, "workflow.route_failed");
-    assert_eq!(f.details["cause"]["code"], "workflow.callback_panicked");
+    assert_eq!(
+        f.cause().and_then(|c| c.failure()).map(|c| c.code.as_str()),
+        Some("workflow.callback_panicked")
+    );
 }
 
 #[tokio::test]

@@ -308,11 +308,7 @@ pub fn delayed(ms: u64) -> a2aflow_kernel::AgentScript {
 
 pub fn failing(code: &str, ms: u64) -> a2aflow_kernel::AgentScript {
     a2aflow_kernel::AgentScript::reply(a2aflow_kernel::ScriptedReply::Fail(
-        a2aflow_model::Failure {
-            code: code.into(),
-            message: format!("{code} from agent"),
-            details: Default::default(),
-        },
+        a2aflow_model::Failure::coded(code, format!("{code} from agent")),
     ))
     .after(Duration::from_millis(ms))
 }

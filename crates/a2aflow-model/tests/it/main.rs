@@ -8,6 +8,9 @@ mod delegation_records;
 mod delegation_schema;
 mod delegation_status;
 mod error_codes_doc;
+#[cfg(feature = "schema")]
+mod events_schema;
+mod failure_carriers;
 mod failure_code;
 mod fuzz_regressions;
 mod proptest_load_validate;

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
 
 mod credentials;
+mod events_schema;
 mod execute;
 mod extension_config;
 mod oauth2;
