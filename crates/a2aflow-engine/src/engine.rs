@@ -13,8 +13,8 @@ use super::negotiation::{
     Entry, FailedAt, NegotiationLoop, aborted_failure, emit_failed, not_activated, stop_failure,
 };
 use a2aflow_kernel::{
-    DispatchRequest, EventEmitter, NegotiationHook, RemoteClient, TaskFailure, TaskOutcome,
-    project_outputs,
+    DispatchJournal, DispatchRequest, EventEmitter, NegotiationHook, NoJournal, RemoteClient,
+    SendIntent, TaskFailure, TaskOutcome, project_outputs,
 };
 use a2aflow_model::a2a::{
     self, AgentCard, CancelTaskRequest, GetTaskRequest, ListTasksRequest, Part,
@@ -323,6 +323,7 @@ impl A2aEngineClient {
             stop,
             events,
             None,
+            &NoJournal,
         );
         let found = run.find_live_task().await;
         let result = match found {
@@ -355,6 +356,7 @@ impl RemoteClient for A2aEngineClient {
             stop,
             request.events,
             Some(negotiation),
+            request.journal,
         );
         let result = run.run(Start::Send(request.content)).await;
         run.finish(result).await
@@ -392,6 +394,7 @@ struct Interaction<'a> {
     reducer: ResponseReducer,
     negotiation: Option<Negotiation<'a>>,
     events: EventEmitter,
+    journal: &'a dyn DispatchJournal,
     deadline: Instant,
     stop: Stop<'a>,
     stream: Option<StreamResponseStream>,
@@ -412,8 +415,10 @@ impl<'a> Interaction<'a> {
         stop: Stop<'a>,
         events: EventEmitter,
         negotiation: Option<Negotiation<'a>>,
+        journal: &'a dyn DispatchJournal,
     ) -> Self {
         Interaction {
+            journal,
             agent,
             config,
             reducer: ResponseReducer::new(context_id.clone())
@@ -612,8 +617,19 @@ impl<'a> Interaction<'a> {
                 )
                 .await;
         }
+        // Write-ahead: with a run store the send is journaled (ids and content) before it goes.
+        let journaled = self.journal.is_enabled().then(|| content.clone());
         // The content goes out unchanged: its parts and metadata move into the message.
         let message = user_message(content, &self.context_id, task_id, plan.message_extensions);
+        if let Some(content) = &journaled {
+            let intent = SendIntent {
+                context_id: &self.context_id,
+                message_id: &message.message_id,
+                remote_task_id: message.task_id.as_deref(),
+                content,
+            };
+            self.journal.before_send(intent).await?;
+        }
         self.release_stream().await;
         self.force_poll = false;
         self.poll_only = false;

@@ -15,12 +15,19 @@
 //!   kernel emits the negotiation events, bounds the callback by the deadline, and maps a panic or
 //!   a missing callback to a typed failure.
 //! * `events` accepts the `agent_*` events; they are ordered with the kernel's own events.
+//! * `journal` is told, before every send, what is about to be sent (write-ahead), and the remote
+//!   task id as soon as it is known: with a run store the kernel journals both, so that a run
+//!   resumed after a crash finds the work again instead of sending it twice. A failed
+//!   [`DispatchJournal::before_send`] means the message must not be sent.
+//! * [`RemoteClient::reattach`] is the resume path: find a journaled task again (GetTask by remote
+//!   task id, else ListTasks by context id) and wait on it as `dispatch` would; never resend
+//!   unless the request says so.
 //! * Outputs: [`project_outputs`] gives the standard projection from evidence.
 
 use crate::events::EventEmitter;
 use a2aflow_model::a2a::{Artifact, TaskState};
 use a2aflow_model::{
-    Failure, MessageContent, NegotiationReply, NegotiationRequest, Output, ReceivedKind,
+    ErrorCode, Failure, MessageContent, NegotiationReply, NegotiationRequest, Output, ReceivedKind,
     ReceivedMessage, TaskRequest,
 };
 use async_trait::async_trait;
@@ -50,6 +57,8 @@ pub struct DispatchRequest<'a> {
     pub negotiation: &'a dyn NegotiationHook,
     /// Emits `agent_*` events into the run's event stream.
     pub events: EventEmitter,
+    /// Told before every send and when the remote task id is known (see the module docs).
+    pub journal: &'a dyn DispatchJournal,
 }
 
 impl std::fmt::Debug for DispatchRequest<'_> {
@@ -119,6 +128,89 @@ impl TaskFailure {
     }
 }
 
+/// What a client is about to send for a logical task: the write-ahead facts a resumed run needs
+/// to find the work again, or to resend exactly the same message when the host allows it.
+#[derive(Debug, Clone, Copy)]
+pub struct SendIntent<'a> {
+    /// The context id the message is sent in (the logical task's correlation key).
+    pub context_id: &'a str,
+    /// The message id of the message about to be sent.
+    pub message_id: &'a str,
+    /// The remote task the message continues, for a follow-up (a negotiation reply).
+    pub remote_task_id: Option<&'a str>,
+    /// The content about to be sent.
+    pub content: &'a MessageContent,
+}
+
+/// Where a client reports what a dispatch is doing, so that the kernel can journal it. Without a
+/// run store every call returns at once and [`DispatchJournal::is_enabled`] is false.
+#[async_trait]
+pub trait DispatchJournal: Send + Sync {
+    /// True when reports are recorded; a client may skip building them otherwise.
+    fn is_enabled(&self) -> bool;
+    /// Records `send` before it goes out. An `Err` (the store failed) means: do not send; the
+    /// task fails with it.
+    async fn before_send(&self, send: SendIntent<'_>) -> Result<(), Failure>;
+    /// Records the remote task id, as soon as the agent names it.
+    async fn remote_task_known(&self, context_id: &str, remote_task_id: &str);
+    /// Records the last remote state seen.
+    async fn remote_state(&self, remote_task_id: &str, state: TaskState);
+}
+
+/// A [`DispatchJournal`] that records nothing (no run store, or a client used outside a run).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoJournal;
+
+#[async_trait]
+impl DispatchJournal for NoJournal {
+    fn is_enabled(&self) -> bool {
+        false
+    }
+    async fn before_send(&self, _: SendIntent<'_>) -> Result<(), Failure> {
+        Ok(())
+    }
+    async fn remote_task_known(&self, _: &str, _: &str) {}
+    async fn remote_state(&self, _: &str, _: TaskState) {}
+}
+
+/// A journaled task a resumed run finds again (see [`RemoteClient::reattach`]).
+pub struct AttachRequest<'a> {
+    /// The dispatch as it would be made now (agent, content, deadline, cancel, hooks).
+    pub dispatch: DispatchRequest<'a>,
+    /// The journaled context id.
+    pub context_id: &'a str,
+    /// The journaled message id of the last send.
+    pub message_id: &'a str,
+    /// The remote task id, when it was journaled.
+    pub remote_task_id: Option<&'a str>,
+    /// When no task is found for the context id: resend the journaled message with the same
+    /// message id and context id (the host opted in), instead of `workflow.outcome_unknown`.
+    pub resend: bool,
+}
+
+impl AttachRequest<'_> {
+    /// The failure of a task whose outcome cannot be found again: `workflow.outcome_unknown`,
+    /// with the agent, the local task id and the context id in its details.
+    pub fn outcome_unknown(&self, why: &str) -> TaskFailure {
+        let failure = Failure::new(
+            ErrorCode::WorkflowOutcomeUnknown,
+            format!(
+                "the outcome of task {} on agent {} cannot be found again ({why}); nothing was resent",
+                self.dispatch.local_task_id, self.dispatch.agent
+            ),
+        )
+        .with_detail("agent", self.dispatch.agent)
+        .with_detail("localTaskId", self.dispatch.local_task_id)
+        .with_detail("contextId", self.context_id);
+        TaskFailure {
+            failure,
+            context_id: Some(self.context_id.to_owned()),
+            remote_task_id: self.remote_task_id.map(str::to_owned),
+            received_messages: Vec::new(),
+        }
+    }
+}
+
 /// Reaches the host's `on_negotiation` from inside a dispatch.
 #[async_trait]
 pub trait NegotiationHook: Send + Sync {
@@ -133,6 +225,13 @@ pub trait NegotiationHook: Send + Sync {
 pub trait RemoteClient: Send + Sync {
     /// Runs one logical task to its end.
     async fn dispatch(&self, request: DispatchRequest<'_>) -> Result<TaskOutcome, TaskFailure>;
+
+    /// Finds a journaled task again after a restart and waits on it to its end, as
+    /// [`RemoteClient::dispatch`] would. The default cannot find anything: every such task ends
+    /// `workflow.outcome_unknown` and nothing is sent.
+    async fn reattach(&self, request: AttachRequest<'_>) -> Result<TaskOutcome, TaskFailure> {
+        Err(request.outcome_unknown("this client cannot re-attach to remote tasks"))
+    }
 }
 
 /// Projects business outputs from evidence.

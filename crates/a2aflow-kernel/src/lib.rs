@@ -65,7 +65,8 @@ mod view;
 
 pub use agent_check::{check_agents, unknown_agents};
 pub use client::{
-    DispatchRequest, NegotiationHook, RemoteClient, TaskFailure, TaskOutcome, project_outputs,
+    AttachRequest, DispatchJournal, DispatchRequest, NegotiationHook, NoJournal, RemoteClient,
+    SendIntent, TaskFailure, TaskOutcome, project_outputs,
 };
 pub use control_point::{CallbackError, ControlPoint};
 pub use delegation::{

@@ -110,6 +110,10 @@ error_codes! {
     WorkflowTimeout => "workflow.timeout",
     /// The run was cancelled by the host or because its event consumer went away.
     WorkflowCancelled => "workflow.cancelled",
+    /// On resume, a task's send was journaled but its outcome cannot be found again (the agent
+    /// has no task for the journaled context id, or cannot list tasks); nothing was resent. The
+    /// details name the agent, the local task id and the context id, for the host to decide.
+    WorkflowOutcomeUnknown => "workflow.outcome_unknown",
 
     // ---- a2a.* : remote agents and the wire ----
     /// The remote task ended in TASK_STATE_FAILED.

@@ -512,6 +512,7 @@ async fn dispatch_with(
             cancel,
             negotiation: hook,
             events: EventEmitter::disabled(),
+            journal: &a2aflow_kernel::NoJournal,
         })
         .await
 }
@@ -784,6 +785,7 @@ async fn unknown_agent_fails_without_sending() {
             cancel: CancellationToken::new(),
             negotiation: &hook,
             events: EventEmitter::disabled(),
+            journal: &a2aflow_kernel::NoJournal,
         })
         .await
         .unwrap_err();

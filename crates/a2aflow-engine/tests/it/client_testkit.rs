@@ -178,6 +178,7 @@ async fn dispatch(
             cancel: CancellationToken::new(),
             negotiation: hook,
             events: EventEmitter::disabled(),
+            journal: &a2aflow_kernel::NoJournal,
         })
         .await
 }

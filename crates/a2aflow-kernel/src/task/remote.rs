@@ -104,6 +104,7 @@ async fn dispatch(
         cancel: t.token.clone(),
         negotiation: &hook,
         events: emitter,
+        journal: &crate::client::NoJournal,
     });
     with_grace(dispatch, bounds, run.grace).await
 }
