@@ -54,6 +54,7 @@ mod events;
 mod executor;
 mod graph;
 mod in_memory;
+pub mod journal;
 mod panic_guard;
 mod prepared;
 mod runner;
@@ -70,5 +71,8 @@ pub use delegation::{
 };
 pub use events::{EventCallback, EventEmitter};
 pub use in_memory::{AgentScript, InMemoryClient, ScriptedReply, SentContent};
+pub use journal::{
+    JournalRecord, MemoryStore, RunJournal, RunState, RunStore, RunSummary, StoreError,
+};
 pub use prepared::PreparedWorkflow;
 pub use runner::{EventStream, OnFinish, RunInput, RunOptions, run, run_prepared, run_stream};
