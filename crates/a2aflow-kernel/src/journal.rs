@@ -29,7 +29,7 @@
 
 mod memory;
 
-pub use memory::MemoryStore;
+pub use memory::{DEFAULT_LEASE_TTL, MemoryStore};
 
 use crate::runner::RunOptions;
 use a2aflow_model::a2a::TaskState;
