@@ -8,6 +8,8 @@
 //!
 //! Throughput is in records. Run: `cargo bench -p a2aflow-store-sqlite --bench append`.
 
+#![allow(clippy::expect_used)] // a bench stops at its first failure
+
 use a2aflow_kernel::RunOptions;
 use a2aflow_kernel::journal::{JournalRecord, RunStarted, RunStore, TaskIntent};
 use a2aflow_model::{MessageContent, Output, TaskOutcomeStatus, TaskResultView, Workflow};
