@@ -131,9 +131,8 @@ fn a_torn_store_file_is_reported_corrupt_and_left_unchanged() {
             Err(ErrorCode::StoreCorrupt),
             "cut at {cut}"
         );
-        assert_eq!(
-            std::fs::read(&path).unwrap(),
-            db[..cut],
+        assert!(
+            std::fs::read(&path).unwrap() == db[..cut],
             "cut at {cut}: file changed"
         );
     }
