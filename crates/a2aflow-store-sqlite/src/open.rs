@@ -89,8 +89,8 @@ fn inspect(path: &Path) -> Result<Found, StoreError> {
             format!("run store {}: cannot be read ({e})", path.display()),
         )
     };
-    let len = file.metadata().map_err(unreadable)?.len();
-    if file.metadata().map_err(unreadable)?.is_dir() {
+    let meta = file.metadata().map_err(unreadable)?;
+    if meta.is_dir() {
         return Err(store_error(
             ErrorCode::StoreUnavailable,
             path,
@@ -100,6 +100,7 @@ fn inspect(path: &Path) -> Result<Found, StoreError> {
             ),
         ));
     }
+    let len = meta.len();
     let mut header = Vec::with_capacity(HEADER_LEN);
     file.by_ref()
         .take(HEADER_LEN as u64)

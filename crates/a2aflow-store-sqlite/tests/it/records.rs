@@ -251,3 +251,36 @@ fn a_tampered_journaled_workflow_is_a_mismatch_on_load() {
         assert!(e.is(ErrorCode::StoreWorkflowMismatch), "{e}");
     });
 }
+
+#[test]
+fn appends_leave_a_single_threaded_runtime_free_to_run_other_tasks() {
+    // The store's work happens on its own thread: while an append waits for its commit, other
+    // tasks of a current-thread runtime keep running (a store that did its I/O inline would
+    // give them no turn at all).
+    let dir = tempfile::tempdir().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let store = SqliteStore::open(dir.path().join("runs.db")).await.unwrap();
+        store.create_run(started("r1", 1)).await.unwrap();
+        let turns = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let counter = turns.clone();
+        let ticker = tokio::spawn(async move {
+            loop {
+                counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                tokio::task::yield_now().await;
+            }
+        });
+        for n in 0..20 {
+            store.append("r1", intent("t", n)).await.unwrap();
+        }
+        ticker.abort();
+        let turns = turns.load(std::sync::atomic::Ordering::Relaxed);
+        assert!(
+            turns >= 20,
+            "other tasks ran {turns} times during 20 appends"
+        );
+    });
+}
