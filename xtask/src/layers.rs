@@ -22,6 +22,8 @@ pub const LAYERS: &[(&str, u8)] = &[
     ("a2aflow-kernel", 1),
     ("a2aflow-testkit", 1),
     ("a2aflow-protocol", 2),
+    // The embedded run store: the kernel's RunStore over SQLite, beside the wire, never on it.
+    ("a2aflow-store-sqlite", 2),
     ("a2aflow-engine", 3),
     ("a2aflow-services", 3),
     // Layer 4: its isolation test drives the engine client as a dev-dependency.
@@ -46,7 +48,42 @@ pub const ISOLATED: &[(&str, &[&str], &str)] = &[
         WIRE_FORBIDDEN,
         "the scheduling kernel or A2A-T",
     ),
+    (
+        "a2aflow-store-sqlite",
+        STORE_FORBIDDEN,
+        "A2A-T, the wire, the engine or a network crate",
+    ),
 ];
+
+/// What a run store must never reach: everything the kernel must not ([`FORBIDDEN`]), plus the
+/// wire crate and every crate built on it ([`WIRE_CRATES`]).
+pub const STORE_FORBIDDEN: &[&str] =
+    &concat::<{ FORBIDDEN.len() + WIRE_CRATES.len() }>(FORBIDDEN, WIRE_CRATES);
+
+/// The wire crate and the crates that stand on it.
+pub const WIRE_CRATES: &[&str] = &[
+    "a2aflow-protocol",
+    "a2aflow-engine",
+    "a2aflow-services",
+    "a2aflow-extensions",
+    "a2aflow",
+    "a2aflow-cli",
+];
+
+/// `a` then `b` as one array of `N` (= both lengths) names, at compile time.
+const fn concat<const N: usize>(a: &[&'static str], b: &[&'static str]) -> [&'static str; N] {
+    let mut out = [""; N];
+    let mut i = 0;
+    while i < a.len() {
+        out[i] = a[i];
+        i += 1;
+    }
+    while i < N {
+        out[i] = b[i - a.len()];
+        i += 1;
+    }
+    out
+}
 
 /// What the wire crate (and the service clients on it) must never reach: the kernel, A2A-T, and
 /// the engine client that joins them.

@@ -342,3 +342,86 @@ fn services_reaching_a2at_as_a_dev_dependency_is_rejected() {
         "{problems:#?}"
     );
 }
+
+/// Adds a run store crate (`a2aflow-store-sqlite` on the kernel and the model) to a fixture.
+fn add_store_crate(dir: &Path) {
+    let d = dir.join("a2aflow-store-sqlite");
+    std::fs::create_dir_all(d.join("src")).unwrap();
+    std::fs::write(d.join("src/lib.rs"), "").unwrap();
+    std::fs::write(
+        d.join("Cargo.toml"),
+        "[package]\nname = \"a2aflow-store-sqlite\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\n\
+         [dependencies]\na2aflow-kernel = { path = \"../a2aflow-kernel\" }\n\
+         a2aflow-model = { path = \"../a2aflow-model\" }\n\n[dev-dependencies]\n",
+    )
+    .unwrap();
+    let ws = dir.join("Cargo.toml");
+    let text = std::fs::read_to_string(&ws).unwrap();
+    std::fs::write(
+        &ws,
+        text.replace(
+            "\"a2aflow-kernel\"]",
+            "\"a2aflow-kernel\", \"a2aflow-store-sqlite\"]",
+        ),
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_store_on_the_kernel_and_the_model_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path(), "", "");
+    add_store_crate(dir.path());
+    let problems = layers::check_manifest(&dir.path().join("Cargo.toml")).unwrap();
+    assert_eq!(problems, Vec::<String>::new());
+}
+
+#[test]
+fn a_store_reaching_the_wire_as_a_dev_dependency_is_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path(), "", "");
+    add_store_crate(dir.path());
+    add_dep(
+        dir.path(),
+        "a2aflow-store-sqlite",
+        "dev-dependencies",
+        "a2aflow-protocol = { path = \"../a2aflow-protocol\" }",
+    );
+    let problems = layers::check_manifest(&dir.path().join("Cargo.toml")).unwrap();
+    assert!(
+        problems.iter().any(|p| p.contains(
+            "forbidden dependency: a2aflow-store-sqlite -> a2aflow-protocol (a2aflow-store-sqlite \
+             must never reach A2A-T, the wire, the engine or a network crate)"
+        )),
+        "{problems:#?}"
+    );
+}
+
+#[test]
+fn a_store_reaching_a2at_through_the_kernel_is_rejected_with_its_path() {
+    // The kernel is a lower layer, so only the store's own isolation rule names this path.
+    let problems = {
+        let dir = tempfile::tempdir().unwrap();
+        fixture(dir.path(), "a2at = { path = \"../a2at\" }", "");
+        add_store_crate(dir.path());
+        layers::check_manifest(&dir.path().join("Cargo.toml")).unwrap()
+    };
+    assert!(
+        problems.iter().any(|p| p.contains(
+            "forbidden dependency: a2aflow-store-sqlite -> a2aflow-kernel -> a2at \
+             (a2aflow-store-sqlite must never reach"
+        )),
+        "{problems:#?}"
+    );
+}
+
+#[test]
+fn the_store_list_is_the_kernel_list_plus_the_wire_crates() {
+    assert_eq!(
+        layers::STORE_FORBIDDEN.len(),
+        layers::FORBIDDEN.len() + layers::WIRE_CRATES.len()
+    );
+    for name in layers::FORBIDDEN.iter().chain(layers::WIRE_CRATES) {
+        assert!(layers::STORE_FORBIDDEN.contains(name), "{name}");
+    }
+}

@@ -57,6 +57,7 @@ mod graph;
 mod ids;
 mod in_memory;
 mod interrupt;
+pub mod journal;
 mod panic_guard;
 mod prepared;
 mod runner;
@@ -75,5 +76,8 @@ pub use delegation::{
 };
 pub use events::{EventCallback, EventEmitter};
 pub use in_memory::{AgentScript, InMemoryClient, ScriptedReply, SentContent};
+pub use journal::{
+    JournalRecord, MemoryStore, RunJournal, RunState, RunStore, RunSummary, StoreError,
+};
 pub use prepared::PreparedWorkflow;
 pub use runner::{EventStream, OnFinish, RunInput, RunOptions, run, run_prepared, run_stream};

@@ -233,6 +233,33 @@ error_codes! {
     /// The child workflow ran and failed (or was cancelled or timed out); the details keep the
     /// child's execution id, its own code (`childCode`) and the code it started from (`cause`).
     DelegationChildFailed => "delegation.child_failed",
+
+    // ---- store.* : the run journal and its stores ----
+    /// The run store cannot be opened or written where it was configured: its directory does
+    /// not exist, is not a directory or is read-only, or the file cannot be created there.
+    StoreUnavailable => "store.unavailable",
+    /// The file exists but is not an a2aflow run store (another SQLite database, or not SQLite
+    /// at all); it is left unchanged.
+    StoreNotAStore => "store.not_a_store",
+    /// The store was written by a newer a2aflow: its schema version is above the one this build
+    /// knows. It is left unchanged; use a newer a2aflow.
+    StoreNewerSchema => "store.newer_schema",
+    /// The store file is damaged (truncated, torn write, a record that does not decode). It is
+    /// left unchanged; restore it from a backup or move it away.
+    StoreCorrupt => "store.corrupt",
+    /// No run with this execution id is in the store (a typo, or an id from another store).
+    StoreUnknownExecution => "store.unknown_execution",
+    /// Another driver holds the run's lease; the details name the owner and when the lease
+    /// expires (`owner`, `expiresAtMs`).
+    StoreLocked => "store.locked",
+    /// The run's journaled workflow does not match its recorded SHA-256 hash, or the workflow
+    /// given to resume it is not the one it started with.
+    StoreWorkflowMismatch => "store.workflow_mismatch",
+    /// A run with this execution id is already in the store.
+    StoreDuplicateExecution => "store.duplicate_execution",
+    /// The journal refuses a record: the run already finished, a second `runStarted`, an event
+    /// whose `seq` is not after the last one stored, or a lease that is no longer held.
+    StoreInvalidAppend => "store.invalid_append",
 }
 
 /// The text of `docs/error-codes.md`, generated from [`ErrorCode::ALL`]: one table per namespace,
@@ -485,7 +512,8 @@ mod tests {
                     "negotiation",
                     "auth",
                     "config",
-                    "delegation"
+                    "delegation",
+                    "store"
                 ]
                 .contains(&ns),
                 "{s} has no known namespace"

@@ -1,0 +1,538 @@
+//! The journal contract: record shapes, the workflow hash, and MemoryStore against the trait.
+
+use super::*;
+use a2aflow_model::{
+    EventKind, FailureCode, StepStatus, StepType, Subtask, TaskOutcomeStatus, Workflow,
+};
+use proptest::prelude::*;
+use serde_json::json;
+
+fn workflow() -> Workflow {
+    serde_json::from_value(json!({
+        "id": "wf-1", "name": "orders",
+        "steps": [{"name": "a", "stepType": "ALL_SUCCESS",
+                   "subtasks": [{"agent": "billing", "skill": "charge", "description": "charge"}]}]
+    }))
+    .unwrap()
+}
+
+fn started(id: &str, at: u64) -> RunStarted {
+    RunStarted::new(
+        id,
+        &workflow(),
+        Some("ship it".into()),
+        &RunOptions::default(),
+        at,
+    )
+    .unwrap()
+}
+
+fn result(id: &str, failure: Option<Failure>) -> ExecutionResult {
+    ExecutionResult {
+        execution_id: id.into(),
+        workflow_id: "wf-1".into(),
+        success: failure.is_none(),
+        failure,
+        steps: Vec::new(),
+        skipped_steps: Vec::new(),
+    }
+}
+
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(f)
+}
+
+#[test]
+fn records_serialise_camel_case_tagged_by_type() {
+    let intent = JournalRecord::TaskIntent(TaskIntent {
+        step: "a".into(),
+        subtask_index: 0,
+        local_task_id: "r:a:0".into(),
+        agent: "billing".into(),
+        skill: "charge".into(),
+        attempt: 1,
+        message_id: "m-1".into(),
+        context_id: "c-1".into(),
+        content: MessageContent::text("hi"),
+    });
+    let v = serde_json::to_value(&intent).unwrap();
+    assert_eq!(v["type"], "taskIntent");
+    assert_eq!(v["localTaskId"], "r:a:0");
+    assert_eq!(v["messageId"], "m-1");
+    assert_eq!(v["contextId"], "c-1");
+    let known = JournalRecord::RemoteTaskKnown {
+        local_task_id: "r:a:0".into(),
+        remote_task_id: "t-9".into(),
+    };
+    assert_eq!(
+        serde_json::to_value(&known).unwrap(),
+        json!({"type": "remoteTaskKnown", "localTaskId": "r:a:0", "remoteTaskId": "t-9"})
+    );
+    let answered = JournalRecord::CallbackAnswered(CallbackAnswered::OnRoute {
+        key: RouteKey {
+            source_step: "a".into(),
+            target_step: "b".into(),
+        },
+        answer: Answer::Value(RouteDecision::allow("ok")),
+    });
+    assert_eq!(
+        serde_json::to_value(&answered).unwrap(),
+        json!({"type": "callbackAnswered", "callback": "onRoute",
+               "key": {"sourceStep": "a", "targetStep": "b"},
+               "answer": {"value": {"allowed": true, "reason": "ok"}}})
+    );
+    for r in [intent, known, answered] {
+        let text = serde_json::to_string(&r).unwrap();
+        assert_eq!(serde_json::from_str::<JournalRecord>(&text).unwrap(), r);
+        assert_eq!(serde_json::to_value(&r).unwrap()["type"], r.kind());
+    }
+}
+
+#[test]
+fn run_started_keeps_the_workflow_its_hash_and_the_absolute_deadline() {
+    let s = started("r1", 1_000);
+    assert_eq!(s.deadline_ms, 1_000 + 600_000);
+    assert_eq!(s.workflow_sha256.len(), 64);
+    assert_eq!(s.workflow_sha256, workflow_sha256(&s.workflow));
+    assert_eq!(s.workflow().unwrap(), workflow());
+    assert!(s.check_same_workflow(&workflow()).is_ok());
+    // Known vector: SHA-256 of the two bytes `{}`.
+    assert_eq!(
+        workflow_sha256(&json!({})),
+        "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"
+    );
+}
+
+#[test]
+fn a_changed_journaled_workflow_or_another_workflow_is_a_mismatch() {
+    let mut s = started("r1", 1_000);
+    s.workflow["name"] = json!("tampered");
+    let e = s.workflow().unwrap_err();
+    assert!(e.is(ErrorCode::StoreWorkflowMismatch), "{e}");
+    assert_eq!(e.details["executionId"], "r1");
+
+    let s = started("r1", 1_000);
+    let mut other = workflow();
+    let extra = Subtask {
+        agent: "extra".into(),
+        ..other.steps[0].subtasks[0].clone()
+    };
+    other.steps[0].subtasks.push(extra);
+    let e = s.check_same_workflow(&other).unwrap_err();
+    assert!(e.is(ErrorCode::StoreWorkflowMismatch), "{e}");
+    assert!(e.message.contains("r1"), "{e}");
+}
+
+#[test]
+fn store_errors_become_failures_with_their_code() {
+    let f: Failure = StoreError::unknown_execution("nope").into();
+    assert_eq!(
+        f.code,
+        FailureCode::Engine(ErrorCode::StoreUnknownExecution)
+    );
+    assert_eq!(f.details["executionId"], "nope");
+}
+
+#[test]
+fn memory_store_numbers_records_and_reads_them_back() {
+    block_on(async {
+        let store = MemoryStore::new();
+        store.create_run(started("r1", 5)).await.unwrap();
+        let seqs = store
+            .append_batch(
+                "r1",
+                vec![
+                    JournalRecord::RemoteState {
+                        local_task_id: "t".into(),
+                        state: TaskState::Working,
+                    },
+                    JournalRecord::CancelRequested {
+                        local_task_id: None,
+                        remote_task_id: None,
+                    },
+                ],
+            )
+            .await
+            .unwrap();
+        assert_eq!(seqs, 1..3);
+        let seq = store
+            .append(
+                "r1",
+                JournalRecord::RunFinished {
+                    result: result("r1", None),
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(seq, 3);
+        let journal = store.load("r1").await.unwrap();
+        assert_eq!(journal.started().unwrap(), &started("r1", 5));
+        assert_eq!(
+            journal.entries.iter().map(|e| e.seq).collect::<Vec<_>>(),
+            [0, 1, 2, 3]
+        );
+        assert_eq!(journal.finished(), Some(&result("r1", None)));
+    });
+}
+
+#[test]
+fn memory_store_refuses_bad_appends_with_stable_codes() {
+    block_on(async {
+        let store = MemoryStore::new();
+        let e = store.load("ghost").await.unwrap_err();
+        assert!(e.is(ErrorCode::StoreUnknownExecution));
+        let e = store
+            .append(
+                "ghost",
+                JournalRecord::CancelRequested {
+                    local_task_id: None,
+                    remote_task_id: None,
+                },
+            )
+            .await
+            .unwrap_err();
+        assert!(e.is(ErrorCode::StoreUnknownExecution));
+
+        store.create_run(started("r1", 5)).await.unwrap();
+        let e = store.create_run(started("r1", 6)).await.unwrap_err();
+        assert!(e.is(ErrorCode::StoreDuplicateExecution), "{e}");
+        let e = store
+            .append("r1", JournalRecord::RunStarted(started("r1", 5)))
+            .await
+            .unwrap_err();
+        assert!(e.is(ErrorCode::StoreInvalidAppend), "{e}");
+
+        let finished = JournalRecord::RunFinished {
+            result: result("r1", None),
+        };
+        // Atomic: a batch with a record after runFinished is refused whole.
+        let e = store
+            .append_batch("r1", vec![finished.clone(), finished.clone()])
+            .await
+            .unwrap_err();
+        assert!(e.is(ErrorCode::StoreInvalidAppend), "{e}");
+        assert_eq!(store.load("r1").await.unwrap().entries.len(), 1);
+        store.append("r1", finished.clone()).await.unwrap();
+        let e = store.append("r1", finished).await.unwrap_err();
+        assert!(e.message.contains("already finished"), "{e}");
+    });
+}
+
+#[test]
+fn memory_store_lists_newest_first_by_state_in_pages() {
+    block_on(async {
+        let store = MemoryStore::new();
+        for (i, id) in ["old", "mid", "new"].iter().enumerate() {
+            store.create_run(started(id, i as u64)).await.unwrap();
+        }
+        let cancelled = Failure::new(ErrorCode::WorkflowCancelled, "stop");
+        store
+            .append(
+                "mid",
+                JournalRecord::RunFinished {
+                    result: result("mid", Some(cancelled)),
+                },
+            )
+            .await
+            .unwrap();
+        store
+            .append(
+                "old",
+                JournalRecord::RunFinished {
+                    result: result("old", None),
+                },
+            )
+            .await
+            .unwrap();
+        store.acquire("new", "host-a").await.unwrap();
+        let all = store.list(RunFilter::default()).await.unwrap();
+        let view: Vec<_> = all
+            .iter()
+            .map(|s| (s.execution_id.as_str(), s.state))
+            .collect();
+        assert_eq!(
+            view,
+            [
+                ("new", RunState::Running),
+                ("mid", RunState::Cancelled),
+                ("old", RunState::Succeeded)
+            ]
+        );
+        assert_eq!(all[0].workflow_name, "orders");
+        assert_eq!(serde_json::to_value(&all[1]).unwrap()["state"], "cancelled");
+        let page = store
+            .list(RunFilter {
+                state: None,
+                offset: 1,
+                limit: 1,
+            })
+            .await
+            .unwrap();
+        assert_eq!(page[0].execution_id, "mid");
+        let done = store
+            .list(RunFilter {
+                state: Some(RunState::Succeeded),
+                ..RunFilter::default()
+            })
+            .await
+            .unwrap();
+        assert_eq!(done.len(), 1);
+        assert_eq!(done[0].execution_id, "old");
+    });
+}
+
+fn event(seq: u64) -> Event {
+    Event {
+        seq,
+        kind: EventKind::Start,
+        execution_id: "r1".into(),
+        depth: 0,
+        step: None,
+        task_id: None,
+        data: json!({"n": seq}),
+    }
+}
+
+#[test]
+fn memory_store_keeps_events_in_order_after_a_sequence_number() {
+    block_on(async {
+        let store = MemoryStore::new();
+        store.create_run(started("r1", 5)).await.unwrap();
+        store
+            .record_events("r1", vec![event(0), event(1)])
+            .await
+            .unwrap();
+        store.record_events("r1", vec![event(2)]).await.unwrap();
+        let e = store.record_events("r1", vec![event(2)]).await.unwrap_err();
+        assert!(e.is(ErrorCode::StoreInvalidAppend), "{e}");
+        let after: Vec<u64> = store
+            .events("r1", Some(0), 10)
+            .await
+            .unwrap()
+            .iter()
+            .map(|e| e.seq)
+            .collect();
+        assert_eq!(after, [1, 2]);
+        assert_eq!(store.events("r1", None, 1).await.unwrap(), [event(0)]);
+    });
+}
+
+#[test]
+fn a_live_lease_locks_the_run_and_a_lapsed_one_is_taken_over() {
+    block_on(async {
+        let store = MemoryStore::new();
+        store.create_run(started("r1", 5)).await.unwrap();
+        let a = store.acquire("r1", "host-a").await.unwrap();
+        assert_eq!(a.token, 1);
+        let e = store.acquire("r1", "host-b").await.unwrap_err();
+        assert!(e.is(ErrorCode::StoreLocked), "{e}");
+        assert_eq!(e.details["owner"], "host-a");
+        // The holder may take its own lease again.
+        assert_eq!(store.acquire("r1", "host-a").await.unwrap().token, 1);
+        store.release(a.clone()).await.unwrap();
+        let b = store.acquire("r1", "host-b").await.unwrap();
+        assert_eq!(b.token, 2, "a takeover raises the fencing token");
+        let e = store.renew(&a).await.unwrap_err();
+        assert!(e.is(ErrorCode::StoreInvalidAppend), "{e}");
+        assert!(store.renew(&b).await.is_ok());
+        let e = store.acquire("ghost", "host-a").await.unwrap_err();
+        assert!(e.is(ErrorCode::StoreUnknownExecution));
+
+        // A lease that lapsed (its holder died and stopped renewing) is taken over.
+        let quick = MemoryStore::with_lease_ttl(Duration::ZERO);
+        quick.create_run(started("r2", 5)).await.unwrap();
+        quick.acquire("r2", "dead").await.unwrap();
+        assert_eq!(
+            quick
+                .list(RunFilter::default())
+                .await
+                .unwrap()
+                .first()
+                .map(|s| s.state),
+            Some(RunState::Waiting)
+        );
+        assert_eq!(quick.acquire("r2", "alive").await.unwrap().token, 2);
+    });
+}
+
+// ---- property: any sequence of records round-trips through serde and MemoryStore ----
+
+fn text() -> impl Strategy<Value = String> {
+    "[a-z0-9:\\-]{0,12}"
+}
+
+fn failure() -> impl Strategy<Value = Failure> {
+    (text(), any::<u8>()).prop_map(|(m, n)| {
+        Failure::new(ErrorCode::WorkflowStepFailed, m).with_detail("n", u64::from(n))
+    })
+}
+
+fn task_key() -> impl Strategy<Value = TaskKey> {
+    (text(), any::<u16>(), text(), 1u32..5).prop_map(|(step, i, id, attempt)| TaskKey {
+        step,
+        subtask_index: usize::from(i),
+        local_task_id: id,
+        attempt,
+    })
+}
+
+fn view() -> impl Strategy<Value = TaskResultView> {
+    (text(), text(), proptest::option::of(text()), any::<bool>()).prop_map(
+        |(agent, id, ctx, ok)| TaskResultView {
+            agent_name: agent,
+            skill: "s".into(),
+            task_id: id,
+            task_description: "d".into(),
+            status: if ok {
+                TaskOutcomeStatus::Completed
+            } else {
+                TaskOutcomeStatus::Failed
+            },
+            context_id: ctx,
+            remote_task_id: None,
+            outputs: vec![a2aflow_model::Output::text("out")],
+            received_messages: Vec::new(),
+            error: (!ok).then(|| "boom".into()),
+            error_code: (!ok).then(|| "a2a.task_failed".into()),
+            error_details: Map::new(),
+        },
+    )
+}
+
+fn callback() -> impl Strategy<Value = CallbackAnswered> {
+    prop_oneof![
+        (task_key(), text()).prop_map(|(key, t)| CallbackAnswered::OnTask {
+            key,
+            answer: Answer::Value(MessageContent::text(t)),
+        }),
+        (task_key(), failure()).prop_map(|(key, f)| CallbackAnswered::OnSelfTask {
+            key,
+            answer: Answer::Failure(f),
+        }),
+        (text(), text(), any::<bool>()).prop_map(|(s, t, ok)| CallbackAnswered::OnRoute {
+            key: RouteKey {
+                source_step: s,
+                target_step: t,
+            },
+            answer: Answer::Value(RouteDecision {
+                allowed: ok,
+                reason: None,
+            }),
+        }),
+        (text(), 1u32..9, text()).prop_map(|(id, exchange, code)| {
+            CallbackAnswered::OnNegotiation {
+                key: NegotiationKey {
+                    local_task_id: id,
+                    attempt: 1,
+                    exchange,
+                },
+                answer: Answer::Value(NegotiationReply::Stop {
+                    code,
+                    reason: "no".into(),
+                }),
+            }
+        }),
+    ]
+}
+
+fn record() -> impl Strategy<Value = JournalRecord> {
+    let states = prop_oneof![
+        Just(TaskState::Submitted),
+        Just(TaskState::Working),
+        Just(TaskState::InputRequired),
+        Just(TaskState::Completed),
+    ];
+    prop_oneof![
+        callback().prop_map(JournalRecord::CallbackAnswered),
+        (task_key(), text(), text(), text()).prop_map(|(k, agent, m, c)| {
+            JournalRecord::TaskIntent(TaskIntent {
+                step: k.step,
+                subtask_index: k.subtask_index,
+                local_task_id: k.local_task_id,
+                agent,
+                skill: "s".into(),
+                attempt: k.attempt,
+                message_id: m,
+                context_id: c.clone(),
+                content: MessageContent::text(c),
+            })
+        }),
+        (text(), text()).prop_map(|(l, r)| JournalRecord::RemoteTaskKnown {
+            local_task_id: l,
+            remote_task_id: r,
+        }),
+        (text(), states).prop_map(|(l, state)| JournalRecord::RemoteState {
+            local_task_id: l,
+            state,
+        }),
+        (text(), view()).prop_map(|(l, result)| JournalRecord::TaskFinished {
+            local_task_id: l,
+            result,
+        }),
+        (text(), proptest::option::of(failure()), view()).prop_map(|(name, f, v)| {
+            JournalRecord::StepFinished {
+                result: StepResult {
+                    step_name: name,
+                    step_type: StepType::AnySuccess,
+                    status: if f.is_some() {
+                        StepStatus::Failed
+                    } else {
+                        StepStatus::Completed
+                    },
+                    task_results: vec![v],
+                    failure: f,
+                },
+            }
+        }),
+        (proptest::option::of(text()), proptest::option::of(text())).prop_map(|(l, r)| {
+            JournalRecord::CancelRequested {
+                local_task_id: l,
+                remote_task_id: r,
+            }
+        }),
+        (text(), text()).prop_map(|(l, r)| JournalRecord::CancelSent {
+            local_task_id: l,
+            remote_task_id: r,
+        }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn any_record_sequence_round_trips_through_serde_and_memory_store(
+        records in proptest::collection::vec(record(), 0..24),
+        finish in proptest::option::of(proptest::option::of(failure())),
+        batch in 1usize..5,
+    ) {
+        let mut records = records;
+        if let Some(f) = finish {
+            records.push(JournalRecord::RunFinished { result: result("p", f) });
+        }
+        for r in &records {
+            let text = serde_json::to_string(r).unwrap();
+            prop_assert_eq!(&serde_json::from_str::<JournalRecord>(&text).unwrap(), r);
+        }
+        let journal = block_on(async {
+            let store = MemoryStore::new();
+            store.create_run(started("p", 1)).await.unwrap();
+            for chunk in records.chunks(batch) {
+                store.append_batch("p", chunk.to_vec()).await.unwrap();
+            }
+            store.load("p").await.unwrap()
+        });
+        let text = serde_json::to_string(&journal).unwrap();
+        prop_assert_eq!(&serde_json::from_str::<RunJournal>(&text).unwrap(), &journal);
+        let mut expected = vec![JournalRecord::RunStarted(started("p", 1))];
+        expected.extend(records);
+        let got: Vec<_> = journal.entries.iter().map(|e| e.record.clone()).collect();
+        prop_assert_eq!(got, expected);
+        for (i, e) in journal.entries.iter().enumerate() {
+            prop_assert_eq!(e.seq, i as u64);
+        }
+    }
+}

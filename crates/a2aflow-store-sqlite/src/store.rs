@@ -1,0 +1,500 @@
+//! [`SqliteStore`]: the kernel's [`RunStore`] over one SQLite file.
+
+use crate::error;
+use crate::open::open_blocking;
+use crate::worker::Worker;
+use a2aflow_kernel::journal::{
+    JournalEntry, JournalRecord, Lease, RunFilter, RunJournal, RunStarted, RunState, RunStore,
+    RunSummary, StoreError, check_append, check_event_order, check_lease_held, grant_lease,
+    wall_clock_ms,
+};
+use a2aflow_model::{ErrorCode, Event};
+use async_trait::async_trait;
+use rusqlite::{Connection, OptionalExtension, params};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How a [`SqliteStore`] behaves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StoreOptions {
+    /// How long a lease lasts after it was granted or renewed (a driver renews it well before).
+    /// A driver that died is taken over once its lease lapsed. Default 30 s.
+    pub lease_ttl: Duration,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            lease_ttl: a2aflow_kernel::journal::DEFAULT_LEASE_TTL,
+        }
+    }
+}
+
+impl StoreOptions {
+    /// These options with leases lasting `ttl`.
+    pub fn with_lease_ttl(mut self, ttl: Duration) -> Self {
+        self.lease_ttl = ttl;
+        self
+    }
+}
+
+/// The embedded run store: one SQLite file in WAL mode, created on first use and migrated
+/// forward by this crate. Cheap to clone (the clones share one connection on one thread).
+#[derive(Debug, Clone)]
+pub struct SqliteStore {
+    worker: Worker,
+    options: StoreOptions,
+}
+
+fn sql_i64(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+fn sql_u64(n: i64) -> u64 {
+    u64::try_from(n).unwrap_or_default()
+}
+
+impl SqliteStore {
+    /// Opens the store at `path` with default options (see [`SqliteStore::open_with`]).
+    pub async fn open(path: impl Into<PathBuf>) -> Result<Self, StoreError> {
+        SqliteStore::open_with(path, StoreOptions::default()).await
+    }
+
+    /// Opens the store at `path`, creating the file when there is none. Errors:
+    /// `store.unavailable` (directory missing, not a directory or read-only; file unreadable),
+    /// `store.not_a_store`, `store.newer_schema`, `store.corrupt`. A failed open leaves the file
+    /// unchanged.
+    pub async fn open_with(
+        path: impl Into<PathBuf>,
+        options: StoreOptions,
+    ) -> Result<Self, StoreError> {
+        let path = path.into();
+        let p = path.clone();
+        let conn = tokio::task::spawn_blocking(move || open_blocking(&p))
+            .await
+            .map_err(|e| {
+                StoreError::new(
+                    ErrorCode::StoreUnavailable,
+                    format!("run store {}: opening stopped ({e})", path.display()),
+                )
+            })??;
+        Ok(SqliteStore {
+            worker: Worker::start(conn, path)?,
+            options,
+        })
+    }
+
+    /// The file this store lives in.
+    pub fn path(&self) -> &Path {
+        self.worker.path()
+    }
+
+    /// Finishes what is queued and closes the file for every clone of this store.
+    pub async fn close(&self) {
+        self.worker.close().await;
+    }
+}
+
+/// The run's next sequence number and whether it finished, or `store.unknown_execution`.
+fn run_row(conn: &Connection, path: &Path, id: &str) -> Result<(u64, bool), StoreError> {
+    conn.prepare_cached(
+        "SELECT next_seq, final_state IS NOT NULL FROM runs WHERE execution_id = ?1",
+    )
+    .and_then(|mut s| {
+        s.query_row([id], |r| Ok((sql_u64(r.get(0)?), r.get(1)?)))
+            .optional()
+    })
+    .map_err(|e| error::sqlite(path, "reading a run", &e))?
+    .ok_or_else(|| StoreError::unknown_execution(id))
+}
+
+fn current_lease(conn: &Connection, path: &Path, id: &str) -> Result<Option<Lease>, StoreError> {
+    conn.prepare_cached("SELECT owner, token, expires_at_ms FROM leases WHERE execution_id = ?1")
+        .and_then(|mut s| {
+            s.query_row([id], |r| {
+                Ok(Lease {
+                    execution_id: id.to_owned(),
+                    owner: r.get(0)?,
+                    token: sql_u64(r.get(1)?),
+                    expires_at_ms: sql_u64(r.get(2)?),
+                })
+            })
+            .optional()
+        })
+        .map_err(|e| error::sqlite(path, "reading a lease", &e))
+}
+
+fn put_lease(conn: &Connection, path: &Path, lease: &Lease) -> Result<(), StoreError> {
+    conn.prepare_cached(
+        "INSERT OR REPLACE INTO leases (execution_id, owner, token, expires_at_ms) \
+         VALUES (?1, ?2, ?3, ?4)",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            lease.execution_id,
+            lease.owner,
+            sql_i64(lease.token),
+            sql_i64(lease.expires_at_ms)
+        ])
+    })
+    .map(drop)
+    .map_err(|e| error::sqlite(path, "writing a lease", &e))
+}
+
+fn encode(value: &JournalRecord) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|e| {
+        StoreError::new(
+            ErrorCode::StoreInvalidAppend,
+            format!("a journal record cannot be written as JSON: {e}"),
+        )
+    })
+}
+
+fn insert_run(conn: &Connection, path: &Path, run: &RunStarted) -> Result<(), StoreError> {
+    let exists = conn
+        .prepare_cached("SELECT 1 FROM runs WHERE execution_id = ?1")
+        .and_then(|mut s| s.exists([&run.execution_id]))
+        .map_err(|e| error::sqlite(path, "reading a run", &e))?;
+    if exists {
+        return Err(StoreError::new(
+            ErrorCode::StoreDuplicateExecution,
+            format!(
+                "a run with execution id '{}' is already in run store {}",
+                run.execution_id,
+                path.display()
+            ),
+        )
+        .with_detail("executionId", run.execution_id.as_str()));
+    }
+    let body = encode(&JournalRecord::RunStarted(run.clone()))?;
+    conn.prepare_cached(
+        "INSERT INTO runs (execution_id, workflow_id, workflow_name, workflow_sha256, \
+         started_at_ms, final_state, next_seq) VALUES (?1, ?2, ?3, ?4, ?5, NULL, 1)",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            run.execution_id,
+            run.workflow_id,
+            run.workflow_name,
+            run.workflow_sha256,
+            sql_i64(run.started_at_ms)
+        ])
+    })
+    .and_then(|_| {
+        conn.prepare_cached(
+            "INSERT INTO records (execution_id, seq, kind, body) VALUES (?1, 0, 'runStarted', ?2)",
+        )?
+        .execute(params![run.execution_id, body])
+    })
+    .map(drop)
+    .map_err(|e| error::sqlite(path, "creating a run", &e))
+}
+
+fn insert_records(
+    conn: &Connection,
+    path: &Path,
+    id: &str,
+    records: &[JournalRecord],
+) -> Result<Range<u64>, StoreError> {
+    let (start, finished) = run_row(conn, path, id)?;
+    check_append(id, finished, records)?;
+    let fail = |e: rusqlite::Error| error::sqlite(path, "appending", &e);
+    let mut insert = conn
+        .prepare_cached(
+            "INSERT INTO records (execution_id, seq, kind, body) VALUES (?1, ?2, ?3, ?4)",
+        )
+        .map_err(fail)?;
+    let mut seq = start;
+    let mut final_state = None;
+    for record in records {
+        insert
+            .execute(params![id, sql_i64(seq), record.kind(), encode(record)?])
+            .map_err(fail)?;
+        if let JournalRecord::RunFinished { result } = record {
+            final_state = Some(RunState::of_result(result).as_str());
+        }
+        seq += 1;
+    }
+    conn.prepare_cached(
+        "UPDATE runs SET next_seq = ?2, final_state = COALESCE(?3, final_state) \
+         WHERE execution_id = ?1",
+    )
+    .and_then(|mut s| s.execute(params![id, sql_i64(seq), final_state]))
+    .map_err(fail)?;
+    Ok(start..seq)
+}
+
+fn read_journal(conn: &Connection, path: &Path, id: &str) -> Result<RunJournal, StoreError> {
+    run_row(conn, path, id)?;
+    let fail = |e: rusqlite::Error| error::sqlite(path, "reading a journal", &e);
+    let mut stmt = conn
+        .prepare_cached("SELECT seq, kind, body FROM records WHERE execution_id = ?1 ORDER BY seq")
+        .map_err(fail)?;
+    let rows = stmt
+        .query_map([id], |r| {
+            Ok((
+                sql_u64(r.get(0)?),
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+            ))
+        })
+        .map_err(fail)?;
+    let mut entries = Vec::new();
+    for row in rows {
+        let (seq, kind, body) = row.map_err(fail)?;
+        let record: JournalRecord = serde_json::from_str(&body)
+            .map_err(|e| error::undecodable(path, &format!("record {seq} of run '{id}'"), &e))?;
+        if seq != entries.len() as u64 || record.kind() != kind {
+            return Err(StoreError::new(
+                ErrorCode::StoreCorrupt,
+                format!(
+                    "run store {}: the journal of run '{id}' has a gap or a mislabelled record \
+                     at {seq}",
+                    path.display()
+                ),
+            ));
+        }
+        entries.push(JournalEntry { seq, record });
+    }
+    Ok(RunJournal {
+        execution_id: id.to_owned(),
+        entries,
+    })
+}
+
+fn read_list(
+    conn: &Connection,
+    path: &Path,
+    filter: &RunFilter,
+    now_ms: u64,
+) -> Result<Vec<RunSummary>, StoreError> {
+    let fail = |e: rusqlite::Error| error::sqlite(path, "listing runs", &e);
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT execution_id, workflow_name, started_at_ms, state FROM ( \
+               SELECT r.execution_id, r.workflow_name, r.started_at_ms, \
+                 COALESCE(r.final_state, \
+                   CASE WHEN l.expires_at_ms > ?1 THEN 'running' ELSE 'waiting' END) AS state \
+               FROM runs r LEFT JOIN leases l ON l.execution_id = r.execution_id) \
+             WHERE ?2 IS NULL OR state = ?2 \
+             ORDER BY started_at_ms DESC, execution_id DESC LIMIT ?3 OFFSET ?4",
+        )
+        .map_err(fail)?;
+    let rows = stmt
+        .query_map(
+            params![
+                sql_i64(now_ms),
+                filter.state.map(RunState::as_str),
+                sql_i64(filter.limit as u64),
+                sql_i64(filter.offset as u64)
+            ],
+            |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    sql_u64(r.get(2)?),
+                    r.get::<_, String>(3)?,
+                ))
+            },
+        )
+        .map_err(fail)?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (execution_id, workflow_name, started_at_ms, state) = row.map_err(fail)?;
+        let state = serde_json::from_value(serde_json::Value::String(state)).map_err(|e| {
+            error::undecodable(path, &format!("the state of run '{execution_id}'"), &e)
+        })?;
+        out.push(RunSummary {
+            execution_id,
+            state,
+            workflow_name,
+            started_at_ms,
+        });
+    }
+    Ok(out)
+}
+
+fn insert_events(
+    conn: &Connection,
+    path: &Path,
+    id: &str,
+    events: &[Event],
+) -> Result<(), StoreError> {
+    run_row(conn, path, id)?;
+    let fail = |e: rusqlite::Error| error::sqlite(path, "recording events", &e);
+    let last: Option<i64> = conn
+        .prepare_cached("SELECT max(seq) FROM events WHERE execution_id = ?1")
+        .and_then(|mut s| s.query_row([id], |r| r.get(0)))
+        .map_err(fail)?;
+    check_event_order(id, last.map(sql_u64), events)?;
+    let mut insert = conn
+        .prepare_cached("INSERT INTO events (execution_id, seq, body) VALUES (?1, ?2, ?3)")
+        .map_err(fail)?;
+    for e in events {
+        let body = serde_json::to_string(e).map_err(|err| {
+            StoreError::new(
+                ErrorCode::StoreInvalidAppend,
+                format!("event {} cannot be written as JSON: {err}", e.seq),
+            )
+        })?;
+        insert
+            .execute(params![id, sql_i64(e.seq), body])
+            .map_err(fail)?;
+    }
+    Ok(())
+}
+
+fn read_events(
+    conn: &Connection,
+    path: &Path,
+    id: &str,
+    after_seq: Option<u64>,
+    limit: usize,
+) -> Result<Vec<Event>, StoreError> {
+    run_row(conn, path, id)?;
+    let fail = |e: rusqlite::Error| error::sqlite(path, "reading events", &e);
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT seq, body FROM events WHERE execution_id = ?1 AND seq > ?2 ORDER BY seq \
+             LIMIT ?3",
+        )
+        .map_err(fail)?;
+    let after = after_seq.map_or(-1, sql_i64);
+    let rows = stmt
+        .query_map(params![id, after, sql_i64(limit as u64)], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+        })
+        .map_err(fail)?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (seq, body) = row.map_err(fail)?;
+        out.push(
+            serde_json::from_str(&body)
+                .map_err(|e| error::undecodable(path, &format!("event {seq} of run '{id}'"), &e))?,
+        );
+    }
+    Ok(out)
+}
+
+#[async_trait]
+impl RunStore for SqliteStore {
+    async fn create_run(&self, run: RunStarted) -> Result<(), StoreError> {
+        let path = self.path().to_owned();
+        self.worker
+            .write(move |conn| insert_run(conn, &path, &run))
+            .await
+    }
+
+    async fn append_batch(
+        &self,
+        execution_id: &str,
+        records: Vec<JournalRecord>,
+    ) -> Result<Range<u64>, StoreError> {
+        let path = self.path().to_owned();
+        let id = execution_id.to_owned();
+        self.worker
+            .write(move |conn| insert_records(conn, &path, &id, &records))
+            .await
+    }
+
+    async fn load(&self, execution_id: &str) -> Result<RunJournal, StoreError> {
+        let path = self.path().to_owned();
+        let id = execution_id.to_owned();
+        self.worker
+            .read(move |conn| read_journal(conn, &path, &id))
+            .await
+    }
+
+    async fn list(&self, filter: RunFilter) -> Result<Vec<RunSummary>, StoreError> {
+        let path = self.path().to_owned();
+        self.worker
+            .read(move |conn| read_list(conn, &path, &filter, wall_clock_ms()))
+            .await
+    }
+
+    async fn record_events(
+        &self,
+        execution_id: &str,
+        events: Vec<Event>,
+    ) -> Result<(), StoreError> {
+        let path = self.path().to_owned();
+        let id = execution_id.to_owned();
+        self.worker
+            .write(move |conn| insert_events(conn, &path, &id, &events))
+            .await
+    }
+
+    async fn events(
+        &self,
+        execution_id: &str,
+        after_seq: Option<u64>,
+        limit: usize,
+    ) -> Result<Vec<Event>, StoreError> {
+        let path = self.path().to_owned();
+        let id = execution_id.to_owned();
+        self.worker
+            .read(move |conn| read_events(conn, &path, &id, after_seq, limit))
+            .await
+    }
+
+    async fn acquire(&self, execution_id: &str, owner: &str) -> Result<Lease, StoreError> {
+        let path = self.path().to_owned();
+        let (id, owner) = (execution_id.to_owned(), owner.to_owned());
+        let ttl = self.options.lease_ttl;
+        self.worker
+            .write(move |conn| {
+                run_row(conn, &path, &id)?;
+                let current = current_lease(conn, &path, &id)?;
+                let lease = grant_lease(current.as_ref(), &id, &owner, wall_clock_ms(), ttl)?;
+                put_lease(conn, &path, &lease)?;
+                Ok(lease)
+            })
+            .await
+    }
+
+    async fn renew(&self, lease: &Lease) -> Result<Lease, StoreError> {
+        let path = self.path().to_owned();
+        let held = lease.clone();
+        let ttl = self.options.lease_ttl;
+        self.worker
+            .write(move |conn| {
+                run_row(conn, &path, &held.execution_id)?;
+                let current = current_lease(conn, &path, &held.execution_id)?;
+                check_lease_held(current.as_ref(), &held)?;
+                let lease = grant_lease(
+                    current.as_ref(),
+                    &held.execution_id,
+                    &held.owner,
+                    wall_clock_ms(),
+                    ttl,
+                )?;
+                put_lease(conn, &path, &lease)?;
+                Ok(lease)
+            })
+            .await
+    }
+
+    async fn release(&self, lease: Lease) -> Result<(), StoreError> {
+        let path = self.path().to_owned();
+        self.worker
+            .write(move |conn| {
+                run_row(conn, &path, &lease.execution_id)?;
+                let current = current_lease(conn, &path, &lease.execution_id)?;
+                if check_lease_held(current.as_ref(), &lease).is_ok() {
+                    // Lapsed at once, owner and token kept: the next owner's token is higher.
+                    put_lease(
+                        conn,
+                        &path,
+                        &Lease {
+                            expires_at_ms: 0,
+                            ..lease
+                        },
+                    )?;
+                }
+                Ok(())
+            })
+            .await
+    }
+}

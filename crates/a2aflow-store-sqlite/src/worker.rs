@@ -1,0 +1,244 @@
+//! The store's one connection lives on a dedicated thread; async callers hand it jobs through a
+//! bounded channel and await the reply, so SQLite never blocks the async runtime.
+//!
+//! Group commit: the thread takes every write job that is queued (up to [`MAX_GROUP`]) and runs
+//! them in ONE `BEGIN IMMEDIATE` transaction, each inside its own savepoint (a job that fails is
+//! rolled back alone), then commits once — one fsync for the group — and only then replies. A
+//! write is acknowledged only after the commit that holds it is durable.
+
+use crate::error;
+use a2aflow_kernel::StoreError;
+use rusqlite::Connection;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use tokio::sync::{mpsc, oneshot};
+
+/// At most this many write jobs share one transaction.
+pub(crate) const MAX_GROUP: usize = 512;
+/// Jobs waiting for the thread; senders wait (asynchronously) beyond it.
+const QUEUE: usize = 4096;
+
+/// A write job: [`Write::run`] inside the group's transaction, then [`Write::reply`] once the
+/// group's commit is known.
+trait Write: Send {
+    /// Runs the job; `true` when it succeeded (its savepoint is kept).
+    fn run(&mut self, conn: &Connection) -> bool;
+    /// Answers the caller: its own result, or `failed` (the transaction never started or did
+    /// not commit) when it has no error of its own.
+    fn reply(self: Box<Self>, failed: Option<&StoreError>);
+}
+
+/// A read job: runs outside any write transaction and replies itself.
+type ReadJob = Box<dyn FnOnce(&Connection) + Send>;
+
+/// One caller's write: its function, then its result, then the channel to answer on.
+struct Pending<T, F> {
+    f: Option<F>,
+    result: Option<Result<T, StoreError>>,
+    tx: oneshot::Sender<Result<T, StoreError>>,
+}
+
+impl<T, F> Write for Pending<T, F>
+where
+    T: Send,
+    F: FnOnce(&Connection) -> Result<T, StoreError> + Send,
+{
+    fn run(&mut self, conn: &Connection) -> bool {
+        let result = self.f.take().map(|f| f(conn));
+        let ok = matches!(result, Some(Ok(_)));
+        self.result = result;
+        ok
+    }
+
+    fn reply(self: Box<Self>, failed: Option<&StoreError>) {
+        let answer = match (self.result, failed) {
+            (Some(Err(own)), _) => Err(own),
+            (_, Some(e)) => Err(e.clone()),
+            (Some(ok), None) => ok,
+            // Every job is run before a successful commit replies.
+            (None, None) => return,
+        };
+        // The caller may have gone away; its result is then not needed.
+        let _ = self.tx.send(answer);
+    }
+}
+
+enum Job {
+    Write(Box<dyn Write>),
+    Read(ReadJob),
+    Close(oneshot::Sender<()>),
+}
+
+/// A handle on the store's thread. Cloning shares the thread; it ends when every handle is
+/// dropped or [`Worker::close`] is called.
+#[derive(Debug, Clone)]
+pub(crate) struct Worker {
+    tx: mpsc::Sender<Job>,
+    path: Arc<PathBuf>,
+}
+
+impl std::fmt::Debug for Job {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Job::Write(_) => "Write",
+            Job::Read(_) => "Read",
+            Job::Close(_) => "Close",
+        })
+    }
+}
+
+impl Worker {
+    /// Starts the thread that owns `conn`.
+    pub(crate) fn start(conn: Connection, path: PathBuf) -> Result<Self, StoreError> {
+        let (tx, rx) = mpsc::channel(QUEUE);
+        let p = path.clone();
+        std::thread::Builder::new()
+            .name("a2aflow-store".to_owned())
+            .spawn(move || run(conn, rx, &p))
+            .map_err(|e| {
+                StoreError::new(
+                    a2aflow_model::ErrorCode::StoreUnavailable,
+                    format!(
+                        "run store {}: cannot start its thread ({e})",
+                        path.display()
+                    ),
+                )
+            })?;
+        Ok(Worker {
+            tx,
+            path: Arc::new(path),
+        })
+    }
+
+    /// The store's path.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Runs `f` in the next group transaction; returns its result once the group committed.
+    pub(crate) async fn write<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let (tx, rx) = oneshot::channel();
+        let job = Box::new(Pending {
+            f: Some(f),
+            result: None,
+            tx,
+        });
+        self.submit(Job::Write(job), rx).await
+    }
+
+    /// Runs `f` on the connection outside a write transaction.
+    pub(crate) async fn read<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let (tx, rx) = oneshot::channel();
+        let job: ReadJob = Box::new(move |conn| {
+            let _ = tx.send(f(conn));
+        });
+        self.submit(Job::Read(job), rx).await
+    }
+
+    async fn submit<T>(
+        &self,
+        job: Job,
+        rx: oneshot::Receiver<Result<T, StoreError>>,
+    ) -> Result<T, StoreError> {
+        self.tx
+            .send(job)
+            .await
+            .map_err(|_| error::closed(&self.path))?;
+        // The thread answers every job it takes (busy waits are bounded by the busy timeout);
+        // a dropped reply means it stopped.
+        rx.await.map_err(|_| error::closed(&self.path))?
+    }
+
+    /// Finishes the queued jobs, closes the connection (checkpointing the WAL) and ends the
+    /// thread; later calls on any handle fail with `store.unavailable`.
+    pub(crate) async fn close(&self) {
+        let (tx, rx) = oneshot::channel();
+        if self.tx.send(Job::Close(tx)).await.is_ok() {
+            let _ = rx.await;
+        }
+    }
+}
+
+/// The thread: takes what is queued, commits the writes as one group, answers the reads.
+fn run(conn: Connection, mut rx: mpsc::Receiver<Job>, path: &Path) {
+    let mut closing = None;
+    while let Some(first) = rx.blocking_recv() {
+        let mut writes = Vec::new();
+        let mut reads = Vec::new();
+        let mut next = Some(first);
+        while let Some(job) = next.take() {
+            match job {
+                Job::Write(w) => writes.push(w),
+                Job::Read(r) => reads.push(r),
+                Job::Close(done) => {
+                    closing = Some(done);
+                    break;
+                }
+            }
+            if writes.len() < MAX_GROUP {
+                next = rx.try_recv().ok();
+            }
+        }
+        if !writes.is_empty() {
+            commit_group(&conn, writes, path);
+        }
+        for r in reads {
+            r(&conn);
+        }
+        if closing.is_some() {
+            break;
+        }
+    }
+    rx.close();
+    if let Err((_, e)) = conn.close() {
+        tracing::warn!(path = %path.display(), error = %e, "closing the run store failed");
+    }
+    if let Some(done) = closing {
+        let _ = done.send(());
+    }
+}
+
+/// One transaction for the whole group, one savepoint per job.
+fn commit_group(conn: &Connection, mut writes: Vec<Box<dyn Write>>, path: &Path) {
+    if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
+        let e = error::sqlite(path, "starting a transaction", &e);
+        for w in writes {
+            w.reply(Some(&e));
+        }
+        return;
+    }
+    let mut failed = Vec::with_capacity(writes.len());
+    for w in &mut writes {
+        failed.push(in_savepoint(conn, w.as_mut(), path));
+    }
+    let committed = conn.execute_batch("COMMIT").map_err(|e| {
+        let _ = conn.execute_batch("ROLLBACK");
+        error::sqlite(path, "committing", &e)
+    });
+    let commit_failure = committed.err();
+    for (w, own) in writes.into_iter().zip(failed) {
+        w.reply(own.as_ref().or(commit_failure.as_ref()));
+    }
+}
+
+/// Runs one job in its own savepoint, rolled back alone when the job fails. `Some` when the
+/// savepoint itself failed (the job's caller then gets that error).
+fn in_savepoint(conn: &Connection, w: &mut dyn Write, path: &Path) -> Option<StoreError> {
+    if let Err(e) = conn.execute_batch("SAVEPOINT job") {
+        return Some(error::sqlite(path, "starting a savepoint", &e));
+    }
+    let end = if w.run(conn) {
+        "RELEASE job"
+    } else {
+        "ROLLBACK TO job; RELEASE job"
+    };
+    conn.execute_batch(end)
+        .err()
+        .map(|e| error::sqlite(path, "ending a savepoint", &e))
+}

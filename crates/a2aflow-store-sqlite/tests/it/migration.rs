@@ -1,0 +1,122 @@
+//! A store written by the previous schema version (1) opens, is migrated to the current one, and
+//! keeps its runs.
+
+use crate::support::{block_on, event, intent, started};
+use a2aflow_kernel::journal::{JournalRecord, RunFilter, RunStore};
+use a2aflow_store_sqlite::{APPLICATION_ID, CURRENT_VERSION, SqliteStore};
+use rusqlite::Connection;
+
+/// Schema version 1 exactly as that version wrote it (kept here as a fixture: the crate's own
+/// migration text may be edited only by adding steps).
+const V1: &str = "
+    CREATE TABLE runs (
+        execution_id    TEXT PRIMARY KEY NOT NULL,
+        workflow_id     TEXT NOT NULL,
+        workflow_name   TEXT NOT NULL,
+        workflow_sha256 TEXT NOT NULL,
+        started_at_ms   INTEGER NOT NULL,
+        final_state     TEXT,
+        next_seq        INTEGER NOT NULL
+    );
+    CREATE TABLE records (
+        execution_id TEXT NOT NULL,
+        seq          INTEGER NOT NULL,
+        kind         TEXT NOT NULL,
+        body         TEXT NOT NULL,
+        PRIMARY KEY (execution_id, seq)
+    ) WITHOUT ROWID;
+    CREATE TABLE leases (
+        execution_id  TEXT PRIMARY KEY NOT NULL,
+        owner         TEXT NOT NULL,
+        token         INTEGER NOT NULL,
+        expires_at_ms INTEGER NOT NULL
+    ) WITHOUT ROWID;";
+
+fn write_v1_store(path: &std::path::Path) {
+    let conn = Connection::open(path).unwrap();
+    conn.execute_batch(V1).unwrap();
+    conn.pragma_update(None, "application_id", APPLICATION_ID)
+        .unwrap();
+    conn.pragma_update(None, "user_version", 1).unwrap();
+    let run = started("old-run", 42);
+    let first = serde_json::to_string(&JournalRecord::RunStarted(run.clone())).unwrap();
+    let second = serde_json::to_string(&intent("old-run:a:0", 0)).unwrap();
+    conn.execute(
+        "INSERT INTO runs VALUES (?1, ?2, ?3, ?4, 42, NULL, 2)",
+        (
+            &run.execution_id,
+            &run.workflow_id,
+            &run.workflow_name,
+            &run.workflow_sha256,
+        ),
+    )
+    .unwrap();
+    conn.execute(
+        "INSERT INTO records VALUES ('old-run', 0, 'runStarted', ?1), ('old-run', 1, 'taskIntent', ?2)",
+        (&first, &second),
+    )
+    .unwrap();
+}
+
+fn version(path: &std::path::Path) -> i32 {
+    Connection::open(path)
+        .unwrap()
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn a_version_1_store_opens_migrated_with_its_runs() {
+    assert_eq!(
+        CURRENT_VERSION, 2,
+        "add a fixture for the version this replaces"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v1.db");
+    write_v1_store(&path);
+    assert_eq!(version(&path), 1);
+    block_on(async {
+        let store = SqliteStore::open(&path).await.unwrap();
+        let journal = store.load("old-run").await.unwrap();
+        assert_eq!(journal.entries.len(), 2);
+        assert_eq!(journal.started().unwrap(), &started("old-run", 42));
+        assert_eq!(journal.entries[1].record, intent("old-run:a:0", 0));
+        // What version 2 added works on the migrated store.
+        store
+            .record_events("old-run", vec![event("old-run", 0)])
+            .await
+            .unwrap();
+        assert_eq!(store.events("old-run", None, 10).await.unwrap().len(), 1);
+        let listed = store.list(RunFilter::default()).await.unwrap();
+        assert_eq!(listed[0].execution_id, "old-run");
+        assert_eq!(
+            store
+                .append("old-run", intent("old-run:a:0", 1))
+                .await
+                .unwrap(),
+            2
+        );
+        store.close().await;
+    });
+    assert_eq!(version(&path), CURRENT_VERSION);
+}
+
+#[test]
+fn a_new_store_is_created_at_the_current_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("new.db");
+    block_on(async {
+        SqliteStore::open(&path).await.unwrap().close().await;
+    });
+    let conn = Connection::open(&path).unwrap();
+    let app: i32 = conn
+        .pragma_query_value(None, "application_id", |r| r.get(0))
+        .unwrap();
+    let mode: String = conn
+        .pragma_query_value(None, "journal_mode", |r| r.get(0))
+        .unwrap();
+    assert_eq!(app, APPLICATION_ID);
+    assert_eq!(mode, "wal");
+    drop(conn);
+    assert_eq!(version(&path), CURRENT_VERSION);
+}
