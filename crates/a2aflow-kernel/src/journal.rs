@@ -92,11 +92,7 @@ impl StoreError {
 
 impl From<StoreError> for Failure {
     fn from(e: StoreError) -> Self {
-        Failure {
-            code: a2aflow_model::FailureCode::Engine(e.code),
-            message: e.message,
-            details: e.details,
-        }
+        Failure::from_parts(e.code, e.message, e.details)
     }
 }
 
