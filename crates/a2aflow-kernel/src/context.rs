@@ -1,14 +1,13 @@
 //! What the functions of one run share, passed by reference: the per-run [`RunContext`] and the
 //! per-subtask [`TaskCtx`], with the named emit helpers every kernel event of a run goes through
-//! (one helper call per event, its data built in the closure next to it).
+//! (one helper call per event, its typed payload built in the closure next to it).
 
 use crate::client::RemoteClient;
 use crate::control_point::ControlPoint;
 use crate::delegation::{Inherited, Scope};
 use crate::events::EventHub;
 use crate::interrupt::{Bounds, Interrupt};
-use a2aflow_model::{EventKind, ExecutionResult, Failure, Step, Workflow};
-use serde_json::Value;
+use a2aflow_model::{EventData, ExecutionResult, Failure, Step, Workflow};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -74,31 +73,30 @@ impl RunContext {
         tokio::time::sleep_until(self.deadline)
     }
 
-    /// Emits a run-level event (no step, no task).
-    pub(crate) async fn emit_run(&self, kind: EventKind, data: impl FnOnce() -> Value) {
-        self.hub.emit(kind, None, None, None, data).await;
+    /// Emits a run-level event (no step, no task) with the payload `payload` builds (only
+    /// when someone listens); its kind is the payload's.
+    pub(crate) async fn emit_run<P: EventData>(&self, payload: impl FnOnce() -> P) {
+        self.hub
+            .emit_payload(None, None, None, || payload().into())
+            .await;
     }
 
-    /// Emits an event about step `step`.
-    pub(crate) async fn emit_step(
-        &self,
-        step: &str,
-        kind: EventKind,
-        data: impl FnOnce() -> Value,
-    ) {
-        self.hub.emit(kind, Some(step), None, None, data).await;
+    /// Emits an event about step `step` with the payload `payload` builds.
+    pub(crate) async fn emit_step<P: EventData>(&self, step: &str, payload: impl FnOnce() -> P) {
+        self.hub
+            .emit_payload(Some(step), None, None, || payload().into())
+            .await;
     }
 
-    /// Emits an event about task `task` of step `step`.
-    pub(crate) async fn emit_task(
+    /// Emits an event about task `task` of step `step` with the payload `payload` builds.
+    pub(crate) async fn emit_task<P: EventData>(
         &self,
         step: &str,
         task: &str,
-        kind: EventKind,
-        data: impl FnOnce() -> Value,
+        payload: impl FnOnce() -> P,
     ) {
         self.hub
-            .emit(kind, Some(step), Some(task), None, data)
+            .emit_payload(Some(step), Some(task), None, || payload().into())
             .await;
     }
 }

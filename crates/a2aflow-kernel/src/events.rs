@@ -3,7 +3,7 @@
 //! consumer, never buffers without bound).
 
 use crate::panic_guard::panic_message;
-use a2aflow_model::{ClientEvent, Event, EventKind, EventPayload};
+use a2aflow_model::{ClientEvent, Event, EventPayload};
 use serde_json::Value;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -71,39 +71,9 @@ impl EventHub {
         }
     }
 
-    /// Emits one event unless `closed` is set (checked under the ordering lock).
-    pub(crate) async fn emit(
-        &self,
-        kind: EventKind,
-        step: Option<&str>,
-        task_id: Option<&str>,
-        closed: Option<&AtomicBool>,
-        data: impl FnOnce() -> Value,
-    ) {
-        if !self.enabled() {
-            return;
-        }
-        if let SinkKind::Parent(parent) = &self.sink {
-            if closed.is_some_and(|c| c.load(Ordering::Acquire)) {
-                return;
-            }
-            let event = self.event(0, kind, step, task_id, data());
-            return parent.forward(event).await;
-        }
-        let mut seq = self.seq.lock().await;
-        if closed.is_some_and(|c| c.load(Ordering::Acquire)) {
-            return;
-        }
-        let event = self.event(*seq, kind, step, task_id, data());
-        *seq += 1;
-        // Boxed: the channel send with its deadline is most of this future's size, and every
-        // future that may emit (each task's, each dispatch's) would otherwise carry it inline,
-        // also when no sink is set. Only delivered events pay for the allocation.
-        Box::pin(self.deliver(event)).await;
-    }
-
-    /// Emits one event with typed data (built only when someone listens), unless `closed` is
-    /// set: the kind is the payload's, so it cannot disagree with the data.
+    /// Emits one event with typed data unless `closed` is set (checked under the ordering
+    /// lock): the kind is the payload's, so it cannot disagree with the data. The payload is
+    /// built, and serialised, only when someone listens and the event goes out.
     pub(crate) async fn emit_payload(
         &self,
         step: Option<&str>,
@@ -114,27 +84,40 @@ impl EventHub {
         if !self.enabled() {
             return;
         }
-        let payload = payload();
-        self.emit(payload.kind(), step, task_id, closed, || data_of(&payload))
-            .await;
+        if let SinkKind::Parent(parent) = &self.sink {
+            if closed.is_some_and(|c| c.load(Ordering::Acquire)) {
+                return;
+            }
+            let event = self.event(0, step, task_id, &payload());
+            return parent.forward(event).await;
+        }
+        let mut seq = self.seq.lock().await;
+        if closed.is_some_and(|c| c.load(Ordering::Acquire)) {
+            return;
+        }
+        let event = self.event(*seq, step, task_id, &payload());
+        *seq += 1;
+        // Boxed: the channel send with its deadline is most of this future's size, and every
+        // future that may emit (each task's, each dispatch's) would otherwise carry it inline,
+        // also when no sink is set. Only delivered events pay for the allocation.
+        Box::pin(self.deliver(event)).await;
     }
 
     fn event(
         &self,
         seq: u64,
-        kind: EventKind,
         step: Option<&str>,
         task_id: Option<&str>,
-        data: Value,
+        payload: &EventPayload,
     ) -> Event {
         Event {
             seq,
-            kind,
+            kind: payload.kind(),
             execution_id: self.execution_id.to_string(),
             depth: self.depth,
             step: step.map(str::to_owned),
             task_id: task_id.map(str::to_owned),
-            data,
+            data: data_of(payload),
         }
     }
 
@@ -286,17 +269,10 @@ impl EventEmitter {
         .await;
     }
 
-    pub(crate) async fn emit_any(&self, kind: EventKind, data: Value) {
-        if let Some(t) = &self.target {
-            t.hub
-                .emit(
-                    kind,
-                    Some(&t.step),
-                    Some(&t.task_id),
-                    Some(&self.closed),
-                    || data,
-                )
-                .await;
+    /// Emits the client event `payload` builds, building it only when someone listens.
+    pub(crate) async fn emit_with<P: Into<ClientEvent>>(&self, payload: impl FnOnce() -> P) {
+        if self.is_enabled() {
+            self.emit(payload().into()).await;
         }
     }
 }

@@ -11,10 +11,8 @@ use crate::executor::Executor;
 use crate::ids::fresh_execution_id;
 use crate::panic_guard::panic_message;
 use crate::prepared::PreparedWorkflow;
-use a2aflow_model::{
-    ErrorCode, Event, EventKind, ExecutionResult, Failure, ValidationErrors, Workflow,
-};
-use serde_json::json;
+use a2aflow_model::event_data::{CloseData, CompleteData, ErrorData, StartData};
+use a2aflow_model::{ErrorCode, Event, ExecutionResult, Failure, ValidationErrors, Workflow};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -243,12 +241,10 @@ async fn run_with_sink(
         workflow_id = %ctx.workflow.id,
     );
     async move {
-        ctx.emit_run(EventKind::Start, || {
-            json!({
-                "workflow": ctx.workflow.name,
-                "workflowId": ctx.workflow.id,
-                "steps": ctx.workflow.steps.len(),
-            })
+        ctx.emit_run(|| StartData {
+            workflow: ctx.workflow.name.clone(),
+            workflow_id: ctx.workflow.id.clone(),
+            steps: ctx.workflow.steps.len(),
         })
         .await;
         let result = match source.prepare() {
@@ -256,7 +252,7 @@ async fn run_with_sink(
             Ok(prepared) => scheduled(&ctx, &prepared).await,
         };
         call_on_finish(on_finish.as_ref(), &result);
-        ctx.emit_run(EventKind::Close, || json!({})).await;
+        ctx.emit_run(CloseData::default).await;
         result
     }
     .instrument(span)
@@ -321,10 +317,13 @@ async fn rejected(ctx: &RunContext, errors: &ValidationErrors) -> ExecutionResul
         error = %failure.message,
         "workflow rejected before scheduling",
     );
-    ctx.emit_run(
-        EventKind::Error,
-        || json!({"error": failure.message, "errorCode": failure.code, "failure": failure}),
-    )
+    ctx.emit_run(|| ErrorData {
+        step: None,
+        error: failure.message.clone(),
+        error_code: failure.code.clone(),
+        failure: failure.clone(),
+        steps: None,
+    })
     .await;
     ExecutionResult {
         execution_id: ctx.execution_id.to_string(),
@@ -343,23 +342,20 @@ async fn scheduled(ctx: &Arc<RunContext>, prepared: &PreparedWorkflow) -> Execut
         .await;
     match &result.failure {
         None => {
-            ctx.emit_run(EventKind::Complete, || {
-                json!({
-                    "success": true,
-                    "steps": result.steps,
-                    "skippedSteps": result.skipped_steps,
-                })
+            ctx.emit_run(|| CompleteData {
+                success: true,
+                steps: result.steps.clone(),
+                skipped_steps: result.skipped_steps.clone(),
             })
             .await
         }
         Some(f) => {
-            ctx.emit_run(EventKind::Error, || {
-                json!({
-                    "error": f.message,
-                    "errorCode": f.code,
-                    "failure": f,
-                    "steps": result.steps,
-                })
+            ctx.emit_run(|| ErrorData {
+                step: None,
+                error: f.message.clone(),
+                error_code: f.code.clone(),
+                failure: f.clone(),
+                steps: Some(result.steps.clone()),
             })
             .await
         }

@@ -13,11 +13,10 @@ use crate::context::RunContext;
 use crate::graph::{Plan, Walk};
 use crate::interrupt::Interrupt;
 use crate::task::TaskDone;
+use a2aflow_model::event_data::WorkflowCompleteData;
 use a2aflow_model::{
-    EventKind, ExecutionResult, Failure, RouteDecision, StepResult, StepStatus, TaskResultView,
-    UpstreamResult,
+    ExecutionResult, Failure, RouteDecision, StepResult, StepStatus, TaskResultView, UpstreamResult,
 };
-use serde_json::json;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -199,9 +198,7 @@ impl Executor {
     async fn finish(mut self) -> ExecutionResult {
         let success = self.failure.is_none();
         self.move_results();
-        self.ctx
-            .emit_run(EventKind::WorkflowComplete, || json!({"success": success}))
-            .await;
+        self.ctx.emit_run(|| WorkflowCompleteData { success }).await;
         let skipped_steps = self
             .state
             .iter()

@@ -7,8 +7,8 @@ use super::{Executor, Job, StepState};
 use crate::context::RunContext;
 use crate::control_point::CallbackError;
 use crate::interrupt::{Bounds, Guarded, Interrupt, guard, panicked};
-use a2aflow_model::{ErrorCode, EventKind, Failure, RouteDecision, RouteRequest, UpstreamResult};
-use serde_json::json;
+use a2aflow_model::event_data::{ErrorData, RouteDecisionData};
+use a2aflow_model::{ErrorCode, Failure, RouteDecision, RouteRequest, UpstreamResult};
 use std::sync::Arc;
 use tokio::task::JoinSet;
 use tracing::Instrument;
@@ -83,13 +83,15 @@ impl Executor {
         )
         .with_detail("source", source.clone())
         .with_detail("target", target)
-        .with_detail("cause", json!(cause));
+        .with_cause(cause);
         self.ctx
-            .emit_step(
-                &source,
-                EventKind::Error,
-                || json!({"step": source, "error": f.message, "errorCode": f.code, "failure": f}),
-            )
+            .emit_step(&source, || ErrorData {
+                step: Some(source.clone()),
+                error: f.message.clone(),
+                error_code: f.code.clone(),
+                failure: f.clone(),
+                steps: None,
+            })
             .await;
         self.fail_run(f);
     }
@@ -118,15 +120,13 @@ impl Executor {
                 None => Some("unconditional edge"),
             };
             self.ctx
-                .emit_step(&step.name, EventKind::RouteDecision, || {
-                    json!({
-                        "step": step.name,
-                        "next": edge.step,
-                        "condition": edge.condition,
-                        "conditional": !edge.is_unconditional(),
-                        "allowed": allowed(e),
-                        "reason": reason,
-                    })
+                .emit_step(&step.name, || RouteDecisionData {
+                    step: step.name.clone(),
+                    next: edge.step.clone(),
+                    condition: edge.condition.clone(),
+                    conditional: !edge.is_unconditional(),
+                    allowed: allowed(e),
+                    reason: reason.map(str::to_owned),
                 })
                 .await;
         }

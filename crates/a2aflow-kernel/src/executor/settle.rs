@@ -5,9 +5,12 @@
 use super::{Executor, Running, StepState};
 use crate::task::TaskDone;
 use crate::view::{fail_view, subtask_view};
+use a2aflow_model::event_data::{
+    ErrorData, StepCompleteData, TaskResponseData, TaskStatusChangedData,
+};
 use a2aflow_model::{
-    ErrorCode, EventKind, Failure, StepResult, StepStatus, StepType, TaskOutcomeStatus,
-    TaskResultView, UpstreamResult,
+    ErrorCode, Failure, StepResult, StepStatus, StepType, TaskOutcomeStatus, TaskResultView,
+    UpstreamResult,
 };
 use serde_json::json;
 use std::sync::Arc;
@@ -78,32 +81,21 @@ impl Executor {
 
     /// Emits a task's end: `task_status_changed`, then `task_response`.
     async fn emit_task_end(&self, s: usize, index: usize, view: &TaskResultView) {
-        if !self.ctx.hub.enabled() {
-            return;
-        }
         let name = self.name(s);
-        let status = match view.status {
-            TaskOutcomeStatus::Completed => "COMPLETED",
-            TaskOutcomeStatus::Failed => "FAILED",
-            TaskOutcomeStatus::Canceled => "CANCELED",
-        };
         self.ctx
-            .emit_task(name, &view.task_id, EventKind::TaskStatusChanged, || {
-                json!({
-                    "step": name,
-                    "subtaskIndex": index,
-                    "agent": view.agent_name,
-                    "status": status,
-                })
+            .emit_task(name, &view.task_id, || TaskStatusChangedData {
+                step: name.to_owned(),
+                subtask_index: index,
+                agent: view.agent_name.clone(),
+                status: view.status,
             })
             .await;
         self.ctx
-            .emit_task(
-                name,
-                &view.task_id,
-                EventKind::TaskResponse,
-                || json!({"step": name, "subtaskIndex": index, "result": view}),
-            )
+            .emit_task(name, &view.task_id, || TaskResponseData {
+                step: name.to_owned(),
+                subtask_index: index,
+                result: view.clone(),
+            })
             .await;
     }
 
@@ -192,22 +184,22 @@ impl Executor {
         self.state[s] = StepState::Done;
         let ctx = self.ctx.clone();
         let step = ctx.step(s);
-        ctx.emit_step(
-            &step.name,
-            EventKind::StepComplete,
-            || json!({"step": step.name, "status": status, "results": views, "failure": failure}),
-        )
+        ctx.emit_step(&step.name, || StepCompleteData {
+            step: step.name.clone(),
+            status,
+            results: views.clone(),
+            failure: failure.clone(),
+        })
         .await;
         if status == StepStatus::Failed
             && let Some(f) = &failure
         {
-            ctx.emit_step(&step.name, EventKind::Error, || {
-                json!({
-                    "step": step.name,
-                    "error": "Step execution failed",
-                    "errorCode": f.code,
-                    "failure": f,
-                })
+            ctx.emit_step(&step.name, || ErrorData {
+                step: Some(step.name.clone()),
+                error: "Step execution failed".to_owned(),
+                error_code: f.code.clone(),
+                failure: f.clone(),
+                steps: None,
             })
             .await;
             self.fail_run(f.clone());

@@ -8,11 +8,10 @@ use crate::interrupt::{Interrupt, interrupted};
 use crate::panic_guard::CatchUnwind;
 use crate::task::{TaskDone, run_task};
 use crate::view::{fail_view, subtask_view};
+use a2aflow_model::event_data::{StepStartData, TaskRequestData};
 use a2aflow_model::{
-    ErrorCode, EventKind, Failure, StepStatus, TaskInput, TaskOutcomeStatus, TaskRequest,
-    WorkflowInput,
+    ErrorCode, Failure, StepStatus, TaskInput, TaskOutcomeStatus, TaskRequest, WorkflowInput,
 };
-use serde_json::json;
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -32,11 +31,10 @@ impl Executor {
         let ctx = self.ctx.clone();
         let step = ctx.step(s);
         let span = tracing::info_span!("step", step = %step.name);
-        ctx.emit_step(
-            &step.name,
-            EventKind::StepStart,
-            || json!({"step": step.name, "stepType": step.step_type.as_str()}),
-        )
+        ctx.emit_step(&step.name, || StepStartData {
+            step: step.name.clone(),
+            step_type: step.step_type,
+        })
         .await;
         let n = step.subtasks.len();
         if n == 0 {
@@ -108,21 +106,14 @@ impl Executor {
         let step = ctx.step(st.s);
         let i = request.subtask_index;
         let sub = &step.subtasks[i];
-        ctx.emit_task(
-            &step.name,
-            &request.local_task_id,
-            EventKind::TaskRequest,
-            || {
-                json!({
-                    "step": step.name,
-                    "agent": sub.agent,
-                    "skill": sub.skill,
-                    "task": sub.description,
-                    "subtaskIndex": i,
-                    "taskId": request.local_task_id,
-                })
-            },
-        )
+        ctx.emit_task(&step.name, &request.local_task_id, || TaskRequestData {
+            step: step.name.clone(),
+            agent: sub.agent.clone(),
+            skill: sub.skill.clone(),
+            task: sub.description.clone(),
+            subtask_index: i,
+            task_id: request.local_task_id.clone(),
+        })
         .await;
         let token = ctx.run_token.child_token();
         let closed = Arc::new(AtomicBool::new(false));

@@ -18,11 +18,12 @@ use a2aflow_model::delegation::{
     ChildExecution, DelegationError, DelegationRequest, ExecutionStatus, FlowRef, Lineage,
     RecordKind, Refusal, RefusedDelegation, Violation,
 };
+use a2aflow_model::event_data::{DelegationRequestData, DelegationResponseData};
 use a2aflow_model::{
-    ErrorCode, EventKind, ExecutionResult, Failure, MessageContent, ReceivedKind, ReceivedMessage,
-    StepStatus, TaskOutcomeStatus, TaskRequest, TaskResultView, Workflow,
+    ErrorCode, ExecutionResult, Failure, FailureCode, MessageContent, ReceivedKind,
+    ReceivedMessage, StepStatus, TaskOutcomeStatus, TaskRequest, TaskResultView, Workflow,
 };
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -234,18 +235,13 @@ impl Call<'_> {
 
     /// The `agent_request` event of the call: the request Message sent to the child.
     async fn announce(&self, emitter: &EventEmitter, child_id: &str, message: &Message) {
-        if emitter.is_enabled() {
-            emitter
-                .emit_any(
-                    EventKind::AgentRequest,
-                    json!({
-                        "workflow": self.target,
-                        "childExecutionId": child_id,
-                        "delegationRequest": message,
-                    }),
-                )
-                .await;
-        }
+        emitter
+            .emit_with(|| DelegationRequestData {
+                workflow: self.target.to_owned(),
+                child_execution_id: child_id.to_owned(),
+                delegation_request: message.clone(),
+            })
+            .await;
     }
 
     /// Runs the child to its end. The child's token is a child of this task's: an interruption
@@ -456,23 +452,18 @@ fn child_failed(flow_id: &str, child_id: String, f: &Failure, result: &Execution
     .with_detail("flowId", flow_id)
     .with_detail("status", status.as_str())
     .with_detail("childCode", f.code.as_str())
-    .with_detail("cause", origin(result))
+    .with_cause(FailureCode::from(origin(result)))
 }
 
 /// Emits a task record (accepted or refused) as an `agent_response` of the delegating subtask.
 async fn emit_record(emitter: &EventEmitter, flow_id: &str, child_id: Option<&str>, task: &Task) {
-    if emitter.is_enabled() {
-        emitter
-            .emit_any(
-                EventKind::AgentResponse,
-                json!({
-                    "workflow": flow_id,
-                    "childExecutionId": child_id,
-                    "delegationTask": task,
-                }),
-            )
-            .await;
-    }
+    emitter
+        .emit_with(|| DelegationResponseData {
+            workflow: flow_id.to_owned(),
+            child_execution_id: child_id.map(str::to_owned),
+            delegation_task: task.clone(),
+        })
+        .await;
 }
 
 /// A task record as the evidence of a task result.
@@ -528,6 +519,7 @@ fn origin(result: &ExecutionResult) -> String {
 mod tests {
     use super::*;
     use a2aflow_model::a2a::Part;
+    use serde_json::json;
 
     #[test]
     fn content_becomes_instruction_and_inputs() {

@@ -5,9 +5,11 @@ use crate::context::RunContext;
 use crate::control_point::CallbackError;
 use crate::events::EventEmitter;
 use crate::interrupt::{Bounds, Guarded, guard, panicked};
-use a2aflow_model::{EventKind, Failure, NegotiationReply, NegotiationRequest};
+use a2aflow_model::event_data::{
+    HostNegotiationFailedData, NegotiationRequestData, NegotiationResolvedData,
+};
+use a2aflow_model::{Failure, NegotiationReply, NegotiationRequest};
 use async_trait::async_trait;
-use serde_json::json;
 use std::sync::atomic::{AtomicU32, Ordering};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
@@ -44,35 +46,32 @@ impl KernelNegotiation<'_> {
         request: NegotiationRequest,
         exchange: u32,
     ) -> Result<NegotiationReply, Failure> {
-        if self.emitter.is_enabled() {
-            self.emitter
-                .emit_any(
-                    EventKind::NegotiationRequest,
-                    json!({"agent": self.agent, "exchange": exchange, "request": request}),
-                )
-                .await;
-        }
+        self.emitter
+            .emit_with(|| NegotiationRequestData {
+                agent: self.agent.to_owned(),
+                exchange,
+                request: request.clone(),
+            })
+            .await;
         let r = self.ask_host(request).await;
         match &r {
             Ok(reply) => {
                 self.emitter
-                    .emit_any(
-                        EventKind::NegotiationResolved,
-                        json!({"agent": self.agent, "exchange": exchange, "reply": reply}),
-                    )
+                    .emit_with(|| NegotiationResolvedData {
+                        agent: self.agent.to_owned(),
+                        exchange,
+                        reply: reply.clone(),
+                    })
                     .await
             }
             Err(f) => {
                 self.emitter
-                    .emit_any(
-                        EventKind::NegotiationFailed,
-                        json!({
-                            "agent": self.agent,
-                            "exchange": exchange,
-                            "error": f.message,
-                            "errorCode": f.code,
-                        }),
-                    )
+                    .emit_with(|| HostNegotiationFailedData {
+                        agent: self.agent.to_owned(),
+                        exchange,
+                        error: f.message.clone(),
+                        error_code: f.code.clone(),
+                    })
                     .await
             }
         }
