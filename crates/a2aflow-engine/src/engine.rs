@@ -13,13 +13,13 @@ use super::negotiation::{
     Entry, FailedAt, NegotiationLoop, aborted_failure, emit_failed, not_activated, stop_failure,
 };
 use a2aflow_kernel::{
-    DispatchJournal, DispatchRequest, EventEmitter, NegotiationHook, NoJournal, RemoteClient,
-    SendIntent, TaskFailure, TaskOutcome, project_outputs,
+    AttachRequest, DispatchJournal, DispatchRequest, EventEmitter, NegotiationHook, NoJournal,
+    RemoteClient, SendIntent, TaskFailure, TaskOutcome, project_outputs,
 };
 use a2aflow_model::a2a::{
-    self, AgentCard, CancelTaskRequest, GetTaskRequest, ListTasksRequest, Part,
+    self, AgentCard, CancelTaskRequest, GetTaskRequest, ListTasksRequest, ListTasksResponse, Part,
     SendMessageConfiguration, SendMessageRequest, SendMessageResponse, StreamResponse,
-    SubscribeToTaskRequest, Task,
+    SubscribeToTaskRequest, Task, TaskState,
 };
 use a2aflow_model::event_data::{
     AgentArtifactUpdateData, AgentMessageEventData, AgentStatusUpdateData, RemoteRequestData,
@@ -34,7 +34,7 @@ use a2aflow_protocol::end_state::{Observation, observe, with_identity};
 use a2aflow_protocol::error::{TimeoutPhase, TransportError};
 use a2aflow_protocol::headers::CallOptions;
 use a2aflow_protocol::limits::Limits;
-use a2aflow_protocol::outgoing::user_message;
+use a2aflow_protocol::outgoing::user_message_with_id;
 use a2aflow_protocol::stream::StreamResponseStream;
 use a2aflow_protocol::transport::Transport;
 use a2aflow_protocol::view::{Folded, ResponseReducer, TaskView};
@@ -228,6 +228,53 @@ fn named_task(event: &StreamResponse) -> Option<(String, bool)> {
     }
 }
 
+/// The tasks of `context_id` in a ListTasks answer, in the agent's order.
+fn of_context(listed: ListTasksResponse, context_id: &str) -> Vec<Task> {
+    listed
+        .tasks
+        .into_iter()
+        .filter(|t| t.context_id == context_id)
+        .collect()
+}
+
+/// The task of a context a re-attach continues: the one whose history holds the journaled
+/// message (when the agent shows history), else the newest by status timestamp (the first
+/// listed among equals, or when the agent gives none).
+fn choose(mut tasks: Vec<Task>, message_id: &str) -> Option<Task> {
+    let holds = |t: &Task| {
+        t.history
+            .iter()
+            .flatten()
+            .any(|m| m.message_id == message_id)
+    };
+    if let Some(i) = tasks.iter().position(holds) {
+        return Some(tasks.swap_remove(i));
+    }
+    let mut newest: Option<usize> = None;
+    for (i, t) in tasks.iter().enumerate() {
+        if newest.is_none_or(|n| t.status.timestamp > tasks[n].status.timestamp) {
+            newest = Some(i);
+        }
+    }
+    newest.map(|i| tasks.swap_remove(i))
+}
+
+/// An answer saying the agent has no ListTasks: UNSUPPORTED_OPERATION, a method it does not
+/// know, or HTTP 404/405 on the list route (a server that predates the operation).
+fn cannot_list(e: &TransportError) -> bool {
+    let missing_route = |status: Option<u16>| matches!(status, Some(404 | 405));
+    match e {
+        TransportError::Remote(r) => {
+            matches!(
+                r.code,
+                ErrorCode::A2aUnsupportedOperation | ErrorCode::A2aMethodNotFound
+            ) || missing_route(r.http_status)
+        }
+        TransportError::HttpStatus { status, .. } => missing_route(Some(*status)),
+        _ => false,
+    }
+}
+
 /// Sends one best-effort CancelTask, bounded; failures are logged, never surfaced.
 fn spawn_cancel(
     transport: Arc<dyn Transport>,
@@ -298,6 +345,17 @@ impl A2aEngineClient {
         self.agents.get(name).map(|a| &**a)
     }
 
+    /// The negotiation inputs of a dispatch.
+    fn negotiation_of<'r>(&self, request: &DispatchRequest<'r>) -> Negotiation<'r> {
+        let state = NegotiationLoop::new(&request.content, self.config.max_negotiation_exchanges);
+        Negotiation {
+            original: state.activated().then(|| request.content.clone()),
+            state,
+            hook: request.negotiation,
+            task: request.task,
+        }
+    }
+
     /// Re-attaches to the live remote task of a logical task after a host restart:
     /// finds it with ListTasks filtered by `context_id` and keeps waiting on it (SubscribeToTask
     /// when the card streams, else GetTask polling) without sending anything. When no task is
@@ -319,7 +377,6 @@ impl A2aEngineClient {
             agent,
             &self.config,
             context_id.to_owned(),
-            deadline,
             stop,
             events,
             None,
@@ -338,13 +395,7 @@ impl A2aEngineClient {
 impl RemoteClient for A2aEngineClient {
     async fn dispatch(&self, request: DispatchRequest<'_>) -> Result<TaskOutcome, TaskFailure> {
         let agent = self.agent(request.agent).map_err(TaskFailure::new)?;
-        let state = NegotiationLoop::new(&request.content, self.config.max_negotiation_exchanges);
-        let negotiation = Negotiation {
-            original: state.activated().then(|| request.content.clone()),
-            state,
-            hook: request.negotiation,
-            task: request.task,
-        };
+        let negotiation = self.negotiation_of(&request);
         let cancelled = std::pin::pin!(request.cancel.cancelled_owned());
         let timer = std::pin::pin!(tokio::time::sleep_until(request.deadline));
         let stop = Stop { cancelled, timer };
@@ -352,13 +403,72 @@ impl RemoteClient for A2aEngineClient {
             agent,
             &self.config,
             a2a::new_context_id(),
-            request.deadline,
             stop,
             request.events,
             Some(negotiation),
             request.journal,
         );
         let result = run.run(Start::Send(request.content)).await;
+        run.finish(result).await
+    }
+
+    /// Finds a journaled task again and waits on it as [`dispatch`](Self::dispatch) would.
+    ///
+    /// * The remote task id journaled: GetTask. A final task gives its result at once (outputs
+    ///   projected as for a live task); a live one is waited on like a dispatched task
+    ///   (SubscribeToTask when the card streams, the Task being its first event; else GetTask
+    ///   polling). A task the agent no longer knows is `workflow.outcome_unknown`, never a
+    ///   resend: it was created, so the command reached the agent.
+    /// * Only the context id journaled: ListTasks filtered by it. One task: that one. Several:
+    ///   the one whose history holds the journaled message id when the agent shows history,
+    ///   else the newest (by status timestamp; the first listed among equals).
+    /// * No task found, or an agent that cannot list tasks (UNSUPPORTED_OPERATION, method not
+    ///   found, HTTP 404/405 on the list route): `workflow.outcome_unknown` and nothing is sent,
+    ///   unless `request.resend`: then the journaled message goes again with the same message id
+    ///   and context id (the journal's `before_send` is told once more) and is waited on as a
+    ///   dispatch, negotiation included.
+    /// * A found task in INPUT_REQUIRED ends as the `negotiation.not_negotiable` gate, as
+    ///   [`A2aEngineClient::attach`] does: the exchanges before the restart are not journaled by
+    ///   this client, so a proposal's rounds cannot be checked against them; the host decides.
+    async fn reattach(&self, request: AttachRequest<'_>) -> Result<TaskOutcome, TaskFailure> {
+        let dispatch = &request.dispatch;
+        let agent = match self.agent(dispatch.agent) {
+            Ok(agent) => agent,
+            Err(failure) => {
+                return Err(TaskFailure {
+                    context_id: Some(request.context_id.to_owned()),
+                    ..TaskFailure::new(failure)
+                });
+            }
+        };
+        let cancelled = std::pin::pin!(dispatch.cancel.clone().cancelled_owned());
+        let timer = std::pin::pin!(tokio::time::sleep_until(dispatch.deadline));
+        let stop = Stop { cancelled, timer };
+        let mut run = Interaction::new(
+            agent,
+            &self.config,
+            request.context_id.to_owned(),
+            stop,
+            dispatch.events.clone(),
+            None,
+            dispatch.journal,
+        );
+        let start = match run
+            .find_again(request.remote_task_id, request.message_id)
+            .await
+        {
+            Ok(Found::Task(task)) => Start::Seeded(task),
+            Ok(Found::Lost {
+                resendable: true, ..
+            }) if request.resend => {
+                run.negotiation = Some(self.negotiation_of(dispatch));
+                run.next_message_id = Some(request.message_id.to_owned());
+                Start::Send(dispatch.content.clone())
+            }
+            Ok(Found::Lost { why, .. }) => return Err(request.outcome_unknown(&why)),
+            Err(failure) => return run.finish(Err(failure)).await,
+        };
+        let result = run.run(start).await;
         run.finish(result).await
     }
 }
@@ -404,6 +514,40 @@ struct Interaction<'a> {
     poll_delay: Duration,
     poll_failures: u32,
     late: Option<LateAnswer>,
+    /// The message id of the next send when the caller chose it (a journaled message resent).
+    next_message_id: Option<String>,
+    /// The remote task id the journal was last told (with a journal that records).
+    journaled_task: Option<String>,
+    /// The remote state the journal was last told.
+    journaled_state: Option<TaskState>,
+}
+
+/// What a re-attach found.
+enum Found {
+    /// The journaled task, as the agent shows it now.
+    Task(Box<Task>),
+    /// Nothing to attach to; `resendable` when the journaled message may go again (with the
+    /// host's consent): no task is known to have been created for it.
+    Lost { why: String, resendable: bool },
+}
+
+/// What the journal has not been told yet about the remote task.
+struct JournalNote {
+    task_id: String,
+    new_task: bool,
+    state: Option<TaskState>,
+}
+
+impl JournalNote {
+    /// Tells `journal` what this note holds.
+    async fn report(self, journal: &dyn DispatchJournal, context_id: &str) {
+        if self.new_task {
+            journal.remote_task_known(context_id, &self.task_id).await;
+        }
+        if let Some(state) = self.state {
+            journal.remote_state(&self.task_id, state).await;
+        }
+    }
 }
 
 impl<'a> Interaction<'a> {
@@ -411,12 +555,13 @@ impl<'a> Interaction<'a> {
         agent: &'a Agent,
         config: &'a ClientConfig,
         context_id: String,
-        deadline: Instant,
         stop: Stop<'a>,
         events: EventEmitter,
         negotiation: Option<Negotiation<'a>>,
         journal: &'a dyn DispatchJournal,
     ) -> Self {
+        // The interaction's deadline is its timer's.
+        let deadline = stop.timer.deadline();
         Interaction {
             journal,
             agent,
@@ -435,6 +580,9 @@ impl<'a> Interaction<'a> {
             poll_delay: config.poll_interval,
             poll_failures: 0,
             late: None,
+            next_message_id: None,
+            journaled_task: None,
+            journaled_state: None,
         }
     }
 
@@ -604,23 +752,26 @@ impl<'a> Interaction<'a> {
             .with_extensions(plan.header);
         // Nothing is sent (or announced) once the run is over.
         self.stop.bounded(std::future::ready(())).await?;
-        if self.events.is_enabled() {
-            self.events
-                .emit(
-                    RemoteRequestData {
-                        agent: self.agent.name.clone(),
-                        context_id: self.context_id.clone(),
-                        remote_task_id: task_id.clone(),
-                        content: content.clone(),
-                    }
-                    .into(),
-                )
-                .await;
-        }
+        let announced = self.events.is_enabled().then(|| RemoteRequestData {
+            agent: self.agent.name.clone(),
+            context_id: self.context_id.clone(),
+            remote_task_id: task_id.clone(),
+            content: content.clone(),
+        });
         // Write-ahead: with a run store the send is journaled (ids and content) before it goes.
         let journaled = self.journal.is_enabled().then(|| content.clone());
+        let message_id = self
+            .next_message_id
+            .take()
+            .unwrap_or_else(a2a::new_message_id);
         // The content goes out unchanged: its parts and metadata move into the message.
-        let message = user_message(content, &self.context_id, task_id, plan.message_extensions);
+        let message = user_message_with_id(
+            content,
+            message_id,
+            &self.context_id,
+            task_id,
+            plan.message_extensions,
+        );
         if let Some(content) = &journaled {
             let intent = SendIntent {
                 context_id: &self.context_id,
@@ -628,7 +779,11 @@ impl<'a> Interaction<'a> {
                 remote_task_id: message.task_id.as_deref(),
                 content,
             };
+            // A journal that failed: nothing is sent, nor announced as sent.
             self.journal.before_send(intent).await?;
+        }
+        if let Some(data) = announced {
+            self.events.emit(data.into()).await;
         }
         self.release_stream().await;
         self.force_poll = false;
@@ -788,12 +943,48 @@ impl<'a> Interaction<'a> {
     /// the event to emit, not the received object, so that every wait's future stays small.
     fn apply(&mut self, event: StreamResponse) -> impl Future<Output = Result<(), Failure>> + '_ {
         let folded = self.fold(event);
+        let note = folded.is_ok().then(|| self.journal_note()).flatten();
         async move {
-            if let Some(event) = folded? {
+            let event = folded?;
+            if let Some(note) = note {
+                note.report(self.journal, &self.context_id).await;
+            }
+            if let Some(event) = event {
                 self.events.emit(event).await;
             }
             Ok(())
         }
+    }
+
+    /// What the journal must be told after a fold: the remote task id the first time the agent
+    /// names it, and the state each time it changes. `None` without a recording journal.
+    fn journal_note(&mut self) -> Option<JournalNote> {
+        if !self.journal.is_enabled() {
+            return None;
+        }
+        let view = self.reducer.view();
+        let task_id = view.task_id.as_ref()?;
+        let new_task = self.journaled_task.as_ref() != Some(task_id);
+        let state = view
+            .state
+            .as_ref()
+            .filter(|s| new_task || self.journaled_state.as_ref() != Some(*s))
+            .cloned();
+        if !new_task && state.is_none() {
+            return None;
+        }
+        let note = JournalNote {
+            task_id: task_id.clone(),
+            new_task,
+            state,
+        };
+        if new_task {
+            self.journaled_task = Some(note.task_id.clone());
+        }
+        if note.state.is_some() {
+            self.journaled_state.clone_from(&note.state);
+        }
+        Some(note)
     }
 
     /// The fold of [`apply`](Self::apply), with the event when events are on.
@@ -871,28 +1062,10 @@ impl<'a> Interaction<'a> {
 
     /// ListTasks by context id: the first live task, else the latest one.
     async fn find_live_task(&mut self) -> Result<Task, Failure> {
-        let request = ListTasksRequest {
-            context_id: Some(self.context_id.clone()),
-            status: None,
-            page_size: None,
-            page_token: None,
-            history_length: None,
-            status_timestamp_after: None,
-            include_artifacts: Some(true),
-            tenant: None,
-        };
-        let options = self.options();
-        let transport = &self.agent.transport;
-        let listed = self
-            .stop
-            .bounded(transport.list_tasks(&request, &options))
+        let mut tasks = self
+            .list_context_tasks(1)
             .await?
             .map_err(|e| transport_failure(&e))?;
-        let mut tasks: Vec<Task> = listed
-            .tasks
-            .into_iter()
-            .filter(|t| t.context_id == self.context_id)
-            .collect();
         tasks.sort_by_key(|t| t.status.timestamp);
         let live = tasks.iter().position(|t| !t.status.state.is_terminal());
         let chosen = match live {
@@ -905,6 +1078,105 @@ impl<'a> Interaction<'a> {
                 format!("No remote task for context {}", self.context_id),
             )
         })
+    }
+
+    /// The journaled task again: by its remote id (GetTask) when known, else by the context id
+    /// (ListTasks; see `reattach` for the choice among several).
+    async fn find_again(
+        &mut self,
+        remote_task_id: Option<&str>,
+        message_id: &str,
+    ) -> Result<Found, Failure> {
+        if let Some(id) = remote_task_id {
+            // The journal knows this task already.
+            self.journaled_task = Some(id.to_owned());
+            return match self.get_task_again(id).await? {
+                Ok(task) => Ok(Found::Task(Box::new(task))),
+                Err(e) if e.code() == ErrorCode::A2aTaskNotFound => Ok(Found::Lost {
+                    why: format!("the agent no longer knows remote task {id}"),
+                    resendable: false,
+                }),
+                Err(e) => Err(transport_failure(&e)),
+            };
+        }
+        match self.list_context_tasks(MAX_POLL_FAILURES).await? {
+            Ok(tasks) => Ok(match choose(tasks, message_id) {
+                Some(task) => Found::Task(Box::new(task)),
+                None => Found::Lost {
+                    why: format!("the agent lists no task for context {}", self.context_id),
+                    resendable: true,
+                },
+            }),
+            Err(e) if cannot_list(&e) => Ok(Found::Lost {
+                why: format!("the agent cannot list tasks: {}", e.code()),
+                resendable: true,
+            }),
+            Err(e) => Err(transport_failure(&e)),
+        }
+    }
+
+    /// GetTask of a journaled remote task, asked again after a transient failure.
+    async fn get_task_again(&mut self, id: &str) -> Result<Result<Task, TransportError>, Failure> {
+        let request = GetTaskRequest {
+            id: id.to_owned(),
+            history_length: None,
+            tenant: None,
+        };
+        let options = self.options();
+        let agent = self.agent;
+        self.read_again(MAX_POLL_FAILURES, || {
+            agent.transport.get_task(&request, &options)
+        })
+        .await
+    }
+
+    /// ListTasks filtered by the context id (with artifacts): the tasks of this context, in the
+    /// agent's order (an agent ignoring the filter cannot hand over another context's task).
+    async fn list_context_tasks(
+        &mut self,
+        attempts: u32,
+    ) -> Result<Result<Vec<Task>, TransportError>, Failure> {
+        let request = ListTasksRequest {
+            context_id: Some(self.context_id.clone()),
+            status: None,
+            page_size: None,
+            page_token: None,
+            history_length: None,
+            status_timestamp_after: None,
+            include_artifacts: Some(true),
+            tenant: None,
+        };
+        let options = self.options();
+        let agent = self.agent;
+        let listed = self
+            .read_again(attempts, || agent.transport.list_tasks(&request, &options))
+            .await?;
+        Ok(listed.map(|l| of_context(l, &self.context_id)))
+    }
+
+    /// An idempotent read, made up to `attempts` times while it fails transiently (with the
+    /// polling backoff between). The outer `Err` is the interaction's interruption.
+    async fn read_again<T, F>(
+        &mut self,
+        attempts: u32,
+        call: impl Fn() -> F,
+    ) -> Result<Result<T, TransportError>, Failure>
+    where
+        F: Future<Output = Result<T, TransportError>>,
+    {
+        let mut delay = self.config.poll_interval;
+        let mut failures = 1;
+        loop {
+            match self.stop.bounded(call()).await? {
+                Err(e) if is_transient(&e) && failures < attempts => {
+                    failures += 1;
+                    tracing::debug!(error = %e, "read failed; asking again");
+                    self.stop.bounded(tokio::time::sleep(delay)).await?;
+                    delay = (delay * 2).min(self.config.max_poll_interval);
+                }
+                answer => return Ok(answer),
+            }
+        }
     }
 
     /// Ends the interaction: cleanup cancel when needed, the `agent_response` event, the result.

@@ -13,8 +13,26 @@ pub fn user_message(
     task_id: Option<String>,
     extensions: Vec<String>,
 ) -> Message {
+    user_message_with_id(
+        content,
+        a2a::new_message_id(),
+        context_id,
+        task_id,
+        extensions,
+    )
+}
+
+/// [`user_message`] with the message id chosen by the caller: a resend of a journaled message
+/// keeps the id it was first sent with, so that an agent can recognise the repetition.
+pub fn user_message_with_id(
+    content: MessageContent,
+    message_id: String,
+    context_id: &str,
+    task_id: Option<String>,
+    extensions: Vec<String>,
+) -> Message {
     Message {
-        message_id: a2a::new_message_id(),
+        message_id,
         context_id: Some(context_id.to_owned()),
         task_id,
         role: Role::User,
@@ -56,5 +74,18 @@ mod tests {
         let plain = user_message(MessageContent::text("x"), "ctx", None, vec![]);
         assert_eq!(plain.extensions, None);
         assert_ne!(plain.message_id, m.message_id);
+    }
+
+    #[test]
+    fn a_resend_keeps_the_message_id_it_is_given() {
+        let fresh = user_message(MessageContent::text("x"), "ctx", None, vec![]);
+        let again = user_message_with_id(
+            MessageContent::text("x"),
+            fresh.message_id.clone(),
+            "ctx",
+            None,
+            vec![],
+        );
+        assert_eq!(again, fresh);
     }
 }

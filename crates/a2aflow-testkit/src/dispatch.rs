@@ -15,7 +15,7 @@ use crate::fault::{Fault, Route};
 use crate::ops::{self, AgentRuntime, OpEnv, OpOutput};
 use crate::request_log::RecordedRequest;
 use crate::server::Shared;
-use crate::spec::Binding;
+use crate::spec::{Binding, ListTasks};
 use crate::wire_error::{A2aError, ErrorKind};
 
 /// Largest request body accepted.
@@ -142,6 +142,26 @@ fn check_version(headers: &http::HeaderMap) -> Result<(), A2aError> {
     }
 }
 
+/// The operation as the agent serves it: ListTasks refused or missing when its spec says so
+/// (`None`: a plain 404, the HTTP+JSON answer of a route that does not exist).
+fn served(op: Op, list_tasks: ListTasks, envelope: &Envelope) -> Option<Op> {
+    if !matches!(op, Op::List) {
+        return Some(op);
+    }
+    match list_tasks {
+        ListTasks::Served => Some(op),
+        ListTasks::Unsupported => Some(Op::Invalid(A2aError::new(
+            ErrorKind::UnsupportedOperation,
+            "ListTasks is not supported by the agent",
+        ))),
+        ListTasks::Absent if matches!(envelope, Envelope::Rest) => None,
+        ListTasks::Absent => Some(Op::Invalid(A2aError::new(
+            ErrorKind::MethodNotFound,
+            "Method not found",
+        ))),
+    }
+}
+
 /// Serves one request.
 pub(crate) async fn handle(
     shared: Arc<Shared>,
@@ -214,6 +234,9 @@ pub(crate) async fn handle(
     };
     let route = op.route();
     record(&shared, name, route, &parts, &path, &query, parsed.as_ref());
+    let Some(op) = served(op, agent.spec.list_tasks, &envelope) else {
+        return Ok(text(StatusCode::NOT_FOUND, "Not Found"));
+    };
 
     // Faults that replace the answer.
     let fault = route.and_then(|r| agent.faults.take(r));

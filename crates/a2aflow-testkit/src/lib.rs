@@ -74,7 +74,7 @@ pub use server::{
     TestServerBuilder,
 };
 pub use silent::{SILENT_HOLD, SilentServer};
-pub use spec::{AgentSpec, Binding, Credential, DEFAULT_TASK_BOUND, ScriptFn};
+pub use spec::{AgentSpec, Binding, Credential, DEFAULT_TASK_BOUND, ListTasks, ScriptFn};
 pub use tls::{ClientIdentity, TlsOptions};
 pub use token_endpoint::{TokenEndpoint, TokenMode, TokenRequestRecord};
 

@@ -34,6 +34,20 @@ impl Binding {
     }
 }
 
+/// Whether an agent serves ListTasks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ListTasks {
+    /// ListTasks is served (the default).
+    #[default]
+    Served,
+    /// ListTasks answers UNSUPPORTED_OPERATION on both bindings.
+    Unsupported,
+    /// ListTasks does not exist, as on a server that predates it: JSON-RPC answers "Method not
+    /// found" (`-32601`), HTTP+JSON a plain 404 for `GET /tasks`.
+    Absent,
+}
+
 /// Credentials the server demands and checks.
 #[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -119,6 +133,7 @@ pub struct AgentSpec {
     pub(crate) enforce_required_extensions: bool,
     pub(crate) echo_extensions: bool,
     pub(crate) task_bound: usize,
+    pub(crate) list_tasks: ListTasks,
     pub(crate) extended_card: Option<Value>,
     pub(crate) card_patch: Option<CardPatch>,
     pub(crate) script: ScriptFn,
@@ -134,6 +149,7 @@ impl fmt::Debug for AgentSpec {
             .field("auth", &self.auth)
             .field("check_version", &self.check_version)
             .field("task_bound", &self.task_bound)
+            .field("list_tasks", &self.list_tasks)
             .finish_non_exhaustive()
     }
 }
@@ -158,6 +174,7 @@ impl AgentSpec {
             enforce_required_extensions: true,
             echo_extensions: false,
             task_bound: DEFAULT_TASK_BOUND,
+            list_tasks: ListTasks::Served,
             extended_card: None,
             card_patch: None,
             script: Arc::new(crate::behaviours::builtin),
@@ -235,6 +252,12 @@ impl AgentSpec {
     /// How many tasks are kept; beyond it the oldest terminal tasks are evicted.
     pub fn task_bound(mut self, bound: usize) -> Self {
         self.task_bound = bound.max(1);
+        self
+    }
+
+    /// Whether ListTasks is served ([`ListTasks::Served`] by default).
+    pub fn list_tasks(mut self, support: ListTasks) -> Self {
+        self.list_tasks = support;
         self
     }
 

@@ -6,3 +6,6 @@
 mod client_assembly;
 mod client_engine;
 mod client_testkit;
+mod journal_hooks;
+mod journal_support;
+mod reattach;

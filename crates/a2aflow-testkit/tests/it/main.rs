@@ -5,4 +5,5 @@
 mod support;
 
 mod faults;
+mod list_tasks;
 mod server;
