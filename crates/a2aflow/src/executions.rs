@@ -27,6 +27,8 @@ pub enum Progress {
     Failed,
     /// Cancelled.
     Canceled,
+    /// Started, but the run finished without a result for it in the journal.
+    Unfinished,
 }
 
 impl From<StepStatus> for Progress {
@@ -57,6 +59,7 @@ impl Progress {
             Progress::Completed => "COMPLETED",
             Progress::Failed => "FAILED",
             Progress::Canceled => "CANCELED",
+            Progress::Unfinished => "UNFINISHED",
         }
     }
 }
@@ -237,6 +240,16 @@ impl ExecutionView {
         }
     }
 
+    /// A finished run: what is still running never got a result.
+    fn mark_unfinished(&mut self) {
+        let statuses = self.steps.iter_mut().map(|s| &mut s.status);
+        for status in statuses.chain(self.tasks.iter_mut().map(|t| &mut t.status)) {
+            if *status == Progress::Running {
+                *status = Progress::Unfinished;
+            }
+        }
+    }
+
     fn apply(&mut self, record: &JournalRecord) {
         match record {
             JournalRecord::CallbackAnswered(CallbackAnswered::OnTask { key, .. })
@@ -317,6 +330,9 @@ pub fn execution_view(journal: &RunJournal, lease_live: bool) -> Result<Executio
     };
     for entry in journal.entries.iter().skip(1) {
         view.apply(&entry.record);
+    }
+    if journal.finished().is_some() {
+        view.mark_unfinished();
     }
     Ok(view)
 }

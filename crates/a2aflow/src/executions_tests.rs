@@ -211,6 +211,35 @@ fn the_json_has_a_top_level_state_and_every_task_its_ids() {
 }
 
 #[test]
+fn what_a_finished_run_left_without_a_result_is_unfinished() {
+    let cancelled = Failure::new(ErrorCode::WorkflowCancelled, "cancelled");
+    let j = journal(vec![
+        intent(1),
+        JournalRecord::RunFinished {
+            result: ExecutionResult {
+                execution_id: ID.into(),
+                workflow_id: "wf-1".into(),
+                success: false,
+                failure: Some(cancelled),
+                steps: Vec::new(),
+                skipped_steps: Vec::new(),
+            },
+        },
+    ]);
+    let view = execution_view(&j, false).unwrap();
+    assert_eq!(view.state, RunState::Cancelled);
+    assert_eq!(view.steps[0].status, Progress::Unfinished);
+    assert_eq!(view.tasks[0].status, Progress::Unfinished);
+    // Before the run finished the same task is running.
+    let mut open = j.clone();
+    open.entries.pop();
+    assert_eq!(
+        execution_view(&open, false).unwrap().tasks[0].status,
+        Progress::Running
+    );
+}
+
+#[test]
 fn a_journal_without_its_first_record_is_corrupt() {
     let mut j = journal(vec![intent(1)]);
     j.entries.remove(0);
