@@ -1,6 +1,6 @@
 //! # a2aflow — the command line
 //!
-//! **What it is.** The `a2aflow` binary: `validate`, `graph`, `card`, `send`, `run`, `search` and `demo`.
+//! **What it is.** The `a2aflow` binary: `validate`, `graph`, `card`, `send`, `run`, `runs`, `search` and `demo`.
 //!
 //! **What it owns.** Argument parsing, progress output and exit codes; everything else comes from
 //! the `a2aflow` facade. Nothing depends on it.
@@ -13,6 +13,7 @@ mod graph;
 mod logging;
 mod progress;
 mod run_cmd;
+mod runs_cmd;
 mod search_cmd;
 mod send_cmd;
 mod signals;
@@ -94,6 +95,10 @@ enum Command {
     /// Run a workflow against A2A agents with the built-in declarative ControlPoint.
     /// Exit 0 on success, 1 on failure, 2 on a usage or setup error.
     Run(Box<run_cmd::RunArgs>),
+    /// Inspect the runs a run store holds, or ask one to stop: `list`, `show`, `events`,
+    /// `cancel`. Exit 0 when done, 2 on a store or usage error (an unknown id, a file that is
+    /// not an a2aflow store, a newer schema, a damaged file), the file left unchanged.
+    Runs(Box<runs_cmd::RunsArgs>),
     /// Search an orchestration centre's workflows by intent.
     /// Exit 0 when the centre answered (even with no result), 1 when it could not be asked or
     /// answered an error, 2 on a usage error.
@@ -141,6 +146,7 @@ fn main() -> ExitCode {
         } => card_cmd::run(&url, format, config.as_deref()),
         Command::Send(args) => send_cmd::run(*args),
         Command::Run(args) => run_cmd::run(*args),
+        Command::Runs(args) => runs_cmd::run(*args),
         Command::Search(args) => search_cmd::run(*args),
         Command::Demo => demo::run(),
     };

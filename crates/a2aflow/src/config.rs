@@ -2,7 +2,9 @@
 //! timeouts, limits, TLS, credentials and negotiation budget. Loadable from TOML or JSON with the
 //! same validation as code; unknown keys are errors (a typo must not silently keep a default).
 
+use crate::store::StoreLocation;
 use a2aflow_engine::ClientConfig;
+use a2aflow_kernel::journal::RunStore;
 use a2aflow_model::{ErrorCode, Failure};
 use a2aflow_protocol::auth::{AuthProvider, Credentials, Environment};
 use a2aflow_protocol::{Binding, ChannelConfig, ChannelFactory, Limits, tls::TlsConfig};
@@ -195,6 +197,9 @@ pub struct EngineConfig {
     pub wire_log: bool,
     /// The extension sender's bounds (`[extensions]`).
     pub extensions: ExtensionsSection,
+    /// Where runs are journaled (`store = "sqlite:PATH"` or a path); absent: runs live only in
+    /// memory.
+    pub store: Option<StoreLocation>,
 }
 
 impl Default for EngineConfig {
@@ -212,6 +217,7 @@ impl Default for EngineConfig {
             max_concurrent_remote_tasks: None,
             wire_log: false,
             extensions: ExtensionsSection::default(),
+            store: None,
         }
     }
 }
@@ -291,6 +297,7 @@ impl EngineConfig {
         fix(&mut self.tls.ca_bundle);
         fix(&mut self.tls.client_cert);
         fix(&mut self.tls.client_key);
+        self.store = self.store.take().map(|s| s.resolved_against(dir));
     }
 
     /// Checks every value; the first violation is a `config.invalid` failure.
@@ -431,6 +438,15 @@ impl EngineConfig {
         Ok(config)
     }
 
+    /// Opens the configured run store, creating it on first use; `None` when no `store` is
+    /// configured. Errors are the store's `store.*` codes.
+    pub async fn open_store(&self) -> Result<Option<Arc<dyn RunStore>>, Failure> {
+        match &self.store {
+            Some(location) => location.open().await.map(Some),
+            None => Ok(None),
+        }
+    }
+
     /// The engine client's settings (validated).
     pub fn client_config(&self) -> Result<ClientConfig, Failure> {
         let config = ClientConfig::default()
@@ -560,6 +576,56 @@ mod tests {
             assert_eq!(err.code, "config.invalid", "{text}");
             assert!(err.message.contains(needle), "{text}: {}", err.message);
         }
+    }
+
+    #[test]
+    fn the_store_key_names_a_sqlite_file_in_toml_and_json() {
+        let toml = EngineConfig::from_toml_str("store = \"sqlite:/var/a2aflow/runs.db\"").unwrap();
+        let json = EngineConfig::from_json_str(r#"{"store": "/var/a2aflow/runs.db"}"#).unwrap();
+        assert_eq!(toml, json);
+        assert_eq!(
+            toml.store.unwrap().path(),
+            Path::new("/var/a2aflow/runs.db")
+        );
+        assert_eq!(EngineConfig::default().store, None);
+        for text in [
+            "store = \"postgres://db/runs\"",
+            "store = \"sqlite:\"",
+            "store = 3",
+        ] {
+            let err = EngineConfig::from_toml_str(text).unwrap_err();
+            assert_eq!(err.code, "config.invalid", "{text}");
+            assert!(err.message.contains("store"), "{text}: {}", err.message);
+        }
+    }
+
+    #[tokio::test]
+    async fn open_store_creates_the_configured_store_and_none_without_one() {
+        assert!(
+            EngineConfig::default()
+                .open_store()
+                .await
+                .unwrap()
+                .is_none()
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("engine.toml");
+        std::fs::write(&path, "store = \"sqlite:runs.db\"\n").unwrap();
+        let config = EngineConfig::from_file(&path).unwrap();
+        let store = config.open_store().await.unwrap().unwrap();
+        let listed = store
+            .list(a2aflow_kernel::journal::RunFilter::default())
+            .await
+            .unwrap();
+        assert!(listed.is_empty());
+        assert!(dir.path().join("runs.db").is_file());
+        let missing = EngineConfig::from_toml_str("store = \"/nonexistent-a2aflow/x/runs.db\"")
+            .unwrap()
+            .open_store()
+            .await
+            .err()
+            .unwrap();
+        assert_eq!(missing.code, "store.unavailable");
     }
 
     #[test]

@@ -10,6 +10,8 @@
 
 pub use a2aflow_kernel as kernel;
 pub use a2aflow_model as model;
+/// The embedded run store (`SqliteStore`), for hosts that open it themselves.
+pub use a2aflow_store_sqlite as store_sqlite;
 
 #[cfg(feature = "protocol")]
 pub use a2aflow_engine as engine;
@@ -37,9 +39,13 @@ pub use a2aflow_testkit as testkit;
 pub mod config;
 #[cfg(feature = "protocol")]
 mod execute;
+pub mod executions;
 #[cfg(feature = "otel")]
 pub mod otel;
+pub mod store;
 
+/// The run store contract, as the facade's queries take it.
+pub use a2aflow_kernel::journal::{RunFilter, RunState, RunStore, RunSummary};
 /// Refuse a run whose workflow names an agent the host has no card for, before anything is sent.
 pub use a2aflow_kernel::{check_agents, unknown_agents};
 /// What [`execute_workflow`] and the channel door take per agent: an [`AgentEndpoint`], or a bare
@@ -55,6 +61,11 @@ pub use execute::{
     AgentEndpoint, HostHooks, TransportFactory, build_engine_client, discover_agents,
     execute_workflow, execute_workflow_stream, fetch_agent_cards,
 };
+/// The runs a store holds: listing, one run's view, its events, a cancel request.
+pub use executions::{
+    CancelRequest, ExecutionView, execution_events, get_execution, list_executions, request_cancel,
+};
+pub use store::StoreLocation;
 
 /// The host-integration guide's code blocks are compiled as doctests, so the guide cannot drift
 /// from the API.

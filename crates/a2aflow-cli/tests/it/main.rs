@@ -8,6 +8,7 @@ mod cli;
 mod diagnostics;
 mod run_registry;
 mod run_safety;
+mod runs;
 mod search;
 mod send;
 mod send_deadline;

@@ -5,6 +5,7 @@
 mod credentials;
 mod events_schema;
 mod execute;
+mod executions;
 mod extension_config;
 mod oauth2;
 mod readme;

@@ -1,0 +1,183 @@
+//! Where a host keeps its runs: a [`StoreLocation`] (`sqlite:PATH` or a plain path, as the
+//! configuration's `store` key and the CLI's `--store` take it) and opening the run store there.
+//!
+//! A store for new runs is created on first use ([`StoreLocation::open`]); a store that is only
+//! read or inspected must already exist ([`StoreLocation::open_existing`]), so a mistyped path is
+//! an error instead of a new, empty store.
+
+use a2aflow_kernel::journal::{RunStore, StoreError};
+use a2aflow_model::{ErrorCode, Failure};
+use a2aflow_store_sqlite::SqliteStore;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The prefix that names the embedded SQLite store explicitly.
+const SQLITE_PREFIX: &str = "sqlite:";
+
+/// Where the run store is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StoreLocation {
+    /// The embedded SQLite store in one file.
+    Sqlite(PathBuf),
+}
+
+impl StoreLocation {
+    /// Parses `sqlite:PATH` or a plain path. A URL of another kind (`postgres://…`) or a blank
+    /// path is `config.invalid`.
+    pub fn parse(text: &str) -> Result<Self, Failure> {
+        let path = text.strip_prefix(SQLITE_PREFIX).unwrap_or(text);
+        if path.trim().is_empty() {
+            return Err(Failure::new(
+                ErrorCode::ConfigInvalid,
+                format!(
+                    "store `{text}` names no file; give `sqlite:PATH` or the path of the store \
+                     file"
+                ),
+            ));
+        }
+        if let Some(scheme) = url_scheme(text) {
+            return Err(Failure::new(
+                ErrorCode::ConfigInvalid,
+                format!(
+                    "store `{text}`: a `{scheme}` store is not supported; give `sqlite:PATH` or \
+                     the path of the store file"
+                ),
+            )
+            .with_detail("scheme", scheme));
+        }
+        Ok(StoreLocation::Sqlite(PathBuf::from(path)))
+    }
+
+    /// The store file.
+    pub fn path(&self) -> &Path {
+        match self {
+            StoreLocation::Sqlite(p) => p,
+        }
+    }
+
+    /// The same location with a relative path resolved against `dir`.
+    pub(crate) fn resolved_against(self, dir: &Path) -> Self {
+        match self {
+            StoreLocation::Sqlite(p) if p.is_relative() => StoreLocation::Sqlite(dir.join(p)),
+            other => other,
+        }
+    }
+
+    /// Opens the store, creating it on first use (for a host that journals runs). Errors are the
+    /// store's `store.*` codes; a failed open leaves the file unchanged.
+    pub async fn open(&self) -> Result<Arc<dyn RunStore>, Failure> {
+        match self {
+            StoreLocation::Sqlite(p) => Ok(Arc::new(SqliteStore::open(p.clone()).await?)),
+        }
+    }
+
+    /// Opens a store that must already exist (for reading and inspecting runs): a missing file
+    /// is `store.unavailable` and nothing is created.
+    pub async fn open_existing(&self) -> Result<Arc<dyn RunStore>, Failure> {
+        let path = self.path();
+        match std::fs::symlink_metadata(path) {
+            Ok(_) => self.open().await,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(StoreError::new(
+                ErrorCode::StoreUnavailable,
+                format!(
+                    "there is no run store at {} (nothing was created); name the file the runs \
+                     were journaled in",
+                    path.display()
+                ),
+            )
+            .with_detail("path", path.display().to_string())
+            .into()),
+            Err(e) => Err(StoreError::new(
+                ErrorCode::StoreUnavailable,
+                format!("run store {}: cannot be read ({e})", path.display()),
+            )
+            .with_detail("path", path.display().to_string())
+            .into()),
+        }
+    }
+}
+
+impl std::str::FromStr for StoreLocation {
+    type Err = Failure;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        StoreLocation::parse(s)
+    }
+}
+
+impl TryFrom<String> for StoreLocation {
+    type Error = String;
+
+    fn try_from(text: String) -> Result<Self, Self::Error> {
+        StoreLocation::parse(&text).map_err(|f| f.message)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for StoreLocation {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        StoreLocation::try_from(text).map_err(serde::de::Error::custom)
+    }
+}
+
+/// The scheme of `text` when it is a URL (`scheme://…`), as opposed to a path.
+fn url_scheme(text: &str) -> Option<&str> {
+    let (scheme, rest) = text.split_once("://")?;
+    let mut chars = scheme.chars();
+    let first = chars.next()?;
+    let is_scheme = first.is_ascii_alphabetic()
+        && scheme.len() >= 2
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    (is_scheme && !rest.is_empty()).then_some(scheme)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sqlite_prefix_and_plain_paths_name_the_same_store() {
+        let a = StoreLocation::parse("sqlite:runs/a.db").unwrap();
+        let b = StoreLocation::parse("runs/a.db").unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.path(), Path::new("runs/a.db"));
+        assert_eq!(
+            StoreLocation::parse("sqlite:/abs/a.db").unwrap().path(),
+            Path::new("/abs/a.db")
+        );
+        // A colon inside a file name is still a path.
+        assert_eq!(
+            StoreLocation::parse("runs:2024.db").unwrap().path(),
+            Path::new("runs:2024.db")
+        );
+    }
+
+    #[test]
+    fn other_kinds_and_blank_paths_are_config_invalid() {
+        for (text, needle) in [
+            ("postgres://db/runs", "a `postgres` store is not supported"),
+            ("", "names no file"),
+            ("sqlite:", "names no file"),
+            ("sqlite:  ", "names no file"),
+        ] {
+            let f = StoreLocation::parse(text).unwrap_err();
+            assert!(f.is(ErrorCode::ConfigInvalid), "{text}: {f}");
+            assert!(f.message.contains(needle), "{text}: {}", f.message);
+        }
+    }
+
+    #[test]
+    fn relative_paths_resolve_against_a_directory() {
+        let rel = StoreLocation::parse("a.db").unwrap();
+        assert_eq!(
+            rel.resolved_against(Path::new("/etc/x")).path(),
+            Path::new("/etc/x/a.db")
+        );
+        let abs = StoreLocation::parse("/a.db").unwrap();
+        assert_eq!(
+            abs.resolved_against(Path::new("/etc/x")).path(),
+            Path::new("/a.db")
+        );
+    }
+}
