@@ -5,6 +5,7 @@
 use crate::client::RemoteClient;
 use crate::control_point::ControlPoint;
 use crate::delegation::{Inherited, Scope};
+use crate::durable::Durable;
 use crate::events::EventHub;
 use crate::interrupt::{Bounds, Interrupt};
 use a2aflow_model::{EventKind, ExecutionResult, Failure, Step, Workflow};
@@ -56,6 +57,8 @@ pub(crate) struct RunContext {
     pub(crate) delegation: Scope,
     /// How a delegating subtask of this run starts its child run.
     pub(crate) start_child: StartChild,
+    /// The run's journal, for a durable root run.
+    pub(crate) durable: Option<Arc<Durable>>,
 }
 
 impl RunContext {

@@ -2,6 +2,7 @@
 //! host's sink — a synchronous callback or a bounded channel (back-pressure: the run waits for the
 //! consumer, never buffers without bound).
 
+use crate::durable::EventLog;
 use crate::panic_guard::panic_message;
 use a2aflow_model::{ClientEvent, Event, EventKind, EventPayload};
 use serde_json::Value;
@@ -37,6 +38,8 @@ pub(crate) struct EventHub {
     hard_deadline: Instant,
     /// Delegation depth of the run (0 for a root run), written on every event.
     depth: u32,
+    /// A durable run's journal buffer: every event is copied into it.
+    tee: Option<Arc<EventLog>>,
 }
 
 impl EventHub {
@@ -54,7 +57,16 @@ impl EventHub {
             gone: std::sync::atomic::AtomicBool::new(false),
             hard_deadline,
             depth: 0,
+            tee: None,
         }
+    }
+
+    /// The same hub copying every event into `log`, numbering from `first_seq` (a resumed run
+    /// continues the sequence its store holds).
+    pub(crate) fn journaled(mut self, log: Arc<EventLog>, first_seq: u64) -> Self {
+        self.tee = Some(log);
+        self.seq = Mutex::new(first_seq);
+        self
     }
 
     /// The same hub for a run at delegation depth `depth`.
@@ -65,7 +77,7 @@ impl EventHub {
 
     pub(crate) fn enabled(&self) -> bool {
         match &self.sink {
-            SinkKind::None => false,
+            SinkKind::None => self.tee.is_some(),
             SinkKind::Parent(parent) => parent.enabled(),
             SinkKind::Callback(_) | SinkKind::Channel(_) => true,
         }
@@ -154,6 +166,9 @@ impl EventHub {
 
     /// Hands a numbered event to the sink (called with the sequence lock held).
     async fn deliver(&self, event: Event) {
+        if let Some(log) = &self.tee {
+            log.push(event.clone());
+        }
         match &self.sink {
             SinkKind::None | SinkKind::Parent(_) => {}
             SinkKind::Callback(cb) => {

@@ -51,6 +51,7 @@ mod client;
 mod context;
 mod control_point;
 mod delegation;
+mod durable;
 mod events;
 mod executor;
 mod graph;
@@ -74,6 +75,7 @@ pub use delegation::{
     Budget, CostMeter, DEFAULT_MAX_DEPTH, DEFAULT_MAX_FAN_OUT, DelegationFirewall,
     DelegationPolicy, StaticCatalog, WorkflowCatalog,
 };
+pub use durable::{ResumePolicy, resume};
 pub use events::{EventCallback, EventEmitter};
 pub use in_memory::{AgentScript, InMemoryClient, ScriptedReply, SentContent};
 pub use journal::{

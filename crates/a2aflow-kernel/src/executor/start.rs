@@ -9,7 +9,7 @@ use crate::panic_guard::CatchUnwind;
 use crate::task::{TaskDone, run_task};
 use crate::view::{fail_view, subtask_view};
 use a2aflow_model::{
-    ErrorCode, EventKind, Failure, StepStatus, TaskInput, TaskOutcomeStatus, TaskRequest,
+    ErrorCode, EventKind, Failure, StepResult, StepStatus, TaskInput, TaskOutcomeStatus, TaskRequest,
     WorkflowInput,
 };
 use serde_json::json;
@@ -38,6 +38,13 @@ impl Executor {
             || json!({"step": step.name, "stepType": step.step_type.as_str()}),
         )
         .await;
+        if let Some(done) = replayed_step(&ctx, &step.name) {
+            // A resumed run: the step finished before the restart; it keeps its result.
+            self.state[s] = StepState::Running(Box::new(Running::new(0)));
+            self.finish_step(s, done.status, done.task_results, done.failure)
+                .await;
+            return;
+        }
         let n = step.subtasks.len();
         if n == 0 {
             self.state[s] = StepState::Running(Box::new(Running::new(0)));
@@ -158,6 +165,11 @@ impl Executor {
         }
         self.state[s] = StepState::Running(Box::new(running));
     }
+}
+
+/// The journaled result of step `name`, when a resumed run finished it before the restart.
+fn replayed_step(ctx: &RunContext, name: &str) -> Option<StepResult> {
+    ctx.durable.as_ref()?.replay().step(name).cloned()
 }
 
 /// The request of subtask `i` of step `s`, with its context window.
