@@ -2,7 +2,6 @@
 //! host's sink — a synchronous callback or a bounded channel (back-pressure: the run waits for the
 //! consumer, never buffers without bound).
 
-use crate::durable::EventLog;
 use crate::panic_guard::panic_message;
 use a2aflow_model::{ClientEvent, Event, EventKind, EventPayload};
 use serde_json::Value;
@@ -197,6 +196,29 @@ impl EventHub {
                 }
             }
         }
+    }
+}
+
+/// The events of a durable run not yet handed to its store (flushed at step ends and at the
+/// end of the run, never one write per event).
+#[derive(Debug, Default)]
+pub(crate) struct EventLog(std::sync::Mutex<Vec<Event>>);
+
+impl EventLog {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Event>> {
+        // Every update is one push or one take: a poisoned buffer is still whole.
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn push(&self, event: Event) {
+        self.lock().push(event);
+    }
+
+    /// Every buffered event, oldest first; the buffer is left empty.
+    pub(crate) fn take(&self) -> Vec<Event> {
+        std::mem::take(&mut *self.lock())
     }
 }
 

@@ -61,6 +61,7 @@ mod interrupt;
 pub mod journal;
 mod panic_guard;
 mod prepared;
+mod resume;
 mod runner;
 mod task;
 mod view;
@@ -75,11 +76,12 @@ pub use delegation::{
     Budget, CostMeter, DEFAULT_MAX_DEPTH, DEFAULT_MAX_FAN_OUT, DelegationFirewall,
     DelegationPolicy, StaticCatalog, WorkflowCatalog,
 };
-pub use durable::{ResumePolicy, resume};
+pub use durable::ResumePolicy;
 pub use events::{EventCallback, EventEmitter};
 pub use in_memory::{AgentScript, InMemoryClient, ScriptedReply, SentContent};
 pub use journal::{
     JournalRecord, MemoryStore, RunJournal, RunState, RunStore, RunSummary, StoreError,
 };
 pub use prepared::PreparedWorkflow;
+pub use resume::resume;
 pub use runner::{EventStream, OnFinish, RunInput, RunOptions, run, run_prepared, run_stream};

@@ -10,7 +10,7 @@ use crate::durable::{Durable, ResumePolicy};
 use crate::events::{EventCallback, EventHub, SinkKind};
 use crate::executor::Executor;
 use crate::ids::fresh_execution_id;
-use crate::journal::{RunStarted, RunStore, wall_clock_ms};
+use crate::journal::{JournaledOptions, RunStarted, RunStore, millis, wall_clock_ms};
 use crate::panic_guard::panic_message;
 use crate::prepared::PreparedWorkflow;
 use a2aflow_model::{
@@ -91,6 +91,26 @@ impl Default for RunOptions {
             resume_policy: ResumePolicy::default(),
             lease_owner: None,
         }
+    }
+}
+
+impl JournaledOptions {
+    /// What the journal keeps of `options`.
+    pub fn of(options: &RunOptions) -> Self {
+        JournaledOptions {
+            timeout_ms: millis(options.timeout),
+            max_concurrent_remote_tasks: options.max_concurrent_remote_tasks,
+            cleanup_grace_ms: millis(options.cleanup_grace),
+            max_delegation_depth: options.delegation.max_depth,
+            max_delegation_fan_out: options.delegation.max_fan_out,
+            delegation_budget: options.delegation.budget.as_ref().map(|b| b.limit),
+        }
+    }
+}
+
+impl From<&RunOptions> for JournaledOptions {
+    fn from(options: &RunOptions) -> Self {
+        JournaledOptions::of(options)
     }
 }
 

@@ -1,22 +1,21 @@
 //! Durable runs, the kernel side: a run given a [`RunStore`] journals what it does
 //! ([`Durable`]: the lease, the host's answers, each send before it goes, each task's and step's
-//! end, the events, the result), and [`resume`] continues a journaled run in a new process from
+//! end, the events, the result), and [`crate::resume`] continues a journaled run in a new process from
 //! what the journal holds ([`Replay`]).
 //!
 //! Without a store none of this exists: the run carries `None` and nothing here is reached.
 
 mod replay;
-mod resume;
 mod task_journal;
 
-pub use resume::resume;
 pub(crate) use replay::Replay;
 pub(crate) use task_journal::TaskJournal;
 
+use crate::events::EventLog;
 use crate::journal::{
     Answer, CallbackAnswered, JournalRecord, Lease, RunStarted, RunStore, TaskKey, wall_clock_ms,
 };
-use a2aflow_model::{Event, ExecutionResult, Failure, StepResult, TaskRequest};
+use a2aflow_model::{ExecutionResult, Failure, StepResult, TaskRequest};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
@@ -49,28 +48,6 @@ impl ResumePolicy {
     }
 }
 
-/// The events of a durable run not yet handed to its store (flushed at step ends and at the
-/// end of the run, never one write per event).
-#[derive(Debug, Default)]
-pub(crate) struct EventLog(Mutex<Vec<Event>>);
-
-impl EventLog {
-    fn lock(&self) -> MutexGuard<'_, Vec<Event>> {
-        // Every update is one push or one take: a poisoned buffer is still whole.
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    pub(crate) fn push(&self, event: Event) {
-        self.lock().push(event);
-    }
-
-    fn take(&self) -> Vec<Event> {
-        std::mem::take(&mut *self.lock())
-    }
-}
-
 /// The journal of one running root run: its store, its lease and what it replays.
 pub(crate) struct Durable {
     store: Arc<dyn RunStore>,
@@ -80,7 +57,7 @@ pub(crate) struct Durable {
     /// The first store failure: the run ends with it.
     failure: Mutex<Option<Failure>>,
     /// Cancelled when a store failure stops the run (the run's token is a child of it).
-    stop: CancellationToken,
+    pub(crate) stop: CancellationToken,
     /// Remote task ids reported during this run, by local task id.
     remote_ids: Mutex<HashMap<String, String>>,
     replay: Replay,
@@ -99,13 +76,13 @@ impl Drop for Durable {
 }
 
 /// What a driver of a run starts from.
-struct Driving {
-    store: Arc<dyn RunStore>,
-    execution_id: String,
-    lease: Lease,
-    replay: Replay,
-    policy: ResumePolicy,
-    next_event_seq: u64,
+pub(crate) struct Driving {
+    pub(crate) store: Arc<dyn RunStore>,
+    pub(crate) execution_id: String,
+    pub(crate) lease: Lease,
+    pub(crate) replay: Replay,
+    pub(crate) policy: ResumePolicy,
+    pub(crate) next_event_seq: u64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -114,7 +91,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// A unique lease owner for a driver that was given none.
-fn default_owner() -> String {
+pub(crate) fn default_owner() -> String {
     format!(
         "a2aflow-{}-{}",
         std::process::id(),
@@ -149,7 +126,7 @@ impl Durable {
     }
 
     /// The journal of a run this driver holds the lease of; renews the lease while it lives.
-    fn driving(d: Driving, parent: &CancellationToken) -> Arc<Self> {
+    pub(crate) fn driving(d: Driving, parent: &CancellationToken) -> Arc<Self> {
         let Driving {
             store,
             execution_id,

@@ -7,8 +7,8 @@ use super::{Executor, Job, StepState};
 use crate::context::RunContext;
 use crate::control_point::{CallbackError, ControlPoint};
 use crate::durable::{Durable, answer_of, replayed};
-use crate::journal::{CallbackAnswered, RouteKey};
 use crate::interrupt::{Bounds, Guarded, Interrupt, guard, panicked};
+use crate::journal::{CallbackAnswered, RouteKey};
 use a2aflow_model::{ErrorCode, EventKind, Failure, RouteDecision, RouteRequest, UpstreamResult};
 use serde_json::json;
 use std::sync::Arc;
@@ -224,7 +224,10 @@ fn ask_route(
             deadline,
         };
         if let Some(d) = durable {
-            return (e, Box::pin(journaled_route(&d, &*cp, request, &mut bounds)).await);
+            return (
+                e,
+                Box::pin(journaled_route(&d, &*cp, request, &mut bounds)).await,
+            );
         }
         let decided = guard(cp.on_route(request), &mut bounds).await;
         (e, decided.map(|r| r.map_err(CallbackError::into_failure)))

@@ -9,8 +9,8 @@ use crate::panic_guard::CatchUnwind;
 use crate::task::{TaskDone, run_task};
 use crate::view::{fail_view, subtask_view};
 use a2aflow_model::{
-    ErrorCode, EventKind, Failure, StepResult, StepStatus, TaskInput, TaskOutcomeStatus, TaskRequest,
-    WorkflowInput,
+    ErrorCode, EventKind, Failure, StepResult, StepStatus, TaskInput, TaskOutcomeStatus,
+    TaskRequest, WorkflowInput,
 };
 use serde_json::json;
 use std::future::Future;

@@ -12,8 +12,8 @@ mod remote;
 use crate::context::{RunContext, TaskCtx};
 use crate::control_point::CallbackError;
 use crate::durable::{Durable, answer_of, replayed, task_key};
-use crate::journal::{CallbackAnswered, JournalRecord};
 use crate::interrupt::{Bounds, Guarded, Interrupt, guard, panicked};
+use crate::journal::{CallbackAnswered, JournalRecord};
 use crate::view::{copy_name, fail_view, name_view, unnamed_view};
 use a2aflow_model::{MessageContent, StepType, TaskOutcomeStatus, TaskRequest, TaskResultView};
 use std::sync::atomic::Ordering;
@@ -136,7 +136,11 @@ async fn journaled_self_task(
                 Guarded::Done(r) => r.map_err(CallbackError::into_failure),
                 Guarded::Panicked(m) => {
                     // A panic gave no answer: not journaled (a resumed run asks again).
-                    fail_view(view, TaskOutcomeStatus::Failed, panicked("on_self_task", &m));
+                    fail_view(
+                        view,
+                        TaskOutcomeStatus::Failed,
+                        panicked("on_self_task", &m),
+                    );
                     return None;
                 }
                 Guarded::Interrupted(i) => return Some(i),

@@ -7,8 +7,8 @@ use crate::client::{
     AttachRequest, DispatchJournal, DispatchRequest, NoJournal, TaskFailure, TaskOutcome,
     project_outputs,
 };
-use crate::durable::TaskJournal;
 use crate::context::{RunContext, TaskCtx};
+use crate::durable::TaskJournal;
 use crate::events::EventEmitter;
 use crate::interrupt::{Bounds, Graced, Guarded, Interrupt, guard, with_grace};
 use crate::view::fail_view;

@@ -1,8 +1,8 @@
 //! [`resume`]: a journaled run continued by a new driver.
 
-use super::{Driving, Durable, Replay};
 use crate::client::RemoteClient;
 use crate::control_point::ControlPoint;
+use crate::durable::{Driving, Durable, Replay, default_owner};
 use crate::journal::{JournalRecord, RunStore, wall_clock_ms};
 use crate::runner::{RunInput, RunOptions, RunSpec, Source, root_sink, run_with_sink, spawned};
 use a2aflow_model::{ErrorCode, ExecutionResult, Failure};
@@ -68,10 +68,7 @@ async fn prepare(
         return Ok(Prepared::Finished(result.clone()));
     }
     let started = journal.started()?.clone();
-    let owner = options
-        .lease_owner
-        .clone()
-        .unwrap_or_else(super::default_owner);
+    let owner = options.lease_owner.clone().unwrap_or_else(default_owner);
     let lease = store.acquire(execution_id, &owner).await?;
     let workflow = match started.workflow() {
         Ok(w) => w,
