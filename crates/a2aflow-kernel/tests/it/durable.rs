@@ -627,7 +627,8 @@ async fn interrupted_and_resumed(
     for _ in 0..16 {
         tokio::task::yield_now().await;
     }
-    for lease in dying.leases.lock().unwrap().drain(..) {
+    let leases: Vec<Lease> = dying.leases.lock().unwrap().drain(..).collect();
+    for lease in leases {
         inner.release(lease).await.unwrap();
     }
     tally.interruptions += 1;
