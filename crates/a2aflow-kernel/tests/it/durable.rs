@@ -738,3 +738,138 @@ fn a_resume_policy_answers_per_agent() {
     all.per_agent.insert("b".into(), false);
     assert!(all.resend_for("a") && !all.resend_for("b"));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_cancelled_loser_with_a_known_remote_task_journals_its_cancel() {
+    let store = Arc::new(MemoryStore::new());
+    let slow = ScriptedReply::Succeed(vec![Output::text("late")]);
+    let c = Arc::new(InMemoryClient::new().agent(
+        "slow",
+        AgentScript::reply(slow).after(Duration::from_secs(5)),
+    ));
+    let w = wf(vec![typed(
+        step("a", &["fast", "slow"], &[]),
+        StepType::AnySuccess,
+    )]);
+    let r = a2aflow_kernel::run(w, RunInput::default(), host(), c, options(store.clone())).await;
+    assert!(r.success, "{:?}", r.failure);
+    let journal = store.load(EXEC).await.unwrap();
+    let cancels: Vec<_> = journal
+        .entries
+        .iter()
+        .filter_map(|e| match &e.record {
+            JournalRecord::CancelRequested {
+                local_task_id,
+                remote_task_id,
+            } => Some((local_task_id.clone(), remote_task_id.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        cancels,
+        [(
+            Some("exec:a:1".to_owned()),
+            Some("task-exec:a:1".to_owned())
+        )]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_pending_task_cancel_is_sent_on_resume_once() {
+    let store = Arc::new(MemoryStore::new());
+    started_run(&store, 0, Duration::from_secs(60)).await;
+    let cancel = |local: &str, remote: &str| JournalRecord::CancelRequested {
+        local_task_id: Some(local.into()),
+        remote_task_id: Some(remote.into()),
+    };
+    let sent = JournalRecord::CancelSent {
+        local_task_id: "exec:x:0".into(),
+        remote_task_id: "r-x".into(),
+    };
+    let records = vec![cancel("exec:x:0", "r-x"), sent, cancel("exec:y:0", "r-y")];
+    store.append_batch(EXEC, records).await.unwrap();
+    let c = Arc::new(client());
+    let r = resume(
+        EXEC,
+        store.clone(),
+        host(),
+        c.clone(),
+        RunOptions::default(),
+    )
+    .await
+    .unwrap();
+    assert!(r.success, "{:?}", r.failure);
+    assert_eq!(
+        c.remote_cancels()
+            .iter()
+            .map(|(_, r)| r.as_str())
+            .collect::<Vec<_>>(),
+        ["r-y"]
+    );
+    let journal = store.load(EXEC).await.unwrap();
+    let sent_y = journal.entries.iter().any(|e| {
+        matches!(&e.record, JournalRecord::CancelSent { remote_task_id, .. } if remote_task_id == "r-y")
+    });
+    assert!(sent_y);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_lost_lease_stops_the_run_with_the_store_failure() {
+    // Leases of 30 ms that can never be renewed: the driver must stop driving.
+    struct NoRenew(MemoryStore);
+    #[async_trait]
+    impl RunStore for NoRenew {
+        async fn create_run(&self, run: RunStarted) -> Result<(), StoreError> {
+            self.0.create_run(run).await
+        }
+        async fn append_batch(
+            &self,
+            id: &str,
+            r: Vec<JournalRecord>,
+        ) -> Result<Range<u64>, StoreError> {
+            self.0.append_batch(id, r).await
+        }
+        async fn load(&self, id: &str) -> Result<RunJournal, StoreError> {
+            self.0.load(id).await
+        }
+        async fn list(&self, f: RunFilter) -> Result<Vec<RunSummary>, StoreError> {
+            self.0.list(f).await
+        }
+        async fn record_events(&self, id: &str, e: Vec<Event>) -> Result<(), StoreError> {
+            self.0.record_events(id, e).await
+        }
+        async fn events(
+            &self,
+            id: &str,
+            a: Option<u64>,
+            l: usize,
+        ) -> Result<Vec<Event>, StoreError> {
+            self.0.events(id, a, l).await
+        }
+        async fn acquire(&self, id: &str, o: &str) -> Result<Lease, StoreError> {
+            self.0.acquire(id, o).await
+        }
+        async fn renew(&self, l: &Lease) -> Result<Lease, StoreError> {
+            Err(StoreError::new(ErrorCode::StoreInvalidAppend, "taken over")
+                .with_detail("executionId", l.execution_id.as_str()))
+        }
+        async fn release(&self, l: Lease) -> Result<(), StoreError> {
+            self.0.release(l).await
+        }
+    }
+    let store = Arc::new(NoRenew(MemoryStore::with_lease_ttl(Duration::from_millis(
+        30,
+    ))));
+    let c = Arc::new(InMemoryClient::new().agent(
+        "slow",
+        AgentScript::reply(ScriptedReply::Echo).after(Duration::from_secs(60)),
+    ));
+    let w = wf(vec![step("a", &["slow"], &["b"]), step("b", &["x"], &[])]);
+    let r = a2aflow_kernel::run(w, RunInput::default(), host(), c.clone(), options(store)).await;
+    assert_eq!(
+        r.failure.map(|f| f.code),
+        Some(ErrorCode::StoreInvalidAppend.into())
+    );
+    assert_eq!(c.cancellations("slow"), 1);
+    assert_eq!(c.dispatches("x"), 0);
+}
