@@ -45,6 +45,10 @@
 //!   window shares the upstream results (`Arc`); nothing is copied per task.
 //! * Delegation: a subtask naming a child `workflow` runs it in the same engine after the
 //!   [`DelegationPolicy`] admitted it (see `docs/guide/delegation.md`, "Execution").
+//! * Durable runs: with [`RunOptions::store`] the run journals what it does before it acts on it
+//!   (host answers, each send, each task's and step's end, events, the result) and holds a lease;
+//!   [`resume`] continues it in another process without asking the host or sending twice
+//!   (see `docs/architecture.md`, "A durable run").
 
 mod agent_check;
 mod client;
