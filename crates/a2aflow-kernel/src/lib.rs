@@ -87,5 +87,5 @@ pub use journal::{
     JournalRecord, MemoryStore, RunJournal, RunState, RunStore, RunSummary, StoreError,
 };
 pub use prepared::PreparedWorkflow;
-pub use resume::resume;
+pub use resume::{resume, resume_stream};
 pub use runner::{EventStream, OnFinish, RunInput, RunOptions, run, run_prepared, run_stream};

@@ -4,7 +4,10 @@ use crate::client::RemoteClient;
 use crate::control_point::ControlPoint;
 use crate::durable::{Driving, Durable, Replay, default_owner};
 use crate::journal::{JournalRecord, RunStore, wall_clock_ms};
-use crate::runner::{RunInput, RunOptions, RunSpec, Source, root_sink, run_with_sink, spawned};
+use crate::runner::{
+    EventStream, RunInput, RunOptions, RunSpec, Source, channel_run, root_sink, run_with_sink,
+    spawned,
+};
 use a2aflow_model::{ErrorCode, ExecutionResult, Failure};
 use std::sync::Arc;
 use std::time::Duration;
@@ -44,6 +47,34 @@ pub async fn resume(
             durable,
         } => Ok(spawned(run_with_sink(source, spec, sink, None, Some(durable))).await),
     }
+}
+
+/// [`resume`] with the events through a bounded channel, as [`crate::run_stream`] delivers
+/// them (a finished run's stream has no events; its result is the journaled one). Errors before
+/// the run continues (unknown id, lock, hash) are returned at once. Must be called from within
+/// a tokio runtime.
+pub async fn resume_stream(
+    execution_id: &str,
+    store: Arc<dyn RunStore>,
+    control_point: Arc<dyn ControlPoint>,
+    client: Arc<dyn RemoteClient>,
+    mut options: RunOptions,
+) -> Result<EventStream, Failure> {
+    let buffer = options.event_buffer;
+    let cancel = options.cancel.child_token();
+    options.cancel = cancel.clone();
+    Ok(
+        match prepare(execution_id, store, control_point, client, options).await? {
+            Prepared::Finished(result) => channel_run(buffer, cancel, |_| async move { result }),
+            Prepared::Ready {
+                source,
+                spec,
+                durable,
+            } => channel_run(buffer, cancel, |sink| {
+                run_with_sink(source, spec, sink, None, Some(durable))
+            }),
+        },
+    )
 }
 
 /// A journaled run: finished, or ready to be driven on.

@@ -574,7 +574,7 @@ pub fn run_stream(
     client: Arc<dyn RemoteClient>,
     mut options: RunOptions,
 ) -> EventStream {
-    let (tx, rx) = mpsc::channel(options.event_buffer.max(1));
+    let buffer = options.event_buffer;
     let cancel = options.cancel.child_token();
     options.cancel = cancel.clone();
     let spec = RunSpec {
@@ -583,11 +583,22 @@ pub fn run_stream(
         client,
         options,
     };
-    let handle = tokio::spawn(start_root(
-        Source::Raw(workflow.into()),
-        spec,
-        SinkKind::Channel(tx),
-    ));
+    let source = Source::Raw(workflow.into());
+    channel_run(buffer, cancel, |sink| start_root(source, spec, sink))
+}
+
+/// Spawns the run `start` makes with a channel sink of `buffer` events and returns its stream;
+/// dropping the stream cancels `cancel` (the run's parent token).
+pub(crate) fn channel_run<F>(
+    buffer: usize,
+    cancel: CancellationToken,
+    start: impl FnOnce(SinkKind) -> F,
+) -> EventStream
+where
+    F: std::future::Future<Output = ExecutionResult> + Send + 'static,
+{
+    let (tx, rx) = mpsc::channel(buffer.max(1));
+    let handle = tokio::spawn(start(SinkKind::Channel(tx)));
     EventStream {
         rx,
         handle: Some(handle),

@@ -873,3 +873,54 @@ async fn a_lost_lease_stops_the_run_with_the_store_failure() {
     assert_eq!(c.cancellations("slow"), 1);
     assert_eq!(c.dispatches("x"), 0);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_resumed_stream_continues_the_stored_event_sequence() {
+    let inner = Arc::new(MemoryStore::new());
+    let agents = Arc::new(client());
+    // Die after the second step's journal writes began (events of step `a` are stored).
+    let dying = Arc::new(CrashStore::new(
+        inner.clone(),
+        Some(Crash {
+            at: 12,
+            after_write: true,
+        }),
+    ));
+    let first_host = host();
+    tokio::select! {
+        _ = run_with(dying.clone(), &first_host, &agents) => panic!("the run did not crash"),
+        _ = dying.crashed.notified() => {}
+    }
+    for _ in 0..16 {
+        tokio::task::yield_now().await;
+    }
+    let leases: Vec<Lease> = dying.leases.lock().unwrap().drain(..).collect();
+    for lease in leases {
+        inner.release(lease).await.unwrap();
+    }
+    let stored_before = inner.events(EXEC, None, usize::MAX).await.unwrap();
+    assert!(
+        !stored_before.is_empty(),
+        "no events were stored before the crash"
+    );
+    let mut stream = a2aflow_kernel::resume_stream(
+        EXEC,
+        inner.clone(),
+        host(),
+        agents.clone(),
+        RunOptions::default(),
+    )
+    .await
+    .unwrap();
+    let mut seen = Vec::new();
+    while let Some(e) = stream.next().await {
+        seen.push(e);
+    }
+    let r = stream.result().await;
+    assert!(r.success, "{:?}", r.failure);
+    let next = stored_before.last().unwrap().seq + 1;
+    assert_eq!(seen.first().map(|e| e.seq), Some(next));
+    let all = inner.events(EXEC, None, usize::MAX).await.unwrap();
+    assert_eq!(all.len(), stored_before.len() + seen.len());
+    assert_eq!(all[stored_before.len()..], seen[..]);
+}
