@@ -219,6 +219,26 @@ impl Durable {
             .or_else(|| self.replay.remote_id(local_task_id).map(str::to_owned))
     }
 
+    /// The run was stopped by its host (not by a store failure, not by a cancel this driver
+    /// read from the journal): a run-level `CancelRequested`. Best effort: the run may have
+    /// finished in the meantime, and then the store refuses the record.
+    async fn journal_host_cancel(&self) {
+        if self.failure().is_some() || self.replay.cancel_run() {
+            return;
+        }
+        let record = JournalRecord::CancelRequested {
+            local_task_id: None,
+            remote_task_id: None,
+        };
+        if let Err(e) = self
+            .store
+            .append_batch(&self.execution_id, vec![record])
+            .await
+        {
+            tracing::debug!(code = %e.code, error = %e.message, "the run's cancel was not journaled");
+        }
+    }
+
     /// A step ended: `StepFinished`, then the events buffered so far.
     pub(crate) async fn step_finished(&self, result: StepResult) {
         if self.replay.step(&result.step_name).is_some() {
@@ -309,17 +329,33 @@ pub(crate) fn answer_of<T: Clone>(result: &Result<T, Failure>) -> Answer<T> {
 }
 
 /// Renews the run's lease at a third of its remaining life until the run ends; a failed renew
-/// stops the run (another driver may own it now: this one must stop driving).
+/// stops the run (another driver may own it now: this one must stop driving). When the host
+/// cancels the run, the cancel is journaled, so that a driver resuming it after a crash ends it
+/// cancelled instead of going on.
 async fn renew_lease(durable: Weak<Durable>) {
+    let mut cancel_seen = false;
     loop {
-        let wait = match durable.upgrade() {
+        let (wait, stop) = match durable.upgrade() {
             Some(d) => match lock(&d.lease).as_ref() {
-                Some(l) => renew_interval(l),
+                Some(l) => (renew_interval(l), d.stop.clone()),
                 None => return,
             },
             None => return,
         };
-        tokio::time::sleep(wait).await;
+        if cancel_seen {
+            tokio::time::sleep(wait).await;
+        } else {
+            tokio::select! {
+                _ = tokio::time::sleep(wait) => {}
+                _ = stop.cancelled() => {
+                    cancel_seen = true;
+                    if let Some(d) = durable.upgrade() {
+                        d.journal_host_cancel().await;
+                    }
+                    continue;
+                }
+            }
+        }
         let Some(d) = durable.upgrade() else { return };
         let Some(held) = lock(&d.lease).clone() else {
             return;

@@ -924,3 +924,34 @@ async fn a_resumed_stream_continues_the_stored_event_sequence() {
     assert_eq!(all.len(), stored_before.len() + seen.len());
     assert_eq!(all[stored_before.len()..], seen[..]);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_run_the_host_cancels_journals_the_cancel_before_it_finishes() {
+    let store = Arc::new(MemoryStore::new());
+    let c = Arc::new(
+        InMemoryClient::new().agent(
+            "slow",
+            AgentScript::reply(ScriptedReply::Succeed(vec![Output::text("x")]))
+                .after(Duration::from_secs(60)),
+        ),
+    );
+    let w = wf(vec![step("a", &["slow"], &[])]);
+    let opts = options(store.clone());
+    let cancel = opts.cancel.clone();
+    let run = a2aflow_kernel::run(w, RunInput::default(), host(), c.clone(), opts);
+    let canceller = async {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        cancel.cancel();
+    };
+    let (r, ()) = tokio::join!(run, canceller);
+    assert_eq!(
+        r.failure.map(|f| f.code),
+        Some(ErrorCode::WorkflowCancelled.into())
+    );
+    let kinds = kinds(&store.load(EXEC).await.unwrap());
+    let at = |k: &str| kinds.iter().position(|x| *x == k);
+    assert!(
+        at("cancelRequested").is_some() && at("cancelRequested") < at("runFinished"),
+        "{kinds:?}"
+    );
+}
