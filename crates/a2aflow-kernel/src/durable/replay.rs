@@ -31,21 +31,23 @@ pub(crate) struct Replay {
     cancel_run: bool,
     /// Per-task cancels journaled and not sent, in journal order.
     cancels: Vec<(String, String)>,
+    /// The cancels sent: (local task id, remote task id).
+    sent: HashSet<(String, String)>,
 }
 
 impl Replay {
     /// The facts of `journal`.
     pub(crate) fn of(journal: &RunJournal) -> Self {
         let mut r = Replay::default();
-        let mut sent: HashSet<(String, String)> = HashSet::new();
         for entry in &journal.entries {
-            r.take(&entry.record, &mut sent);
+            r.take(&entry.record);
         }
+        let sent = &r.sent;
         r.cancels.retain(|c| !sent.contains(c));
         r
     }
 
-    fn take(&mut self, record: &JournalRecord, sent: &mut HashSet<(String, String)>) {
+    fn take(&mut self, record: &JournalRecord) {
         match record {
             JournalRecord::CallbackAnswered(a) => self.answer(a),
             JournalRecord::TaskIntent(i) => {
@@ -79,7 +81,8 @@ impl Replay {
                 local_task_id,
                 remote_task_id,
             } => {
-                sent.insert((local_task_id.clone(), remote_task_id.clone()));
+                self.sent
+                    .insert((local_task_id.clone(), remote_task_id.clone()));
             }
             _ => {}
         }
@@ -171,8 +174,8 @@ impl Replay {
                 .iter()
                 .filter(|(local, _)| !self.tasks.contains_key(*local))
                 .filter(|(local, remote)| {
-                    !out.iter()
-                        .any(|c| &c.local_task_id == *local && &c.remote_task_id == *remote)
+                    let pair = ((*local).clone(), (*remote).clone());
+                    !self.sent.contains(&pair) && !self.cancels.contains(&pair)
                 })
                 .collect();
             in_flight.sort();
@@ -185,5 +188,95 @@ impl Replay {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::journal::JournalEntry;
+    use a2aflow_model::MessageContent;
+
+    fn intent(local: &str, message_id: &str) -> JournalRecord {
+        JournalRecord::TaskIntent(TaskIntent {
+            step: "s".into(),
+            subtask_index: 0,
+            local_task_id: local.into(),
+            agent: "agent".into(),
+            skill: "skill".into(),
+            attempt: 1,
+            message_id: message_id.into(),
+            context_id: format!("ctx-{local}"),
+            content: MessageContent::text("x"),
+        })
+    }
+
+    fn journal(records: Vec<JournalRecord>) -> RunJournal {
+        RunJournal {
+            execution_id: "e".into(),
+            entries: records
+                .into_iter()
+                .enumerate()
+                .map(|(i, record)| JournalEntry {
+                    seq: i as u64 + 1,
+                    record,
+                })
+                .collect(),
+        }
+    }
+
+    fn known(local: &str, remote: &str) -> JournalRecord {
+        JournalRecord::RemoteTaskKnown {
+            local_task_id: local.into(),
+            remote_task_id: remote.into(),
+        }
+    }
+
+    #[test]
+    fn the_last_send_of_a_task_is_the_one_found_again() {
+        let r = Replay::of(&journal(vec![intent("t", "m1"), intent("t", "m2")]));
+        assert_eq!(r.in_flight("t").map(|i| i.message_id.as_str()), Some("m2"));
+        assert!(r.in_flight("other").is_none());
+    }
+
+    #[test]
+    fn pending_cancels_are_the_unsent_ones_and_for_a_cancelled_run_every_in_flight_task() {
+        let cancel = |local: &str, remote: &str| JournalRecord::CancelRequested {
+            local_task_id: Some(local.into()),
+            remote_task_id: Some(remote.into()),
+        };
+        let records = vec![
+            intent("a", "m"),
+            known("a", "ra"),
+            intent("b", "m"),
+            known("b", "rb"),
+            intent("c", "m"),
+            known("c", "rc"),
+            cancel("a", "ra"),
+            cancel("b", "rb"),
+            JournalRecord::CancelSent {
+                local_task_id: "b".into(),
+                remote_task_id: "rb".into(),
+            },
+        ];
+        let r = Replay::of(&journal(records.clone()));
+        let remote = |r: &Replay| -> Vec<String> {
+            r.pending_cancels()
+                .into_iter()
+                .map(|c| c.remote_task_id)
+                .collect()
+        };
+        assert_eq!(remote(&r), ["ra"]);
+        assert!(!r.cancel_run());
+
+        let mut cancelled = records;
+        cancelled.push(JournalRecord::CancelRequested {
+            local_task_id: None,
+            remote_task_id: None,
+        });
+        let r = Replay::of(&journal(cancelled));
+        assert!(r.cancel_run());
+        // `b`'s cancel was sent; `c` is in flight and gets one; `a` once, not twice.
+        assert_eq!(remote(&r), ["ra", "rc"]);
     }
 }
