@@ -232,6 +232,27 @@ pub trait RemoteClient: Send + Sync {
     async fn reattach(&self, request: AttachRequest<'_>) -> Result<TaskOutcome, TaskFailure> {
         Err(request.outcome_unknown("this client cannot re-attach to remote tasks"))
     }
+
+    /// Sends CancelTask for `remote_task_id` on `agent` (a cancel journaled before a restart and
+    /// not sent), returning by `deadline`. The default cannot: `a2a.unsupported_operation`, and
+    /// the cancel stays pending in the journal.
+    async fn cancel_remote(
+        &self,
+        agent: &str,
+        remote_task_id: &str,
+        deadline: Instant,
+    ) -> Result<(), Failure> {
+        let _ = deadline;
+        Err(Failure::new(
+            ErrorCode::A2aUnsupportedOperation,
+            format!(
+                "this client cannot cancel remote task {remote_task_id} on agent {agent} outside a \
+                 dispatch"
+            ),
+        )
+        .with_detail("agent", agent)
+        .with_detail("remoteTaskId", remote_task_id))
+    }
 }
 
 /// Projects business outputs from evidence.

@@ -5,6 +5,7 @@
 use crate::client::RemoteClient;
 use crate::control_point::ControlPoint;
 use crate::delegation::{Inherited, Scope};
+use crate::durable::Durable;
 use crate::events::EventHub;
 use crate::interrupt::{Bounds, Interrupt};
 use a2aflow_model::{EventData, ExecutionResult, Failure, Step, Workflow};
@@ -55,6 +56,8 @@ pub(crate) struct RunContext {
     pub(crate) delegation: Scope,
     /// How a delegating subtask of this run starts its child run.
     pub(crate) start_child: StartChild,
+    /// The run's journal, for a durable root run.
+    pub(crate) durable: Option<Arc<Durable>>,
 }
 
 impl RunContext {

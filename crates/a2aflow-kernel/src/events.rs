@@ -37,6 +37,8 @@ pub(crate) struct EventHub {
     hard_deadline: Instant,
     /// Delegation depth of the run (0 for a root run), written on every event.
     depth: u32,
+    /// A durable run's journal buffer: every event is copied into it.
+    tee: Option<Arc<EventLog>>,
 }
 
 impl EventHub {
@@ -54,7 +56,16 @@ impl EventHub {
             gone: std::sync::atomic::AtomicBool::new(false),
             hard_deadline,
             depth: 0,
+            tee: None,
         }
+    }
+
+    /// The same hub copying every event into `log`, numbering from `first_seq` (a resumed run
+    /// continues the sequence its store holds).
+    pub(crate) fn journaled(mut self, log: Arc<EventLog>, first_seq: u64) -> Self {
+        self.tee = Some(log);
+        self.seq = Mutex::new(first_seq);
+        self
     }
 
     /// The same hub for a run at delegation depth `depth`.
@@ -65,7 +76,7 @@ impl EventHub {
 
     pub(crate) fn enabled(&self) -> bool {
         match &self.sink {
-            SinkKind::None => false,
+            SinkKind::None => self.tee.is_some(),
             SinkKind::Parent(parent) => parent.enabled(),
             SinkKind::Callback(_) | SinkKind::Channel(_) => true,
         }
@@ -137,6 +148,9 @@ impl EventHub {
 
     /// Hands a numbered event to the sink (called with the sequence lock held).
     async fn deliver(&self, event: Event) {
+        if let Some(log) = &self.tee {
+            log.push(event.clone());
+        }
         match &self.sink {
             SinkKind::None | SinkKind::Parent(_) => {}
             SinkKind::Callback(cb) => {
@@ -165,6 +179,29 @@ impl EventHub {
                 }
             }
         }
+    }
+}
+
+/// The events of a durable run not yet handed to its store (flushed at step ends and at the
+/// end of the run, never one write per event).
+#[derive(Debug, Default)]
+pub(crate) struct EventLog(std::sync::Mutex<Vec<Event>>);
+
+impl EventLog {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Event>> {
+        // Every update is one push or one take: a poisoned buffer is still whole.
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn push(&self, event: Event) {
+        self.lock().push(event);
+    }
+
+    /// Every buffered event, oldest first; the buffer is left empty.
+    pub(crate) fn take(&self) -> Vec<Event> {
+        std::mem::take(&mut *self.lock())
     }
 }
 

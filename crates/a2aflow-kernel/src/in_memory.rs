@@ -2,8 +2,15 @@
 //! agent name maps to an [`AgentScript`] (a delay on tokio's clock, so paused-clock tests work,
 //! and a [`ScriptedReply`]). It records every dispatch and every content it was asked to send,
 //! and counts the cancellations it observed (an ANY_SUCCESS loser, a cancelled run, a deadline).
+//!
+//! In a durable run (the dispatch's journal is enabled) it journals each send before it counts
+//! as made, reports the remote task id, and keeps the context id of every send: a resumed run
+//! re-attaches to such a task ([`RemoteClient::reattach`]) and gets the agent's answer without a
+//! second send; a context it never received is resent only when the request allows it.
 
-use crate::client::{DispatchRequest, RemoteClient, TaskFailure, TaskOutcome};
+use crate::client::{
+    AttachRequest, DispatchRequest, RemoteClient, SendIntent, TaskFailure, TaskOutcome,
+};
 use a2aflow_model::a2a::{Artifact, Message, Part, Role, TaskState};
 use a2aflow_model::event_data::{LocalRequestData, LocalResponseData};
 use a2aflow_model::{
@@ -80,6 +87,20 @@ struct Stats {
     cancellations: HashMap<String, usize>,
     sent: Vec<SentContent>,
     exchanges: Vec<NegotiationExchange>,
+    /// Initial (business) sends per local task id.
+    initial_sends: HashMap<String, usize>,
+    /// Durable runs: the context ids the agents received, with the negotiation replies sent in
+    /// each.
+    contexts: HashMap<String, u32>,
+    reattached: usize,
+    remote_cancels: Vec<(String, String)>,
+}
+
+/// Whether a script runs for a fresh send or for a task found again after a restart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Sent,
+    Attached,
 }
 
 /// A scriptable in-memory remote client (tests, benchmarks, demos without a network).
@@ -166,9 +187,40 @@ impl InMemoryClient {
             .collect()
     }
 
+    /// How many initial (business) sends the logical task `local_task_id` got (recorded
+    /// unless [`InMemoryClient::recording`] is off).
+    pub fn business_sends(&self, local_task_id: &str) -> usize {
+        self.stats()
+            .initial_sends
+            .get(local_task_id)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// How many journaled tasks a resumed run found again.
+    pub fn reattached(&self) -> usize {
+        self.stats().reattached
+    }
+
+    /// Every remote cancel sent through [`RemoteClient::cancel_remote`]: (agent, remote task id).
+    pub fn remote_cancels(&self) -> Vec<(String, String)> {
+        self.stats().remote_cancels.clone()
+    }
+
     /// Every completed negotiation exchange, in order.
     pub fn exchanges(&self) -> Vec<NegotiationExchange> {
         self.stats().exchanges.clone()
+    }
+
+    fn note_initial(&self, agent: &str, task: &str, content: &MessageContent) {
+        if self.record {
+            *self
+                .stats()
+                .initial_sends
+                .entry(task.to_owned())
+                .or_default() += 1;
+        }
+        self.note_sent(agent, task, content);
     }
 
     fn note_sent(&self, agent: &str, task: &str, content: &MessageContent) {
@@ -209,8 +261,66 @@ impl RemoteClient for InMemoryClient {
                 }
             }
         }
-        self.note_sent(agent, task_id, &request.content);
-        let context_id = ["ctx-", task_id].concat();
+        if request.journal.is_enabled() {
+            let context_id = context_of(task_id);
+            let intent = SendIntent {
+                context_id: &context_id,
+                message_id: &[task_id, "-msg-0"].concat(),
+                remote_task_id: None,
+                content: &request.content,
+            };
+            request
+                .journal
+                .before_send(intent)
+                .await
+                .map_err(TaskFailure::new)?;
+            self.stats().contexts.insert(context_id, 0);
+        }
+        self.note_initial(agent, task_id, &request.content);
+        self.play(request, Mode::Sent).await
+    }
+
+    async fn reattach(&self, request: AttachRequest<'_>) -> Result<TaskOutcome, TaskFailure> {
+        let known = self.stats().contexts.contains_key(request.context_id);
+        if known {
+            self.stats().reattached += 1;
+            return self.play(request.dispatch, Mode::Attached).await;
+        }
+        if request.resend {
+            return self.dispatch(request.dispatch).await;
+        }
+        Err(request.outcome_unknown("the agent holds no task for its context id"))
+    }
+
+    async fn cancel_remote(
+        &self,
+        agent: &str,
+        remote_task_id: &str,
+        _deadline: tokio::time::Instant,
+    ) -> Result<(), Failure> {
+        self.stats()
+            .remote_cancels
+            .push((agent.to_owned(), remote_task_id.to_owned()));
+        Ok(())
+    }
+}
+
+/// The context id the in-memory agents use for a logical task.
+fn context_of(local_task_id: &str) -> String {
+    ["ctx-", local_task_id].concat()
+}
+
+impl InMemoryClient {
+    /// Plays the agent's script for a task that was sent (or found again: `Mode::Attached`,
+    /// where the negotiation replies already sent are not sent again).
+    async fn play(
+        &self,
+        request: DispatchRequest<'_>,
+        mode: Mode,
+    ) -> Result<TaskOutcome, TaskFailure> {
+        let agent = request.agent;
+        let task_id = request.local_task_id;
+        let context_id = context_of(task_id);
         let remote_id = ["task-", task_id].concat();
         let with_ids = |failure: Failure, received: Vec<ReceivedMessage>| TaskFailure {
             failure,
@@ -236,6 +346,13 @@ impl RemoteClient for InMemoryClient {
                 format!("no script for agent '{agent}'"),
             )));
         };
+        if request.journal.is_enabled() && script.reply != ScriptedReply::Echo {
+            // The agent created its task at once (a bare Message answers an Echo).
+            request
+                .journal
+                .remote_task_known(&context_id, &remote_id)
+                .await;
+        }
         if !script.delay.is_zero() || request.cancel.is_cancelled() {
             tokio::select! {
                 biased;
@@ -282,7 +399,12 @@ impl RemoteClient for InMemoryClient {
                     .await;
                 match answer {
                     Ok(NegotiationReply::Send { content }) => {
-                        self.note_sent(agent, task_id, &content);
+                        if let Err(f) = self
+                            .send_reply(&request, mode, round, &context_id, &remote_id, &content)
+                            .await
+                        {
+                            return Err(with_ids(f, received));
+                        }
                         let exchange = NegotiationExchange {
                             proposal,
                             reply: content,
@@ -386,5 +508,35 @@ impl RemoteClient for InMemoryClient {
                 .await;
         }
         result
+    }
+
+    /// Sends the reply of negotiation round `round` (journaled first in a durable run), unless
+    /// a task found again had it sent before the restart.
+    async fn send_reply(
+        &self,
+        request: &DispatchRequest<'_>,
+        mode: Mode,
+        round: u32,
+        context_id: &str,
+        remote_id: &str,
+        content: &MessageContent,
+    ) -> Result<(), Failure> {
+        if request.journal.is_enabled() {
+            let sent = self.stats().contexts.get(context_id).copied().unwrap_or(0);
+            if mode == Mode::Attached && sent >= round {
+                return Ok(());
+            }
+            let message_id = format!("{}-msg-{round}", request.local_task_id);
+            let intent = SendIntent {
+                context_id,
+                message_id: &message_id,
+                remote_task_id: Some(remote_id),
+                content,
+            };
+            request.journal.before_send(intent).await?;
+            self.stats().contexts.insert(context_id.to_owned(), round);
+        }
+        self.note_sent(request.agent, request.local_task_id, content);
+        Ok(())
     }
 }

@@ -56,6 +56,17 @@ pub(crate) enum Guarded<T> {
     Interrupted(Interrupt),
 }
 
+impl<T> Guarded<T> {
+    /// The same outcome with a finished value mapped by `f`.
+    pub(crate) fn map<U>(self, f: impl FnOnce(T) -> U) -> Guarded<U> {
+        match self {
+            Guarded::Done(v) => Guarded::Done(f(v)),
+            Guarded::Panicked(m) => Guarded::Panicked(m),
+            Guarded::Interrupted(i) => Guarded::Interrupted(i),
+        }
+    }
+}
+
 /// Runs `fut` until it finishes, the token fires or the deadline passes; `fut` is not polled at
 /// all when either already happened. A result that arrives when the token has fired or the
 /// deadline has passed is dropped.

@@ -31,7 +31,6 @@ mod memory;
 
 pub use memory::{DEFAULT_LEASE_TTL, MemoryStore};
 
-use crate::runner::RunOptions;
 use a2aflow_model::a2a::TaskState;
 use a2aflow_model::{
     ErrorCode, Event, ExecutionResult, Failure, MessageContent, NegotiationReply, RouteDecision,
@@ -117,21 +116,11 @@ pub struct JournaledOptions {
     pub delegation_budget: Option<f64>,
 }
 
-impl JournaledOptions {
-    /// What the journal keeps of `options`.
-    pub fn of(options: &RunOptions) -> Self {
-        JournaledOptions {
-            timeout_ms: millis(options.timeout),
-            max_concurrent_remote_tasks: options.max_concurrent_remote_tasks,
-            cleanup_grace_ms: millis(options.cleanup_grace),
-            max_delegation_depth: options.delegation.max_depth,
-            max_delegation_fan_out: options.delegation.max_fan_out,
-            delegation_budget: options.delegation.budget.as_ref().map(|b| b.limit),
-        }
-    }
-}
+// `JournaledOptions::of(&RunOptions)` (and `From<&RunOptions>`) live beside `RunOptions` in the
+// runner, which depends on this module and not the other way round.
 
-fn millis(d: Duration) -> u64 {
+/// Whole milliseconds of `d`, saturating.
+pub(crate) fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
@@ -168,7 +157,7 @@ impl RunStarted {
         execution_id: impl Into<String>,
         workflow: &Workflow,
         runtime_intent: Option<String>,
-        options: &RunOptions,
+        options: impl Into<JournaledOptions>,
         started_at_ms: u64,
     ) -> Result<Self, StoreError> {
         let document = serde_json::to_value(workflow).map_err(|e| {
@@ -177,7 +166,7 @@ impl RunStarted {
                 format!("the workflow cannot be journaled as JSON: {e}"),
             )
         })?;
-        let options = JournaledOptions::of(options);
+        let options = options.into();
         Ok(RunStarted {
             execution_id: execution_id.into(),
             workflow_id: workflow.id.clone(),

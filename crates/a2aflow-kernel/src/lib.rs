@@ -45,12 +45,17 @@
 //!   window shares the upstream results (`Arc`); nothing is copied per task.
 //! * Delegation: a subtask naming a child `workflow` runs it in the same engine after the
 //!   [`DelegationPolicy`] admitted it (see `docs/guide/delegation.md`, "Execution").
+//! * Durable runs: with [`RunOptions::store`] the run journals what it does before it acts on it
+//!   (host answers, each send, each task's and step's end, events, the result) and holds a lease;
+//!   [`resume`] continues it in another process without asking the host or sending twice
+//!   (see `docs/architecture.md`, "A durable run").
 
 mod agent_check;
 mod client;
 mod context;
 mod control_point;
 mod delegation;
+mod durable;
 mod events;
 mod executor;
 mod graph;
@@ -60,6 +65,7 @@ mod interrupt;
 pub mod journal;
 mod panic_guard;
 mod prepared;
+mod resume;
 mod runner;
 mod task;
 mod view;
@@ -74,10 +80,12 @@ pub use delegation::{
     Budget, CostMeter, DEFAULT_MAX_DEPTH, DEFAULT_MAX_FAN_OUT, DelegationFirewall,
     DelegationPolicy, StaticCatalog, WorkflowCatalog,
 };
+pub use durable::ResumePolicy;
 pub use events::{EventCallback, EventEmitter};
 pub use in_memory::{AgentScript, InMemoryClient, ScriptedReply, SentContent};
 pub use journal::{
     JournalRecord, MemoryStore, RunJournal, RunState, RunStore, RunSummary, StoreError,
 };
 pub use prepared::PreparedWorkflow;
+pub use resume::{resume, resume_stream};
 pub use runner::{EventStream, OnFinish, RunInput, RunOptions, run, run_prepared, run_stream};

@@ -6,9 +6,11 @@ use crate::client::RemoteClient;
 use crate::context::{ChildFuture, ChildRun, RunContext};
 use crate::control_point::ControlPoint;
 use crate::delegation::{DelegationPolicy, Inherited, Root, Scope, WorkflowCatalog};
+use crate::durable::{Durable, ResumePolicy};
 use crate::events::{EventCallback, EventHub, SinkKind};
 use crate::executor::Executor;
 use crate::ids::fresh_execution_id;
+use crate::journal::{JournaledOptions, RunStarted, RunStore, millis, wall_clock_ms};
 use crate::panic_guard::panic_message;
 use crate::prepared::PreparedWorkflow;
 use a2aflow_model::event_data::{CloseData, CompleteData, ErrorData, StartData};
@@ -61,6 +63,13 @@ pub struct RunOptions {
     pub workflow_catalog: Option<Arc<dyn WorkflowCatalog>>,
     /// The limits checked before a child workflow starts (depth, fan-out, budget).
     pub delegation: DelegationPolicy,
+    /// Journals the run in this store (a durable run, see [`crate::resume`]). `None` (the
+    /// default): nothing is journaled and nothing of it is paid for.
+    pub store: Option<Arc<dyn RunStore>>,
+    /// Which lost messages a resumed run may resend (used by [`crate::resume`]; default: none).
+    pub resume_policy: ResumePolicy,
+    /// The name this driver holds the run's lease under; a fresh unique one when `None`.
+    pub lease_owner: Option<String>,
 }
 
 impl Default for RunOptions {
@@ -76,7 +85,30 @@ impl Default for RunOptions {
             cleanup_grace: Duration::from_secs(5),
             workflow_catalog: None,
             delegation: DelegationPolicy::default(),
+            store: None,
+            resume_policy: ResumePolicy::default(),
+            lease_owner: None,
         }
+    }
+}
+
+impl JournaledOptions {
+    /// What the journal keeps of `options`.
+    pub fn of(options: &RunOptions) -> Self {
+        JournaledOptions {
+            timeout_ms: millis(options.timeout),
+            max_concurrent_remote_tasks: options.max_concurrent_remote_tasks,
+            cleanup_grace_ms: millis(options.cleanup_grace),
+            max_delegation_depth: options.delegation.max_depth,
+            max_delegation_fan_out: options.delegation.max_fan_out,
+            delegation_budget: options.delegation.budget.as_ref().map(|b| b.limit),
+        }
+    }
+}
+
+impl From<&RunOptions> for JournaledOptions {
+    fn from(options: &RunOptions) -> Self {
+        JournaledOptions::of(options)
     }
 }
 
@@ -93,6 +125,9 @@ impl std::fmt::Debug for RunOptions {
             .field("cleanup_grace", &self.cleanup_grace)
             .field("workflow_catalog", &self.workflow_catalog.is_some())
             .field("delegation", &self.delegation)
+            .field("store", &self.store.is_some())
+            .field("resume_policy", &self.resume_policy)
+            .field("lease_owner", &self.lease_owner)
             .finish_non_exhaustive()
     }
 }
@@ -146,7 +181,62 @@ pub async fn run_prepared(
 /// A root run: the host's event callback as its sink, driven as its own task ([`spawned`]).
 async fn root_run(source: Source, spec: RunSpec) -> ExecutionResult {
     let sink = root_sink(&spec.options);
-    spawned(run_with_sink(source, spec, sink, None)).await
+    spawned(start_root(source, spec, sink)).await
+}
+
+/// A root run, journaled when its options name a store: `RunStarted` and the lease come before
+/// anything else (a run whose journal cannot start ends with the store's failure, nothing run).
+async fn start_root(source: Source, mut spec: RunSpec, sink: SinkKind) -> ExecutionResult {
+    let Some(store) = spec.options.store.take() else {
+        return run_with_sink(source, spec, sink, None, None).await;
+    };
+    let execution_id = spec
+        .options
+        .execution_id
+        .get_or_insert_with(fresh_execution_id)
+        .clone();
+    let started = RunStarted::new(
+        execution_id.clone(),
+        source.workflow(),
+        spec.input.runtime_intent.clone(),
+        &spec.options,
+        wall_clock_ms(),
+    );
+    let durable = match started {
+        Ok(started) => {
+            let owner = spec.options.lease_owner.clone();
+            Durable::begin(store, started, owner, &spec.options.cancel).await
+        }
+        Err(e) => Err(e.into()),
+    };
+    match durable {
+        Ok(d) => {
+            spec.options.cancel = d.stop_token();
+            run_with_sink(source, spec, sink, None, Some(d)).await
+        }
+        Err(failure) => not_journaled(&source, &spec.options, execution_id, failure),
+    }
+}
+
+/// A run whose journal could not start: failed with the store's failure, nothing run or sent.
+fn not_journaled(
+    source: &Source,
+    options: &RunOptions,
+    execution_id: String,
+    failure: Failure,
+) -> ExecutionResult {
+    tracing::warn!(code = %failure.code, error = %failure.message, "the run's journal could not start");
+    let workflow = source.workflow();
+    let result = ExecutionResult {
+        execution_id,
+        workflow_id: workflow.id.clone(),
+        success: false,
+        failure: Some(failure),
+        steps: Vec::new(),
+        skipped_steps: workflow.steps.iter().map(|s| s.name.clone()).collect(),
+    };
+    call_on_finish(options.on_finish.as_ref(), &result);
+    result
 }
 
 /// Drives a root run as its own task of the current runtime and waits for it. The executor is
@@ -154,7 +244,7 @@ async fn root_run(source: Source, spec: RunSpec) -> ExecutionResult {
 /// worker, where a caller blocked in `block_on` would otherwise be woken (a futex wake and a
 /// context switch) once per finished task. Dropping the returned future aborts the task, which
 /// drops the run exactly as dropping an unspawned run would. A panic is resumed in the caller.
-async fn spawned(
+pub(crate) async fn spawned(
     run: impl std::future::Future<Output = ExecutionResult> + Send + 'static,
 ) -> ExecutionResult {
     struct AbortOnDrop(JoinHandle<ExecutionResult>);
@@ -187,7 +277,7 @@ fn abnormal_end(e: &tokio::task::JoinError) -> ExecutionResult {
 }
 
 /// A root run's event sink: the host's synchronous callback, or none.
-fn root_sink(options: &RunOptions) -> SinkKind {
+pub(crate) fn root_sink(options: &RunOptions) -> SinkKind {
     match options.on_event.clone() {
         Some(cb) => SinkKind::Callback(cb),
         None => SinkKind::None,
@@ -195,7 +285,7 @@ fn root_sink(options: &RunOptions) -> SinkKind {
 }
 
 /// What a run starts from: a workflow still to validate, or one prepared earlier.
-enum Source {
+pub(crate) enum Source {
     Raw(Arc<Workflow>),
     Prepared(PreparedWorkflow),
 }
@@ -218,23 +308,31 @@ impl Source {
 }
 
 /// What a run is given besides its workflow, root or child.
-struct RunSpec {
-    input: RunInput,
-    cp: Arc<dyn ControlPoint>,
-    client: Arc<dyn RemoteClient>,
-    options: RunOptions,
+pub(crate) struct RunSpec {
+    pub(crate) input: RunInput,
+    pub(crate) cp: Arc<dyn ControlPoint>,
+    pub(crate) client: Arc<dyn RemoteClient>,
+    pub(crate) options: RunOptions,
 }
 
 /// One run, root or child. `parent` is `None` for a root run; a delegated child run gets what
-/// it inherits from its parent (crate::delegation) and a [`SinkKind::Parent`] sink.
-async fn run_with_sink(
+/// it inherits from its parent (crate::delegation) and a [`SinkKind::Parent`] sink. A durable
+/// root run has its journal (`durable`): the result is journaled before `on_finish` sees it.
+pub(crate) async fn run_with_sink(
     source: Source,
     spec: RunSpec,
     sink: SinkKind,
     parent: Option<Inherited>,
+    durable: Option<Arc<Durable>>,
 ) -> ExecutionResult {
     let on_finish = spec.options.on_finish.clone();
-    let ctx = Arc::new(context(spec, source.workflow().clone(), sink, parent));
+    let ctx = Arc::new(context(
+        spec,
+        source.workflow().clone(),
+        sink,
+        parent,
+        durable.clone(),
+    ));
     let span = tracing::info_span!(
         "workflow",
         execution_id = %ctx.execution_id,
@@ -251,8 +349,15 @@ async fn run_with_sink(
             Err(errors) => rejected(&ctx, &errors).await,
             Ok(prepared) => scheduled(&ctx, &prepared).await,
         };
+        let result = match &durable {
+            Some(d) => d.finish_run(result).await,
+            None => result,
+        };
         call_on_finish(on_finish.as_ref(), &result);
         ctx.emit_run(CloseData::default).await;
+        if let Some(d) = &durable {
+            d.close().await;
+        }
         result
     }
     .instrument(span)
@@ -265,6 +370,7 @@ fn context(
     workflow: Arc<Workflow>,
     sink: SinkKind,
     parent: Option<Inherited>,
+    durable: Option<Arc<Durable>>,
 ) -> RunContext {
     let RunSpec {
         input,
@@ -286,12 +392,15 @@ fn context(
             execution_id: &execution_id,
         }),
     };
-    let hub = EventHub::new(
+    let mut hub = EventHub::new(
         execution_id.clone(),
         sink,
         run_token.clone(),
         deadline + options.cleanup_grace,
     );
+    if let Some(d) = &durable {
+        hub = hub.journaled(d.event_log(), d.next_event_seq());
+    }
     RunContext {
         hub: Arc::new(hub.at_depth(delegation.depth())),
         execution_id,
@@ -306,6 +415,7 @@ fn context(
         runtime_intent: input.runtime_intent,
         delegation,
         start_child,
+        durable,
     }
 }
 
@@ -395,6 +505,7 @@ fn start_child(parent: &RunContext, child: ChildRun) -> ChildFuture {
         spec,
         SinkKind::Parent(parent.hub.clone()),
         Some(child.inherited),
+        None,
     ))
 }
 
@@ -459,7 +570,7 @@ pub fn run_stream(
     client: Arc<dyn RemoteClient>,
     mut options: RunOptions,
 ) -> EventStream {
-    let (tx, rx) = mpsc::channel(options.event_buffer.max(1));
+    let buffer = options.event_buffer;
     let cancel = options.cancel.child_token();
     options.cancel = cancel.clone();
     let spec = RunSpec {
@@ -468,12 +579,22 @@ pub fn run_stream(
         client,
         options,
     };
-    let handle = tokio::spawn(run_with_sink(
-        Source::Raw(workflow.into()),
-        spec,
-        SinkKind::Channel(tx),
-        None,
-    ));
+    let source = Source::Raw(workflow.into());
+    channel_run(buffer, cancel, |sink| start_root(source, spec, sink))
+}
+
+/// Spawns the run `start` makes with a channel sink of `buffer` events and returns its stream;
+/// dropping the stream cancels `cancel` (the run's parent token).
+pub(crate) fn channel_run<F>(
+    buffer: usize,
+    cancel: CancellationToken,
+    start: impl FnOnce(SinkKind) -> F,
+) -> EventStream
+where
+    F: std::future::Future<Output = ExecutionResult> + Send + 'static,
+{
+    let (tx, rx) = mpsc::channel(buffer.max(1));
+    let handle = tokio::spawn(start(SinkKind::Channel(tx)));
     EventStream {
         rx,
         handle: Some(handle),

@@ -196,6 +196,10 @@ impl Executor {
     }
 
     async fn finish(mut self) -> ExecutionResult {
+        if let Some(f) = self.ctx.durable.as_ref().and_then(|d| d.failure()) {
+            // The store failed: the run ends with that failure, whatever else stopped it.
+            self.failure = Some(f);
+        }
         let success = self.failure.is_none();
         self.move_results();
         self.ctx.emit_run(|| WorkflowCompleteData { success }).await;

@@ -5,8 +5,10 @@
 
 use super::{Executor, Job, StepState};
 use crate::context::RunContext;
-use crate::control_point::CallbackError;
+use crate::control_point::{CallbackError, ControlPoint};
+use crate::durable::{Durable, answer_of, replayed};
 use crate::interrupt::{Bounds, Guarded, Interrupt, guard, panicked};
+use crate::journal::{CallbackAnswered, RouteKey};
 use a2aflow_model::event_data::{ErrorData, RouteDecisionData};
 use a2aflow_model::{ErrorCode, Failure, RouteDecision, RouteRequest, UpstreamResult};
 use std::sync::Arc;
@@ -20,7 +22,7 @@ type Decisions = Result<Vec<RouteDecision>, (usize, Failure)>;
 type RouteOutcome = (Decisions, Option<Interrupt>);
 
 /// One edge's decision as its `on_route` call came to it.
-type Decided = (usize, Guarded<Result<RouteDecision, CallbackError>>);
+type Decided = (usize, Guarded<Result<RouteDecision, Failure>>);
 
 impl Executor {
     /// Routes completed step `s` (its result is `result`), unless the run stopped.
@@ -213,6 +215,7 @@ fn ask_route(
     let cp = ctx.cp.clone();
     let token = ctx.run_token.clone();
     let deadline = ctx.deadline;
+    let durable = ctx.durable.clone();
     async move {
         let sleep = std::pin::pin!(tokio::time::sleep_until(deadline));
         let mut bounds = Bounds {
@@ -220,18 +223,54 @@ fn ask_route(
             sleep,
             deadline,
         };
-        (e, guard(cp.on_route(request), &mut bounds).await)
+        if let Some(d) = durable {
+            return (
+                e,
+                Box::pin(journaled_route(&d, &*cp, request, &mut bounds)).await,
+            );
+        }
+        let decided = guard(cp.on_route(request), &mut bounds).await;
+        (e, decided.map(|r| r.map_err(CallbackError::into_failure)))
+    }
+}
+
+/// `on_route` in a durable run: the journaled decision of the edge when there is one,
+/// otherwise the host's, journaled before it is applied.
+async fn journaled_route(
+    d: &Durable,
+    cp: &dyn ControlPoint,
+    request: RouteRequest,
+    bounds: &mut Bounds<'_>,
+) -> Guarded<Result<RouteDecision, Failure>> {
+    if let Some(a) = d
+        .replay()
+        .on_route(&request.source_step, &request.target_step)
+    {
+        return Guarded::Done(replayed(a));
+    }
+    let key = RouteKey {
+        source_step: request.source_step.clone(),
+        target_step: request.target_step.clone(),
+    };
+    let decided = match guard(cp.on_route(request), bounds).await {
+        Guarded::Done(r) => r.map_err(CallbackError::into_failure),
+        other => return other.map(|r| r.map_err(CallbackError::into_failure)),
+    };
+    let answer = answer_of(&decided);
+    match d.answered(CallbackAnswered::OnRoute { key, answer }).await {
+        Ok(()) => Guarded::Done(decided),
+        Err(f) => Guarded::Done(Err(f)),
     }
 }
 
 /// An edge's decision from its guarded call, and the cancellation that stopped it, if one did.
 fn decision_of(
     ctx: &RunContext,
-    g: Guarded<Result<RouteDecision, CallbackError>>,
+    g: Guarded<Result<RouteDecision, Failure>>,
 ) -> (Result<RouteDecision, Failure>, Option<Interrupt>) {
     match g {
         Guarded::Done(Ok(d)) => (Ok(d), None),
-        Guarded::Done(Err(err)) => (Err(err.into_failure()), None),
+        Guarded::Done(Err(err)) => (Err(err), None),
         Guarded::Panicked(m) => (Err(panicked("on_route", &m)), None),
         Guarded::Interrupted(Interrupt::Timeout) => {
             (Err(ctx.interrupt_failure(Interrupt::Timeout)), None)

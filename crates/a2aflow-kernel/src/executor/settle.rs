@@ -3,6 +3,8 @@
 //! of a completed step's result to its routes.
 
 use super::{Executor, Running, StepState};
+use crate::durable::Durable;
+use crate::journal::JournalRecord;
 use crate::task::TaskDone;
 use crate::view::{fail_view, subtask_view};
 use a2aflow_model::event_data::{
@@ -106,6 +108,9 @@ impl Executor {
             return;
         };
         let losers = cancel_losers(running, &self.ctx.execution_id, self.ctx.step(s));
+        if let Some(d) = &self.ctx.durable {
+            Box::pin(journal_cancels(d, &losers)).await;
+        }
         for (j, lv) in &losers {
             self.emit_task_end(s, *j, lv).await;
         }
@@ -204,6 +209,16 @@ impl Executor {
             .await;
             self.fail_run(f.clone());
         }
+        if let Some(d) = &ctx.durable {
+            let result = StepResult {
+                step_name: step.name.clone(),
+                step_type: step.step_type,
+                status,
+                task_results: views.clone(),
+                failure: failure.clone(),
+            };
+            Box::pin(d.step_finished(result)).await;
+        }
         if let Some(result) = self.record_step(s, status, views, failure) {
             self.route(s, result).await;
         }
@@ -242,6 +257,25 @@ impl Executor {
             self.results[s] = Some(result.clone());
         }
         result
+    }
+}
+
+/// Journals a cancel for each loser whose remote task is known (resume sends the ones the
+/// client did not get to).
+async fn journal_cancels(d: &Durable, losers: &[(usize, TaskResultView)]) {
+    let records: Vec<JournalRecord> = losers
+        .iter()
+        .filter_map(|(_, lv)| {
+            let remote = d.remote_id(&lv.task_id)?;
+            Some(JournalRecord::CancelRequested {
+                local_task_id: Some(lv.task_id.clone()),
+                remote_task_id: Some(remote),
+            })
+        })
+        .collect();
+    if !records.is_empty() {
+        // A failure stops the run (see `Durable::write`).
+        let _ = d.write(records).await;
     }
 }
 

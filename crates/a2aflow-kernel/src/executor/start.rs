@@ -10,7 +10,8 @@ use crate::task::{TaskDone, run_task};
 use crate::view::{fail_view, subtask_view};
 use a2aflow_model::event_data::{StepStartData, TaskRequestData};
 use a2aflow_model::{
-    ErrorCode, Failure, StepStatus, TaskInput, TaskOutcomeStatus, TaskRequest, WorkflowInput,
+    ErrorCode, Failure, StepResult, StepStatus, TaskInput, TaskOutcomeStatus, TaskRequest,
+    WorkflowInput,
 };
 use std::future::Future;
 use std::sync::Arc;
@@ -36,6 +37,13 @@ impl Executor {
             step_type: step.step_type,
         })
         .await;
+        if let Some(done) = replayed_step(&ctx, &step.name) {
+            // A resumed run: the step finished before the restart; it keeps its result.
+            self.state[s] = StepState::Running(Box::new(Running::new(0)));
+            self.finish_step(s, done.status, done.task_results, done.failure)
+                .await;
+            return;
+        }
         let n = step.subtasks.len();
         if n == 0 {
             self.state[s] = StepState::Running(Box::new(Running::new(0)));
@@ -149,6 +157,11 @@ impl Executor {
         }
         self.state[s] = StepState::Running(Box::new(running));
     }
+}
+
+/// The journaled result of step `name`, when a resumed run finished it before the restart.
+fn replayed_step(ctx: &RunContext, name: &str) -> Option<StepResult> {
+    ctx.durable.as_ref()?.replay().step(name).cloned()
 }
 
 /// The request of subtask `i` of step `s`, with its context window.

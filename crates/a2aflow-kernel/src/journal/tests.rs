@@ -1,6 +1,7 @@
 //! The journal contract: record shapes, the workflow hash, and MemoryStore against the trait.
 
 use super::*;
+use crate::RunOptions;
 use a2aflow_model::{
     EventKind, FailureCode, StepStatus, StepType, Subtask, TaskOutcomeStatus, Workflow,
 };

@@ -10,7 +10,10 @@ mod negotiation;
 mod remote;
 
 use crate::context::{RunContext, TaskCtx};
+use crate::control_point::CallbackError;
+use crate::durable::{Durable, answer_of, replayed, task_key};
 use crate::interrupt::{Bounds, Guarded, Interrupt, guard, panicked};
+use crate::journal::{CallbackAnswered, JournalRecord};
 use crate::view::{copy_name, fail_view, name_view, unnamed_view};
 use a2aflow_model::{MessageContent, StepType, TaskOutcomeStatus, TaskRequest, TaskResultView};
 use std::sync::atomic::Ordering;
@@ -25,6 +28,18 @@ pub(crate) struct TaskDone {
 
 /// Runs one subtask to its end.
 pub(crate) async fn run_task(t: TaskCtx, request: TaskRequest) -> TaskDone {
+    if let Some(d) = &t.run.durable
+        && let Some(view) = d.replay().task(&request.local_task_id)
+    {
+        // A resumed run: the task finished before the restart and keeps its result.
+        t.closed.store(true, Ordering::Release);
+        return TaskDone {
+            step: t.step,
+            index: t.index,
+            view: view.clone(),
+            interrupt: None,
+        };
+    }
     // Boxed so every allocation of a task stays small (large futures make the allocator
     // consolidate on every spawn; measured in benches/scheduling.rs).
     let mut view = Box::new(unnamed_view());
@@ -42,12 +57,26 @@ pub(crate) async fn run_task(t: TaskCtx, request: TaskRequest) -> TaskDone {
         view.received_messages.clear();
     }
     t.closed.store(true, Ordering::Release);
+    if interrupt.is_none()
+        && let Some(d) = &t.run.durable
+    {
+        journal_finished(d, &view).await;
+    }
     TaskDone {
         step: t.step,
         index: t.index,
         view: *view,
         interrupt,
     }
+}
+
+/// Journals a task's end (a store failure stops the run; see `Durable::write`).
+async fn journal_finished(d: &Durable, view: &TaskResultView) {
+    let record = JournalRecord::TaskFinished {
+        local_task_id: view.task_id.clone(),
+        result: view.clone(),
+    };
+    let _ = Box::pin(d.write(vec![record])).await;
 }
 
 /// A subtask that names no child workflow: remote, or SELF_LOOP.
@@ -74,6 +103,9 @@ async fn self_loop(
     let mut bounds = t.bounds(sleep);
     // The host gets the request itself, so the view's identity is copied first.
     copy_name(view, &request);
+    if let Some(d) = &t.run.durable {
+        return Box::pin(journaled_self_task(t, d, request, view, &mut bounds)).await;
+    }
     match guard(t.run.cp.on_self_task(request), &mut bounds).await {
         Guarded::Done(Ok(result)) => view.outputs = result.outputs,
         Guarded::Done(Err(e)) => fail_view(view, TaskOutcomeStatus::Failed, e.into_failure()),
@@ -87,6 +119,50 @@ async fn self_loop(
     None
 }
 
+/// A SELF_LOOP subtask of a durable run: the journaled answer when there is one, otherwise the
+/// host's, journaled before it is used.
+async fn journaled_self_task(
+    t: &TaskCtx,
+    d: &Durable,
+    request: TaskRequest,
+    view: &mut TaskResultView,
+    bounds: &mut Bounds<'_>,
+) -> Option<Interrupt> {
+    let answer = match d.replay().on_self_task(&request.local_task_id) {
+        Some(a) => replayed(a),
+        None => {
+            let key = task_key(&request);
+            let answer = match guard(t.run.cp.on_self_task(request), bounds).await {
+                Guarded::Done(r) => r.map_err(CallbackError::into_failure),
+                Guarded::Panicked(m) => {
+                    // A panic gave no answer: not journaled (a resumed run asks again).
+                    fail_view(
+                        view,
+                        TaskOutcomeStatus::Failed,
+                        panicked("on_self_task", &m),
+                    );
+                    return None;
+                }
+                Guarded::Interrupted(i) => return Some(i),
+            };
+            let journaled = CallbackAnswered::OnSelfTask {
+                key,
+                answer: answer_of(&answer),
+            };
+            if let Err(f) = d.answered(journaled).await {
+                fail_view(view, TaskOutcomeStatus::Failed, f);
+                return None;
+            }
+            answer
+        }
+    };
+    match answer {
+        Ok(result) => view.outputs = result.outputs,
+        Err(f) => fail_view(view, TaskOutcomeStatus::Failed, f),
+    }
+    None
+}
+
 /// Asks the host for a subtask's content (`on_task`) within `bounds`. A failed or panicking
 /// callback is written into `view` (`Err(None)`); an interruption is returned (`Err(Some(_))`).
 async fn ask_host(
@@ -95,6 +171,9 @@ async fn ask_host(
     bounds: &mut Bounds<'_>,
     view: &mut TaskResultView,
 ) -> Result<MessageContent, Option<Interrupt>> {
+    if let Some(d) = &run.durable {
+        return Box::pin(journaled_on_task(run, d, request, bounds, view)).await;
+    }
     match guard(run.cp.on_task(request.clone()), bounds).await {
         Guarded::Done(Ok(c)) => Ok(c),
         Guarded::Done(Err(e)) => {
@@ -107,4 +186,42 @@ async fn ask_host(
         }
         Guarded::Interrupted(i) => Err(Some(i)),
     }
+}
+
+/// `on_task` in a durable run: the journaled answer when there is one, otherwise the host's,
+/// journaled before the kernel acts on it.
+async fn journaled_on_task(
+    run: &RunContext,
+    d: &Durable,
+    request: &TaskRequest,
+    bounds: &mut Bounds<'_>,
+    view: &mut TaskResultView,
+) -> Result<MessageContent, Option<Interrupt>> {
+    let answer = match d.replay().on_task(&request.local_task_id) {
+        Some(a) => replayed(a),
+        None => {
+            let answer = match guard(run.cp.on_task(request.clone()), bounds).await {
+                Guarded::Done(r) => r.map_err(CallbackError::into_failure),
+                Guarded::Panicked(m) => {
+                    // A panic gave no answer: not journaled (a resumed run asks again).
+                    fail_view(view, TaskOutcomeStatus::Failed, panicked("on_task", &m));
+                    return Err(None);
+                }
+                Guarded::Interrupted(i) => return Err(Some(i)),
+            };
+            let journaled = CallbackAnswered::OnTask {
+                key: task_key(request),
+                answer: answer_of(&answer),
+            };
+            if let Err(f) = d.answered(journaled).await {
+                fail_view(view, TaskOutcomeStatus::Failed, f);
+                return Err(None);
+            }
+            answer
+        }
+    };
+    answer.map_err(|f| {
+        fail_view(view, TaskOutcomeStatus::Failed, f);
+        None
+    })
 }

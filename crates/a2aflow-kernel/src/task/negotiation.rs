@@ -3,12 +3,14 @@
 use crate::client::NegotiationHook;
 use crate::context::RunContext;
 use crate::control_point::CallbackError;
+use crate::durable::{Durable, answer_of, replayed};
 use crate::events::EventEmitter;
 use crate::interrupt::{Bounds, Guarded, guard, panicked};
+use crate::journal::{CallbackAnswered, NegotiationKey};
 use a2aflow_model::event_data::{
     HostNegotiationFailedData, NegotiationRequestData, NegotiationResolvedData,
 };
-use a2aflow_model::{Failure, NegotiationReply, NegotiationRequest};
+use a2aflow_model::{ErrorCode, Failure, NegotiationReply, NegotiationRequest};
 use async_trait::async_trait;
 use std::sync::atomic::{AtomicU32, Ordering};
 use tokio_util::sync::CancellationToken;
@@ -53,7 +55,10 @@ impl KernelNegotiation<'_> {
                 request: request.clone(),
             })
             .await;
-        let r = self.ask_host(request).await;
+        let r = match &self.run.durable {
+            Some(d) => Box::pin(self.journaled(d, request, exchange)).await,
+            None => self.ask_host(request).await,
+        };
         match &r {
             Ok(reply) => {
                 self.emitter
@@ -76,6 +81,36 @@ impl KernelNegotiation<'_> {
             }
         }
         r
+    }
+
+    /// `on_negotiation` in a durable run: the journaled reply of this exchange when there is
+    /// one, otherwise the host's, journaled before the client acts on it.
+    async fn journaled(
+        &self,
+        d: &Durable,
+        request: NegotiationRequest,
+        exchange: u32,
+    ) -> Result<NegotiationReply, Failure> {
+        let local_task_id = request.task.local_task_id.clone();
+        if let Some(a) = d.replay().on_negotiation(&local_task_id, exchange) {
+            return replayed(a);
+        }
+        let reply = self.ask_host(request).await;
+        if reply
+            .as_ref()
+            .is_err_and(|f| self.token.is_cancelled() || f.is(ErrorCode::WorkflowTimeout))
+        {
+            return reply; // interrupted: no answer to journal
+        }
+        let key = NegotiationKey {
+            local_task_id,
+            attempt: 1,
+            exchange,
+        };
+        let answer = answer_of(&reply);
+        d.answered(CallbackAnswered::OnNegotiation { key, answer })
+            .await?;
+        reply
     }
 
     /// The guarded `on_negotiation` call.

@@ -3,8 +3,12 @@
 
 use super::ask_host;
 use super::negotiation::KernelNegotiation;
-use crate::client::{DispatchRequest, TaskFailure, TaskOutcome, project_outputs};
+use crate::client::{
+    AttachRequest, DispatchJournal, DispatchRequest, NoJournal, TaskFailure, TaskOutcome,
+    project_outputs,
+};
 use crate::context::{RunContext, TaskCtx};
+use crate::durable::TaskJournal;
 use crate::events::EventEmitter;
 use crate::interrupt::{Bounds, Graced, Guarded, Interrupt, guard, with_grace};
 use crate::view::fail_view;
@@ -93,7 +97,15 @@ async fn dispatch(
         agent: &request.agent,
         exchanges: AtomicU32::new(0),
     };
-    let dispatch = run.client.dispatch(DispatchRequest {
+    let task_journal;
+    let journal: &dyn DispatchJournal = match &run.durable {
+        Some(durable) => {
+            task_journal = TaskJournal { durable, request };
+            &task_journal
+        }
+        None => &NoJournal,
+    };
+    let dispatch = DispatchRequest {
         execution_id: &run.execution_id,
         local_task_id: &request.local_task_id,
         agent: &request.agent,
@@ -104,9 +116,26 @@ async fn dispatch(
         cancel: t.token.clone(),
         negotiation: &hook,
         events: emitter,
-        journal: &crate::client::NoJournal,
-    });
-    with_grace(dispatch, bounds, run.grace).await
+        journal,
+    };
+    let in_flight = run
+        .durable
+        .as_ref()
+        .and_then(|d| Some((d, d.replay().in_flight(&request.local_task_id)?)));
+    match in_flight {
+        Some((d, intent)) => {
+            let remote_task_id = d.remote_id(&request.local_task_id);
+            let attach = run.client.reattach(AttachRequest {
+                dispatch,
+                context_id: &intent.context_id,
+                message_id: &intent.message_id,
+                remote_task_id: remote_task_id.as_deref(),
+                resend: d.resend_for(&request.agent),
+            });
+            with_grace(attach, bounds, run.grace).await
+        }
+        None => with_grace(run.client.dispatch(dispatch), bounds, run.grace).await,
+    }
 }
 
 /// Writes what the dispatch came to into `view`; an interruption is returned.

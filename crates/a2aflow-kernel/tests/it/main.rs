@@ -7,6 +7,7 @@ mod support;
 mod cancel;
 mod context;
 mod delegation;
+mod durable;
 mod event_bytes;
 mod module_graph;
 mod negotiation;

@@ -1,0 +1,376 @@
+//! Durable runs, the kernel side: a run given a [`RunStore`] journals what it does
+//! ([`Durable`]: the lease, the host's answers, each send before it goes, each task's and step's
+//! end, the events, the result), and [`crate::resume`] continues a journaled run in a new process from
+//! what the journal holds ([`Replay`]).
+//!
+//! Without a store none of this exists: the run carries `None` and nothing here is reached.
+
+mod replay;
+mod task_journal;
+
+pub(crate) use replay::Replay;
+pub(crate) use task_journal::TaskJournal;
+
+use crate::events::EventLog;
+use crate::journal::{
+    Answer, CallbackAnswered, JournalRecord, Lease, RunStarted, RunStore, TaskKey, wall_clock_ms,
+};
+use a2aflow_model::{ExecutionResult, Failure, StepResult, TaskRequest};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// Whether a resumed run may resend a journaled message whose task cannot be found again
+/// (the agent answered with a bare message, or the crash came between the write-ahead record
+/// and the send). The default never resends: such a task ends `workflow.outcome_unknown`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ResumePolicy {
+    /// The answer for agents without their own entry.
+    pub resend: bool,
+    /// Per agent name: overrides `resend`.
+    pub per_agent: HashMap<String, bool>,
+}
+
+impl ResumePolicy {
+    /// A policy that resends for every agent.
+    pub fn resend_all() -> Self {
+        ResumePolicy {
+            resend: true,
+            per_agent: HashMap::new(),
+        }
+    }
+
+    /// Whether a lost message to `agent` is resent.
+    pub fn resend_for(&self, agent: &str) -> bool {
+        self.per_agent.get(agent).copied().unwrap_or(self.resend)
+    }
+}
+
+/// The journal of one running root run: its store, its lease and what it replays.
+pub(crate) struct Durable {
+    store: Arc<dyn RunStore>,
+    execution_id: String,
+    lease: Mutex<Option<Lease>>,
+    events: Arc<EventLog>,
+    /// The first store failure: the run ends with it.
+    failure: Mutex<Option<Failure>>,
+    /// Cancelled when a store failure stops the run (the run's token is a child of it).
+    pub(crate) stop: CancellationToken,
+    /// Remote task ids reported during this run, by local task id.
+    remote_ids: Mutex<HashMap<String, String>>,
+    replay: Replay,
+    policy: ResumePolicy,
+    /// The `seq` the run's next event gets (after the events a resumed run stored before).
+    next_event_seq: u64,
+    renewal: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Drop for Durable {
+    fn drop(&mut self) {
+        if let Some(h) = lock(&self.renewal).take() {
+            h.abort();
+        }
+    }
+}
+
+/// What a driver of a run starts from.
+pub(crate) struct Driving {
+    pub(crate) store: Arc<dyn RunStore>,
+    pub(crate) execution_id: String,
+    pub(crate) lease: Lease,
+    pub(crate) replay: Replay,
+    pub(crate) policy: ResumePolicy,
+    pub(crate) next_event_seq: u64,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Every update below is one assignment: a poisoned value is still whole.
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A unique lease owner for a driver that was given none.
+pub(crate) fn default_owner() -> String {
+    format!(
+        "a2aflow-{}-{}",
+        std::process::id(),
+        crate::ids::fresh_execution_id()
+    )
+}
+
+impl Durable {
+    /// Starts a fresh run's journal: `RunStarted`, then the lease — before anything else.
+    pub(crate) async fn begin(
+        store: Arc<dyn RunStore>,
+        started: RunStarted,
+        owner: Option<String>,
+        parent: &CancellationToken,
+    ) -> Result<Arc<Self>, Failure> {
+        let execution_id = started.execution_id.clone();
+        store.create_run(started).await?;
+        let lease = store
+            .acquire(&execution_id, &owner.unwrap_or_else(default_owner))
+            .await?;
+        Ok(Durable::driving(
+            Driving {
+                store,
+                execution_id,
+                lease,
+                replay: Replay::default(),
+                policy: ResumePolicy::default(),
+                next_event_seq: 0,
+            },
+            parent,
+        ))
+    }
+
+    /// The journal of a run this driver holds the lease of; renews the lease while it lives.
+    pub(crate) fn driving(d: Driving, parent: &CancellationToken) -> Arc<Self> {
+        let Driving {
+            store,
+            execution_id,
+            lease,
+            replay,
+            policy,
+            next_event_seq,
+        } = d;
+        let durable = Arc::new(Durable {
+            store,
+            execution_id,
+            lease: Mutex::new(Some(lease)),
+            events: Arc::new(EventLog::default()),
+            failure: Mutex::new(None),
+            stop: parent.child_token(),
+            remote_ids: Mutex::new(HashMap::new()),
+            replay,
+            policy,
+            next_event_seq,
+            renewal: Mutex::new(None),
+        });
+        let handle = tokio::spawn(renew_lease(Arc::downgrade(&durable)));
+        *lock(&durable.renewal) = Some(handle);
+        durable
+    }
+
+    /// The token the run's own token derives from (cancelled by a store failure).
+    pub(crate) fn stop_token(&self) -> CancellationToken {
+        self.stop.clone()
+    }
+
+    /// The buffer the run's event hub copies every event into.
+    pub(crate) fn event_log(&self) -> Arc<EventLog> {
+        self.events.clone()
+    }
+
+    /// The `seq` of the run's first event in this process.
+    pub(crate) fn next_event_seq(&self) -> u64 {
+        self.next_event_seq
+    }
+
+    pub(crate) fn replay(&self) -> &Replay {
+        &self.replay
+    }
+
+    pub(crate) fn resend_for(&self, agent: &str) -> bool {
+        self.policy.resend_for(agent)
+    }
+
+    /// The store failure that stopped the run, if one did.
+    pub(crate) fn failure(&self) -> Option<Failure> {
+        lock(&self.failure).clone()
+    }
+
+    /// A store failure: the run stops and ends with it (the first one is kept).
+    fn fail(&self, f: Failure) {
+        tracing::error!(code = %f.code, error = %f.message, "the run store failed; the run stops");
+        lock(&self.failure).get_or_insert(f);
+        self.stop.cancel();
+    }
+
+    /// Appends `records` (awaited: the kernel acts only after this returned `Ok`).
+    pub(crate) async fn write(&self, records: Vec<JournalRecord>) -> Result<(), Failure> {
+        match self.store.append_batch(&self.execution_id, records).await {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                let f = Failure::from(e);
+                self.fail(f.clone());
+                Err(f)
+            }
+        }
+    }
+
+    /// Journals one host answer.
+    pub(crate) async fn answered(&self, answer: CallbackAnswered) -> Result<(), Failure> {
+        self.write(vec![JournalRecord::CallbackAnswered(answer)])
+            .await
+    }
+
+    /// A remote task id reported during this run.
+    pub(crate) fn note_remote_id(&self, local_task_id: &str, remote_task_id: &str) {
+        lock(&self.remote_ids).insert(local_task_id.to_owned(), remote_task_id.to_owned());
+    }
+
+    /// The remote task id of a logical task, reported now or journaled before.
+    pub(crate) fn remote_id(&self, local_task_id: &str) -> Option<String> {
+        lock(&self.remote_ids)
+            .get(local_task_id)
+            .cloned()
+            .or_else(|| self.replay.remote_id(local_task_id).map(str::to_owned))
+    }
+
+    /// The run was stopped by its host (not by a store failure, not by a cancel this driver
+    /// read from the journal): a run-level `CancelRequested`. Best effort: the run may have
+    /// finished in the meantime, and then the store refuses the record.
+    async fn journal_host_cancel(&self) {
+        if self.failure().is_some() || self.replay.cancel_run() {
+            return;
+        }
+        let record = JournalRecord::CancelRequested {
+            local_task_id: None,
+            remote_task_id: None,
+        };
+        if let Err(e) = self
+            .store
+            .append_batch(&self.execution_id, vec![record])
+            .await
+        {
+            tracing::debug!(code = %e.code, error = %e.message, "the run's cancel was not journaled");
+        }
+    }
+
+    /// A step ended: `StepFinished`, then the events buffered so far.
+    pub(crate) async fn step_finished(&self, result: StepResult) {
+        if self.replay.step(&result.step_name).is_some() {
+            return;
+        }
+        if self
+            .write(vec![JournalRecord::StepFinished { result }])
+            .await
+            .is_ok()
+        {
+            self.flush_events().await;
+        }
+    }
+
+    /// Hands the buffered events to the store.
+    pub(crate) async fn flush_events(&self) {
+        let events = self.events.take();
+        if events.is_empty() {
+            return;
+        }
+        if let Err(e) = self.store.record_events(&self.execution_id, events).await {
+            self.fail(e.into());
+        }
+    }
+
+    /// The run ended: its result is journaled (`RunFinished`) before the host sees it. A store
+    /// failure during the run, or now, becomes the result's failure.
+    pub(crate) async fn finish_run(&self, mut result: ExecutionResult) -> ExecutionResult {
+        if let Some(f) = self.failure() {
+            return failed(result, f);
+        }
+        let finished = JournalRecord::RunFinished {
+            result: result.clone(),
+        };
+        if let Err(f) = self.write(vec![finished]).await {
+            result = failed(result, f);
+        }
+        result
+    }
+
+    /// After the run's last event: the events flushed, the lease given up.
+    pub(crate) async fn close(&self) {
+        self.flush_events().await;
+        if let Some(h) = lock(&self.renewal).take() {
+            h.abort();
+        }
+        let lease = lock(&self.lease).take();
+        if let Some(lease) = lease
+            && let Err(e) = self.store.release(lease).await
+        {
+            tracing::warn!(code = %e.code, error = %e.message, "the run's lease was not released");
+        }
+    }
+}
+
+/// `result` ended by the store failure `f`.
+fn failed(mut result: ExecutionResult, f: Failure) -> ExecutionResult {
+    result.success = false;
+    result.failure = Some(f);
+    result
+}
+
+/// The key of a task callback for `request` (every attempt is the first: the kernel does not
+/// retry).
+pub(crate) fn task_key(request: &TaskRequest) -> TaskKey {
+    TaskKey {
+        step: request.step_name.clone(),
+        subtask_index: request.subtask_index,
+        local_task_id: request.local_task_id.clone(),
+        attempt: 1,
+    }
+}
+
+/// A journaled answer as the result the callback gave.
+pub(crate) fn replayed<T: Clone>(answer: &Answer<T>) -> Result<T, Failure> {
+    match answer {
+        Answer::Value(v) => Ok(v.clone()),
+        Answer::Failure(f) => Err(f.clone()),
+    }
+}
+
+/// An answer as journaled.
+pub(crate) fn answer_of<T: Clone>(result: &Result<T, Failure>) -> Answer<T> {
+    match result {
+        Ok(v) => Answer::Value(v.clone()),
+        Err(f) => Answer::Failure(f.clone()),
+    }
+}
+
+/// Renews the run's lease at a third of its remaining life until the run ends; a failed renew
+/// stops the run (another driver may own it now: this one must stop driving). When the host
+/// cancels the run, the cancel is journaled, so that a driver resuming it after a crash ends it
+/// cancelled instead of going on.
+async fn renew_lease(durable: Weak<Durable>) {
+    let mut cancel_seen = false;
+    loop {
+        let (wait, stop) = match durable.upgrade() {
+            Some(d) => match lock(&d.lease).as_ref() {
+                Some(l) => (renew_interval(l), d.stop.clone()),
+                None => return,
+            },
+            None => return,
+        };
+        if cancel_seen {
+            tokio::time::sleep(wait).await;
+        } else {
+            tokio::select! {
+                _ = tokio::time::sleep(wait) => {}
+                _ = stop.cancelled() => {
+                    cancel_seen = true;
+                    if let Some(d) = durable.upgrade() {
+                        d.journal_host_cancel().await;
+                    }
+                    continue;
+                }
+            }
+        }
+        let Some(d) = durable.upgrade() else { return };
+        let Some(held) = lock(&d.lease).clone() else {
+            return;
+        };
+        match d.store.renew(&held).await {
+            Ok(renewed) => *lock(&d.lease) = Some(renewed),
+            Err(e) => {
+                d.fail(e.into());
+                return;
+            }
+        }
+    }
+}
+
+fn renew_interval(lease: &Lease) -> Duration {
+    let left = lease.expires_at_ms.saturating_sub(wall_clock_ms());
+    Duration::from_millis((left / 3).max(10))
+}

@@ -1,0 +1,68 @@
+//! The [`DispatchJournal`] of one logical task of a durable run: each send is journaled
+//! (`TaskIntent`, awaited) before the client lets it go, the remote task id and the last remote
+//! state as the client reports them.
+
+use super::Durable;
+use crate::client::{DispatchJournal, SendIntent};
+use crate::journal::{JournalRecord, TaskIntent};
+use a2aflow_model::a2a::TaskState;
+use a2aflow_model::{Failure, TaskRequest};
+use async_trait::async_trait;
+
+/// The journal of one dispatch (or re-attachment).
+pub(crate) struct TaskJournal<'a> {
+    pub(crate) durable: &'a Durable,
+    pub(crate) request: &'a TaskRequest,
+}
+
+#[async_trait]
+impl DispatchJournal for TaskJournal<'_> {
+    fn is_enabled(&self) -> bool {
+        true
+    }
+
+    async fn before_send(&self, send: SendIntent<'_>) -> Result<(), Failure> {
+        let r = self.request;
+        let intent = TaskIntent {
+            step: r.step_name.clone(),
+            subtask_index: r.subtask_index,
+            local_task_id: r.local_task_id.clone(),
+            agent: r.agent.clone(),
+            skill: r.skill.clone(),
+            attempt: 1,
+            message_id: send.message_id.to_owned(),
+            context_id: send.context_id.to_owned(),
+            content: send.content.clone(),
+        };
+        self.durable
+            .write(vec![JournalRecord::TaskIntent(intent)])
+            .await
+    }
+
+    async fn remote_task_known(&self, _context_id: &str, remote_task_id: &str) {
+        let local = &self.request.local_task_id;
+        if self.durable.remote_id(local).as_deref() == Some(remote_task_id) {
+            return;
+        }
+        self.durable.note_remote_id(local, remote_task_id);
+        // A failure stops the run (see `Durable::write`); the dispatch is cancelled with it.
+        let _ = self
+            .durable
+            .write(vec![JournalRecord::RemoteTaskKnown {
+                local_task_id: local.clone(),
+                remote_task_id: remote_task_id.to_owned(),
+            }])
+            .await;
+    }
+
+    async fn remote_state(&self, _remote_task_id: &str, state: TaskState) {
+        // A failure stops the run (see `Durable::write`).
+        let _ = self
+            .durable
+            .write(vec![JournalRecord::RemoteState {
+                local_task_id: self.request.local_task_id.clone(),
+                state,
+            }])
+            .await;
+    }
+}
