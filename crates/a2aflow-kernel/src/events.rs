@@ -158,7 +158,8 @@ impl EventHub {
                 if let Err(p) =
                     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cb(&event)))
                 {
-                    tracing::warn!(error = %panic_message(p.as_ref()), "event sink panicked; event ignored");
+                    let error = panic_message(p.as_ref());
+                    tracing::warn!(%error, "event sink panicked; event ignored");
                 }
             }
             SinkKind::Channel(tx) => {
@@ -174,7 +175,9 @@ impl EventHub {
                         }
                     }
                     _ = tokio::time::sleep_until(self.hard_deadline) => {
-                        tracing::warn!("event consumer stalled past the run's deadline; event dropped");
+                        tracing::warn!(
+                            "event consumer stalled past the run's deadline; event dropped"
+                        );
                     }
                 }
             }
@@ -319,7 +322,8 @@ impl EventEmitter {
 /// sequence matters to consumers) with `null` data, and the failure is logged.
 fn data_of(payload: &EventPayload) -> Value {
     payload.to_data().unwrap_or_else(|e| {
-        tracing::warn!(kind = %payload.kind(), error = %e, "event data could not be serialised; sent as null");
+        let kind = payload.kind();
+        tracing::warn!(%kind, error = %e, "event data could not be serialised; sent as null");
         Value::Null
     })
 }

@@ -358,10 +358,12 @@ impl InMemoryClient {
                 biased;
                 _ = request.cancel.cancelled() => {
                     *self.stats().cancellations.entry(agent.to_owned()).or_default() += 1;
-                    return Err(with_ids(Failure::new(ErrorCode::WorkflowCancelled, "cancelled"), Vec::new()));
+                    let failure = Failure::new(ErrorCode::WorkflowCancelled, "cancelled");
+                    return Err(with_ids(failure, Vec::new()));
                 }
                 _ = tokio::time::sleep_until(request.deadline) => {
-                    return Err(with_ids(Failure::new(ErrorCode::WorkflowTimeout, "deadline passed"), Vec::new()));
+                    let failure = Failure::new(ErrorCode::WorkflowTimeout, "deadline passed");
+                    return Err(with_ids(failure, Vec::new()));
                 }
                 _ = tokio::time::sleep(script.delay) => {}
             }

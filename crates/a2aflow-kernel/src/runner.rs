@@ -225,7 +225,8 @@ fn not_journaled(
     execution_id: String,
     failure: Failure,
 ) -> ExecutionResult {
-    tracing::warn!(code = %failure.code, error = %failure.message, "the run's journal could not start");
+    let (code, error) = (&failure.code, &failure.message);
+    tracing::warn!(%code, %error, "the run's journal could not start");
     let workflow = source.workflow();
     let result = ExecutionResult {
         execution_id,

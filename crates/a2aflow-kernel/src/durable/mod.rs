@@ -235,7 +235,8 @@ impl Durable {
             .append_batch(&self.execution_id, vec![record])
             .await
         {
-            tracing::debug!(code = %e.code, error = %e.message, "the run's cancel was not journaled");
+            let (code, error) = (&e.code, &e.message);
+            tracing::debug!(%code, %error, "the run's cancel was not journaled");
         }
     }
 
