@@ -28,6 +28,8 @@
 //! SIGKILL stops renewing). Each takeover raises the lease's `token`, a fencing number.
 
 mod memory;
+#[cfg(any(test, feature = "testing"))]
+pub mod samples;
 
 pub use memory::{DEFAULT_LEASE_TTL, MemoryStore};
 

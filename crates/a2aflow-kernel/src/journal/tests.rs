@@ -1,32 +1,10 @@
 //! The journal contract: record shapes, the workflow hash, and MemoryStore against the trait.
 
+use super::samples::{started, workflow};
 use super::*;
-use crate::RunOptions;
-use a2aflow_model::{
-    EventKind, FailureCode, StepStatus, StepType, Subtask, TaskOutcomeStatus, Workflow,
-};
+use a2aflow_model::{EventKind, FailureCode, StepStatus, StepType, Subtask, TaskOutcomeStatus};
 use proptest::prelude::*;
 use serde_json::json;
-
-fn workflow() -> Workflow {
-    serde_json::from_value(json!({
-        "id": "wf-1", "name": "orders",
-        "steps": [{"name": "a", "stepType": "ALL_SUCCESS",
-                   "subtasks": [{"agent": "billing", "skill": "charge", "description": "charge"}]}]
-    }))
-    .unwrap()
-}
-
-fn started(id: &str, at: u64) -> RunStarted {
-    RunStarted::new(
-        id,
-        &workflow(),
-        Some("ship it".into()),
-        &RunOptions::default(),
-        at,
-    )
-    .unwrap()
-}
 
 fn result(id: &str, failure: Option<Failure>) -> ExecutionResult {
     ExecutionResult {
