@@ -634,6 +634,28 @@ pub fn check_lease_held(current: Option<&Lease>, held: &Lease) -> Result<(), Sto
     }
 }
 
+/// The renewal of `held`: the same owner and token with a new expiry, or `store.invalid_append`
+/// when `held` is no longer the run's lease (`current`).
+pub fn renew_lease(
+    current: Option<&Lease>,
+    held: &Lease,
+    now_ms: u64,
+    ttl: Duration,
+) -> Result<Lease, StoreError> {
+    check_lease_held(current, held)?;
+    grant_lease(current, &held.execution_id, &held.owner, now_ms, ttl)
+}
+
+/// What releasing `held` leaves as the run's lease: `held` lapsed at once, its owner and token
+/// kept so the next owner's token is still higher (fencing); `None` (nothing to change) when
+/// `held` is no longer the run's lease (`current`).
+pub fn released_lease(current: Option<&Lease>, held: &Lease) -> Option<Lease> {
+    check_lease_held(current, held).ok().map(|()| Lease {
+        expires_at_ms: 0,
+        ..held.clone()
+    })
+}
+
 /// Checks that `records` may follow a journal that is `finished` or not: no second
 /// `runStarted`, nothing after `runFinished` (`store.invalid_append`).
 pub fn check_append(
