@@ -8,8 +8,8 @@
 #![allow(clippy::expect_used)] // samples built from fixed literals; each states its invariant
 
 use super::{
-    Answer, CallbackAnswered, JournalRecord, NegotiationKey, RouteKey, RunStarted, TaskIntent,
-    TaskKey,
+    Answer, CallbackAnswered, JournalRecord, NegotiationKey, RouteKey, RunStarted, RunState,
+    RunSummary, TaskIntent, TaskKey,
 };
 use crate::RunOptions;
 use a2aflow_model::a2a::TaskState;
@@ -183,4 +183,12 @@ pub fn event(id: &str, seq: u64) -> Event {
         task_id: Some("r:a:0".into()),
         data: json!({"seq": seq}),
     }
+}
+
+/// Each listed run's execution id and state, in the listing's order.
+pub fn states(listed: &[RunSummary]) -> Vec<(&str, RunState)> {
+    listed
+        .iter()
+        .map(|s| (s.execution_id.as_str(), s.state))
+        .collect()
 }

@@ -1,6 +1,6 @@
 //! The journal contract: record shapes, the workflow hash, and MemoryStore against the trait.
 
-use super::samples::{started, workflow};
+use super::samples::{started, states, workflow};
 use super::*;
 use a2aflow_model::{EventKind, FailureCode, StepStatus, StepType, Subtask, TaskOutcomeStatus};
 use proptest::prelude::*;
@@ -228,12 +228,8 @@ fn memory_store_lists_newest_first_by_state_in_pages() {
             .unwrap();
         store.acquire("new", "host-a").await.unwrap();
         let all = store.list(RunFilter::default()).await.unwrap();
-        let view: Vec<_> = all
-            .iter()
-            .map(|s| (s.execution_id.as_str(), s.state))
-            .collect();
         assert_eq!(
-            view,
+            states(&all),
             [
                 ("new", RunState::Running),
                 ("mid", RunState::Cancelled),
