@@ -28,6 +28,8 @@
 //! SIGKILL stops renewing). Each takeover raises the lease's `token`, a fencing number.
 
 mod memory;
+#[cfg(any(test, feature = "testing"))]
+pub mod samples;
 
 pub use memory::{DEFAULT_LEASE_TTL, MemoryStore};
 
@@ -630,6 +632,28 @@ pub fn check_lease_held(current: Option<&Lease>, held: &Lease) -> Result<(), Sto
         .with_detail("executionId", held.execution_id.as_str())
         .with_detail("owner", held.owner.as_str())),
     }
+}
+
+/// The renewal of `held`: the same owner and token with a new expiry, or `store.invalid_append`
+/// when `held` is no longer the run's lease (`current`).
+pub fn renew_lease(
+    current: Option<&Lease>,
+    held: &Lease,
+    now_ms: u64,
+    ttl: Duration,
+) -> Result<Lease, StoreError> {
+    check_lease_held(current, held)?;
+    grant_lease(current, &held.execution_id, &held.owner, now_ms, ttl)
+}
+
+/// What releasing `held` leaves as the run's lease: `held` lapsed at once, its owner and token
+/// kept so the next owner's token is still higher (fencing); `None` (nothing to change) when
+/// `held` is no longer the run's lease (`current`).
+pub fn released_lease(current: Option<&Lease>, held: &Lease) -> Option<Lease> {
+    check_lease_held(current, held).ok().map(|()| Lease {
+        expires_at_ms: 0,
+        ..held.clone()
+    })
 }
 
 /// Checks that `records` may follow a journal that is `finished` or not: no second

@@ -5,8 +5,8 @@ use crate::open::open_blocking;
 use crate::worker::Worker;
 use a2aflow_kernel::journal::{
     JournalEntry, JournalRecord, Lease, RunFilter, RunJournal, RunStarted, RunState, RunStore,
-    RunSummary, StoreError, check_append, check_event_order, check_lease_held, grant_lease,
-    wall_clock_ms,
+    RunSummary, StoreError, check_append, check_event_order, grant_lease, released_lease,
+    renew_lease, wall_clock_ms,
 };
 use a2aflow_model::{ErrorCode, Event};
 use async_trait::async_trait;
@@ -462,14 +462,7 @@ impl RunStore for SqliteStore {
             .write(move |conn| {
                 run_row(conn, &path, &held.execution_id)?;
                 let current = current_lease(conn, &path, &held.execution_id)?;
-                check_lease_held(current.as_ref(), &held)?;
-                let lease = grant_lease(
-                    current.as_ref(),
-                    &held.execution_id,
-                    &held.owner,
-                    wall_clock_ms(),
-                    ttl,
-                )?;
+                let lease = renew_lease(current.as_ref(), &held, wall_clock_ms(), ttl)?;
                 put_lease(conn, &path, &lease)?;
                 Ok(lease)
             })
@@ -482,16 +475,8 @@ impl RunStore for SqliteStore {
             .write(move |conn| {
                 run_row(conn, &path, &lease.execution_id)?;
                 let current = current_lease(conn, &path, &lease.execution_id)?;
-                if check_lease_held(current.as_ref(), &lease).is_ok() {
-                    // Lapsed at once, owner and token kept: the next owner's token is higher.
-                    put_lease(
-                        conn,
-                        &path,
-                        &Lease {
-                            expires_at_ms: 0,
-                            ..lease
-                        },
-                    )?;
+                if let Some(lapsed) = released_lease(current.as_ref(), &lease) {
+                    put_lease(conn, &path, &lapsed)?;
                 }
                 Ok(())
             })

@@ -2,8 +2,8 @@
 
 use super::{
     JournalEntry, JournalRecord, Lease, RunFilter, RunJournal, RunStarted, RunState, RunStore,
-    RunSummary, StoreError, check_append, check_event_order, check_lease_held, grant_lease,
-    wall_clock_ms,
+    RunSummary, StoreError, check_append, check_event_order, grant_lease, released_lease,
+    renew_lease, wall_clock_ms,
 };
 use a2aflow_model::{ErrorCode, Event};
 use async_trait::async_trait;
@@ -214,14 +214,7 @@ impl RunStore for MemoryStore {
     async fn renew(&self, lease: &Lease) -> Result<Lease, StoreError> {
         let ttl = self.lease_ttl;
         self.with_run(&lease.execution_id, |run| {
-            check_lease_held(run.lease.as_ref(), lease)?;
-            let renewed = grant_lease(
-                run.lease.as_ref(),
-                &lease.execution_id,
-                &lease.owner,
-                wall_clock_ms(),
-                ttl,
-            )?;
+            let renewed = renew_lease(run.lease.as_ref(), lease, wall_clock_ms(), ttl)?;
             run.lease = Some(renewed.clone());
             Ok(renewed)
         })
@@ -229,13 +222,8 @@ impl RunStore for MemoryStore {
 
     async fn release(&self, lease: Lease) -> Result<(), StoreError> {
         self.with_run(&lease.execution_id, |run| {
-            // A released lease lapses at once but keeps its owner and token, so the next
-            // owner's token is still higher (fencing).
-            if let (Ok(()), Some(current)) = (
-                check_lease_held(run.lease.as_ref(), &lease),
-                run.lease.as_mut(),
-            ) {
-                current.expires_at_ms = 0;
+            if let Some(lapsed) = released_lease(run.lease.as_ref(), &lease) {
+                run.lease = Some(lapsed);
             }
             Ok(())
         })

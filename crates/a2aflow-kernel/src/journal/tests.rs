@@ -1,32 +1,10 @@
 //! The journal contract: record shapes, the workflow hash, and MemoryStore against the trait.
 
+use super::samples::{started, states, workflow};
 use super::*;
-use crate::RunOptions;
-use a2aflow_model::{
-    EventKind, FailureCode, StepStatus, StepType, Subtask, TaskOutcomeStatus, Workflow,
-};
+use a2aflow_model::{EventKind, FailureCode, StepStatus, StepType, Subtask, TaskOutcomeStatus};
 use proptest::prelude::*;
 use serde_json::json;
-
-fn workflow() -> Workflow {
-    serde_json::from_value(json!({
-        "id": "wf-1", "name": "orders",
-        "steps": [{"name": "a", "stepType": "ALL_SUCCESS",
-                   "subtasks": [{"agent": "billing", "skill": "charge", "description": "charge"}]}]
-    }))
-    .unwrap()
-}
-
-fn started(id: &str, at: u64) -> RunStarted {
-    RunStarted::new(
-        id,
-        &workflow(),
-        Some("ship it".into()),
-        &RunOptions::default(),
-        at,
-    )
-    .unwrap()
-}
 
 fn result(id: &str, failure: Option<Failure>) -> ExecutionResult {
     ExecutionResult {
@@ -250,12 +228,8 @@ fn memory_store_lists_newest_first_by_state_in_pages() {
             .unwrap();
         store.acquire("new", "host-a").await.unwrap();
         let all = store.list(RunFilter::default()).await.unwrap();
-        let view: Vec<_> = all
-            .iter()
-            .map(|s| (s.execution_id.as_str(), s.state))
-            .collect();
         assert_eq!(
-            view,
+            states(&all),
             [
                 ("new", RunState::Running),
                 ("mid", RunState::Cancelled),

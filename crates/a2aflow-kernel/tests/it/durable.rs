@@ -12,7 +12,8 @@ use a2aflow_kernel::{
     TaskOutcome, resume,
 };
 use a2aflow_model::{
-    ErrorCode, Event, ExecutionResult, MessageContent, NegotiationReply, Output, StepType, Workflow,
+    ErrorCode, Event, ExecutionResult, Failure, MessageContent, NegotiationReply, Output, StepType,
+    Workflow,
 };
 use async_trait::async_trait;
 use std::collections::HashSet;
@@ -88,11 +89,29 @@ async fn run_with(
     .await
 }
 
+/// Resumes run [`EXEC`] in a new driver with default options.
+async fn resume_with_defaults(
+    store: Arc<dyn RunStore>,
+    host: Arc<Host>,
+    client: Arc<InMemoryClient>,
+) -> Result<ExecutionResult, Failure> {
+    resume(EXEC, store, host, client, RunOptions::default()).await
+}
+
+/// Asserts that the run failed with `code`.
+#[track_caller]
+fn assert_failed_with(r: &ExecutionResult, code: ErrorCode) {
+    assert_eq!(
+        r.failure.as_ref().map(|f| f.code.clone()),
+        Some(code.into())
+    );
+}
+
 fn kinds(journal: &RunJournal) -> Vec<&'static str> {
     journal.entries.iter().map(|e| e.record.kind()).collect()
 }
 
-/// Where a [`CrashStore`] dies: at its `at`-th write (appends and event batches, from 0),
+/// Where a [`FaultyStore`] dies: at its `at`-th write (appends and event batches, from 0),
 /// before or after the write reached the store.
 #[derive(Debug, Clone, Copy)]
 struct Crash {
@@ -100,26 +119,45 @@ struct Crash {
     after_write: bool,
 }
 
-/// A store that dies at one write: from then on every call hangs, as the process that made it
-/// is gone. It counts writes and remembers the leases it granted.
-struct CrashStore {
+/// What a [`FaultyStore`] refuses, every time, with a store error.
+#[derive(Debug, Clone, Copy)]
+enum Refuse {
+    /// Every append: `store.unavailable` (a full disk).
+    Appends,
+    /// Every lease renewal: `store.invalid_append` (another driver took the run over).
+    Renewals,
+}
+
+/// A MemoryStore with a fault: it dies at one write (from then on every call hangs, as the
+/// process that made it is gone), or it refuses one kind of call. It counts writes and
+/// remembers the leases it granted.
+struct FaultyStore {
     inner: Arc<MemoryStore>,
     crash: Option<Crash>,
+    refuse: Option<Refuse>,
     writes: AtomicUsize,
     dead: AtomicBool,
     crashed: Notify,
     leases: Mutex<Vec<Lease>>,
 }
 
-impl CrashStore {
+impl FaultyStore {
     fn new(inner: Arc<MemoryStore>, crash: Option<Crash>) -> Self {
-        CrashStore {
+        FaultyStore {
             inner,
             crash,
+            refuse: None,
             writes: AtomicUsize::new(0),
             dead: AtomicBool::new(false),
             crashed: Notify::new(),
             leases: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn refusing(inner: MemoryStore, refuse: Refuse) -> Self {
+        FaultyStore {
+            refuse: Some(refuse),
+            ..FaultyStore::new(Arc::new(inner), None)
         }
     }
 
@@ -151,7 +189,7 @@ impl CrashStore {
 }
 
 #[async_trait]
-impl RunStore for CrashStore {
+impl RunStore for FaultyStore {
     async fn create_run(&self, run: RunStarted) -> Result<(), StoreError> {
         self.hang_if_dead().await;
         self.inner.create_run(run).await
@@ -161,6 +199,9 @@ impl RunStore for CrashStore {
         execution_id: &str,
         records: Vec<JournalRecord>,
     ) -> Result<Range<u64>, StoreError> {
+        if let Some(Refuse::Appends) = self.refuse {
+            return Err(StoreError::new(ErrorCode::StoreUnavailable, "disk full"));
+        }
         self.write(self.inner.append_batch(execution_id, records))
             .await
     }
@@ -196,6 +237,10 @@ impl RunStore for CrashStore {
         Ok(lease)
     }
     async fn renew(&self, lease: &Lease) -> Result<Lease, StoreError> {
+        if let Some(Refuse::Renewals) = self.refuse {
+            return Err(StoreError::new(ErrorCode::StoreInvalidAppend, "taken over")
+                .with_detail("executionId", lease.execution_id.as_str()));
+        }
         self.hang_if_dead().await;
         self.inner.renew(lease).await
     }
@@ -317,15 +362,9 @@ async fn resuming_a_finished_run_returns_its_result_and_does_nothing() {
     let first = run_with(store.clone(), &host(), &Arc::new(client())).await;
     let before = store.load(EXEC).await.unwrap();
     let (host2, client2) = (host(), Arc::new(client()));
-    let again = resume(
-        EXEC,
-        store.clone(),
-        host2.clone(),
-        client2.clone(),
-        RunOptions::default(),
-    )
-    .await
-    .unwrap();
+    let again = resume_with_defaults(store.clone(), host2.clone(), client2.clone())
+        .await
+        .unwrap();
     assert_eq!(again, first);
     assert!(host2.task_calls().is_empty() && host2.route_calls().is_empty());
     assert_eq!(client2.total_dispatches() + client2.reattached(), 0);
@@ -371,24 +410,15 @@ async fn a_second_driver_gets_store_locked_before_any_callback_or_send() {
     started_run(&store, 0, Duration::from_secs(60)).await;
     store.acquire(EXEC, "first driver").await.unwrap();
     let (host2, client2) = (host(), Arc::new(client()));
-    let err = resume(
-        EXEC,
-        store.clone(),
-        host2.clone(),
-        client2.clone(),
-        RunOptions::default(),
-    )
-    .await
-    .unwrap_err();
+    let err = resume_with_defaults(store.clone(), host2.clone(), client2.clone())
+        .await
+        .unwrap_err();
     assert!(err.is(ErrorCode::StoreLocked), "{err:?}");
     assert!(host2.task_calls().is_empty());
     assert_eq!(client2.total_dispatches(), 0);
     // A fresh run under a taken execution id is refused before anything happens too.
     let r = run_with(store.clone(), &host2, &client2).await;
-    assert_eq!(
-        r.failure.map(|f| f.code),
-        Some(ErrorCode::StoreDuplicateExecution.into())
-    );
+    assert_failed_with(&r, ErrorCode::StoreDuplicateExecution);
     assert!(host2.task_calls().is_empty());
 }
 
@@ -399,19 +429,10 @@ async fn a_resumed_run_keeps_its_absolute_deadline() {
     // replace it.
     started_run(&store, 10_000, Duration::from_secs(1)).await;
     let h = host();
-    let r = resume(
-        EXEC,
-        store.clone(),
-        h.clone(),
-        Arc::new(client()),
-        RunOptions::default(),
-    )
-    .await
-    .unwrap();
-    assert_eq!(
-        r.failure.map(|f| f.code),
-        Some(ErrorCode::WorkflowTimeout.into())
-    );
+    let r = resume_with_defaults(store.clone(), h.clone(), Arc::new(client()))
+        .await
+        .unwrap();
+    assert_failed_with(&r, ErrorCode::WorkflowTimeout);
     assert!(h.task_calls().is_empty());
 }
 
@@ -421,15 +442,9 @@ async fn a_changed_journaled_workflow_is_store_workflow_mismatch() {
     let mut started = RunStarted::new(EXEC, &workflow(), None, &RunOptions::default(), 1).unwrap();
     started.workflow["name"] = "edited".into();
     store.create_run(started).await.unwrap();
-    let err = resume(
-        EXEC,
-        store,
-        host(),
-        Arc::new(client()),
-        RunOptions::default(),
-    )
-    .await
-    .unwrap_err();
+    let err = resume_with_defaults(store, host(), Arc::new(client()))
+        .await
+        .unwrap_err();
     assert!(err.is(ErrorCode::StoreWorkflowMismatch), "{err:?}");
 }
 
@@ -461,19 +476,10 @@ async fn a_run_cancelled_in_its_journal_cancels_its_remote_work_and_ends_cancell
     ];
     store.append_batch(EXEC, records).await.unwrap();
     let (h, c) = (host(), Arc::new(client()));
-    let r = resume(
-        EXEC,
-        store.clone(),
-        h.clone(),
-        c.clone(),
-        RunOptions::default(),
-    )
-    .await
-    .unwrap();
-    assert_eq!(
-        r.failure.map(|f| f.code),
-        Some(ErrorCode::WorkflowCancelled.into())
-    );
+    let r = resume_with_defaults(store.clone(), h.clone(), c.clone())
+        .await
+        .unwrap();
+    assert_failed_with(&r, ErrorCode::WorkflowCancelled);
     assert_eq!(
         c.remote_cancels(),
         [("billing".to_owned(), "task-exec:a:0".to_owned())]
@@ -488,53 +494,11 @@ async fn a_run_cancelled_in_its_journal_cancels_its_remote_work_and_ends_cancell
 async fn a_store_failure_ends_the_run_with_it_and_nothing_is_sent_unjournaled() {
     // The store refuses every append once the run started: the first one is the first host
     // answer, so nothing may be sent.
-    struct Refusing(MemoryStore);
-    #[async_trait]
-    impl RunStore for Refusing {
-        async fn create_run(&self, run: RunStarted) -> Result<(), StoreError> {
-            self.0.create_run(run).await
-        }
-        async fn append_batch(
-            &self,
-            _: &str,
-            _: Vec<JournalRecord>,
-        ) -> Result<Range<u64>, StoreError> {
-            Err(StoreError::new(ErrorCode::StoreUnavailable, "disk full"))
-        }
-        async fn load(&self, id: &str) -> Result<RunJournal, StoreError> {
-            self.0.load(id).await
-        }
-        async fn list(&self, f: RunFilter) -> Result<Vec<RunSummary>, StoreError> {
-            self.0.list(f).await
-        }
-        async fn record_events(&self, id: &str, e: Vec<Event>) -> Result<(), StoreError> {
-            self.0.record_events(id, e).await
-        }
-        async fn events(
-            &self,
-            id: &str,
-            a: Option<u64>,
-            l: usize,
-        ) -> Result<Vec<Event>, StoreError> {
-            self.0.events(id, a, l).await
-        }
-        async fn acquire(&self, id: &str, o: &str) -> Result<Lease, StoreError> {
-            self.0.acquire(id, o).await
-        }
-        async fn renew(&self, l: &Lease) -> Result<Lease, StoreError> {
-            self.0.renew(l).await
-        }
-        async fn release(&self, l: Lease) -> Result<(), StoreError> {
-            self.0.release(l).await
-        }
-    }
     let c = Arc::new(client());
-    let r = run_with(Arc::new(Refusing(MemoryStore::new())), &host(), &c).await;
+    let store = FaultyStore::refusing(MemoryStore::new(), Refuse::Appends);
+    let r = run_with(Arc::new(store), &host(), &c).await;
     assert!(!r.success);
-    assert_eq!(
-        r.failure.map(|f| f.code),
-        Some(ErrorCode::StoreUnavailable.into())
-    );
+    assert_failed_with(&r, ErrorCode::StoreUnavailable);
     assert_eq!(c.total_dispatches(), 0);
 }
 
@@ -605,6 +569,32 @@ fn remote_tasks(r: &ExecutionResult) -> Vec<String> {
         .collect()
 }
 
+/// Runs the workflow on `dying` until it dies, then drops the run as a killed host would leave
+/// it: its tasks go away and its lease lapses (a killed driver stops renewing). `Some` with the
+/// result when the run finished without a crash.
+async fn run_until_the_crash(
+    dying: &Arc<FaultyStore>,
+    agents: &Arc<InMemoryClient>,
+) -> Option<ExecutionResult> {
+    let first_host = host();
+    let first = run_with(dying.clone(), &first_host, agents);
+    let finished = tokio::select! {
+        r = first => Some(r),
+        _ = dying.crashed.notified() => None,
+    };
+    if finished.is_some() {
+        return finished;
+    }
+    for _ in 0..16 {
+        tokio::task::yield_now().await;
+    }
+    let leases: Vec<Lease> = dying.leases.lock().unwrap().drain(..).collect();
+    for lease in leases {
+        dying.inner.release(lease).await.unwrap();
+    }
+    None
+}
+
 /// Runs the workflow until the store dies at `crash`, then resumes it in a "new process" (a
 /// fresh host, the same agents) and checks what the resumed run did.
 async fn interrupted_and_resumed(
@@ -615,22 +605,9 @@ async fn interrupted_and_resumed(
 ) {
     let inner = Arc::new(MemoryStore::new());
     let agents = Arc::new(client());
-    let dying = Arc::new(CrashStore::new(inner.clone(), Some(crash)));
-    let first_host = host();
-    let first = run_with(dying.clone(), &first_host, &agents);
-    let finished = tokio::select! {
-        r = first => Some(r),
-        _ = dying.crashed.notified() => None,
-    };
+    let dying = Arc::new(FaultyStore::new(inner.clone(), Some(crash)));
+    let finished = run_until_the_crash(&dying, &agents).await;
     assert!(finished.is_none(), "no crash at {crash:?}");
-    // The dropped run's tasks go away; its lease lapses (a killed driver stops renewing).
-    for _ in 0..16 {
-        tokio::task::yield_now().await;
-    }
-    let leases: Vec<Lease> = dying.leases.lock().unwrap().drain(..).collect();
-    for lease in leases {
-        inner.release(lease).await.unwrap();
-    }
     tally.interruptions += 1;
     let held = answered(&inner.load(EXEC).await.unwrap());
 
@@ -687,7 +664,7 @@ async fn interrupted_and_resumed(
 }
 
 async fn interruption_loop(policy: ResumePolicy) -> Tally {
-    let counting = Arc::new(CrashStore::new(Arc::new(MemoryStore::new()), None));
+    let counting = Arc::new(FaultyStore::new(Arc::new(MemoryStore::new()), None));
     let baseline = run_with(counting.clone(), &host(), &Arc::new(client())).await;
     assert!(baseline.success, "{:?}", baseline.failure);
     let writes = counting.writes.load(Ordering::SeqCst);
@@ -789,15 +766,9 @@ async fn a_pending_task_cancel_is_sent_on_resume_once() {
     let records = vec![cancel("exec:x:0", "r-x"), sent, cancel("exec:y:0", "r-y")];
     store.append_batch(EXEC, records).await.unwrap();
     let c = Arc::new(client());
-    let r = resume(
-        EXEC,
-        store.clone(),
-        host(),
-        c.clone(),
-        RunOptions::default(),
-    )
-    .await
-    .unwrap();
+    let r = resume_with_defaults(store.clone(), host(), c.clone())
+        .await
+        .unwrap();
     assert!(r.success, "{:?}", r.failure);
     assert_eq!(
         c.remote_cancels()
@@ -816,60 +787,17 @@ async fn a_pending_task_cancel_is_sent_on_resume_once() {
 #[tokio::test(start_paused = true)]
 async fn a_lost_lease_stops_the_run_with_the_store_failure() {
     // Leases of 30 ms that can never be renewed: the driver must stop driving.
-    struct NoRenew(MemoryStore);
-    #[async_trait]
-    impl RunStore for NoRenew {
-        async fn create_run(&self, run: RunStarted) -> Result<(), StoreError> {
-            self.0.create_run(run).await
-        }
-        async fn append_batch(
-            &self,
-            id: &str,
-            r: Vec<JournalRecord>,
-        ) -> Result<Range<u64>, StoreError> {
-            self.0.append_batch(id, r).await
-        }
-        async fn load(&self, id: &str) -> Result<RunJournal, StoreError> {
-            self.0.load(id).await
-        }
-        async fn list(&self, f: RunFilter) -> Result<Vec<RunSummary>, StoreError> {
-            self.0.list(f).await
-        }
-        async fn record_events(&self, id: &str, e: Vec<Event>) -> Result<(), StoreError> {
-            self.0.record_events(id, e).await
-        }
-        async fn events(
-            &self,
-            id: &str,
-            a: Option<u64>,
-            l: usize,
-        ) -> Result<Vec<Event>, StoreError> {
-            self.0.events(id, a, l).await
-        }
-        async fn acquire(&self, id: &str, o: &str) -> Result<Lease, StoreError> {
-            self.0.acquire(id, o).await
-        }
-        async fn renew(&self, l: &Lease) -> Result<Lease, StoreError> {
-            Err(StoreError::new(ErrorCode::StoreInvalidAppend, "taken over")
-                .with_detail("executionId", l.execution_id.as_str()))
-        }
-        async fn release(&self, l: Lease) -> Result<(), StoreError> {
-            self.0.release(l).await
-        }
-    }
-    let store = Arc::new(NoRenew(MemoryStore::with_lease_ttl(Duration::from_millis(
-        30,
-    ))));
+    let store = Arc::new(FaultyStore::refusing(
+        MemoryStore::with_lease_ttl(Duration::from_millis(30)),
+        Refuse::Renewals,
+    ));
     let c = Arc::new(InMemoryClient::new().agent(
         "slow",
         AgentScript::reply(ScriptedReply::Echo).after(Duration::from_secs(60)),
     ));
     let w = wf(vec![step("a", &["slow"], &["b"]), step("b", &["x"], &[])]);
     let r = a2aflow_kernel::run(w, RunInput::default(), host(), c.clone(), options(store)).await;
-    assert_eq!(
-        r.failure.map(|f| f.code),
-        Some(ErrorCode::StoreInvalidAppend.into())
-    );
+    assert_failed_with(&r, ErrorCode::StoreInvalidAppend);
     assert_eq!(c.cancellations("slow"), 1);
     assert_eq!(c.dispatches("x"), 0);
 }
@@ -879,24 +807,15 @@ async fn a_resumed_stream_continues_the_stored_event_sequence() {
     let inner = Arc::new(MemoryStore::new());
     let agents = Arc::new(client());
     // Die after the second step's journal writes began (events of step `a` are stored).
-    let dying = Arc::new(CrashStore::new(
+    let dying = Arc::new(FaultyStore::new(
         inner.clone(),
         Some(Crash {
             at: 12,
             after_write: true,
         }),
     ));
-    let first_host = host();
-    tokio::select! {
-        _ = run_with(dying.clone(), &first_host, &agents) => panic!("the run did not crash"),
-        _ = dying.crashed.notified() => {}
-    }
-    for _ in 0..16 {
-        tokio::task::yield_now().await;
-    }
-    let leases: Vec<Lease> = dying.leases.lock().unwrap().drain(..).collect();
-    for lease in leases {
-        inner.release(lease).await.unwrap();
+    if run_until_the_crash(&dying, &agents).await.is_some() {
+        panic!("the run did not crash");
     }
     let stored_before = inner.events(EXEC, None, usize::MAX).await.unwrap();
     assert!(
@@ -944,10 +863,7 @@ async fn a_run_the_host_cancels_journals_the_cancel_before_it_finishes() {
         cancel.cancel();
     };
     let (r, ()) = tokio::join!(run, canceller);
-    assert_eq!(
-        r.failure.map(|f| f.code),
-        Some(ErrorCode::WorkflowCancelled.into())
-    );
+    assert_failed_with(&r, ErrorCode::WorkflowCancelled);
     let kinds = kinds(&store.load(EXEC).await.unwrap());
     let at = |k: &str| kinds.iter().position(|x| *x == k);
     assert!(

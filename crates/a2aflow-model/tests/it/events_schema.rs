@@ -3,6 +3,7 @@
 //! emitters wrote as maps, and data of the wrong shape or kind is refused by both the schema
 //! and `Event::payload`.
 
+use a2aflow_model::a2a::TaskState;
 use a2aflow_model::event_data::*;
 use a2aflow_model::event_schema::{EVENTS_SCHEMA, check_event_schema};
 use a2aflow_model::{
@@ -57,6 +58,50 @@ fn negotiation_request() -> a2aflow_model::NegotiationRequest {
         "evidence": {"kind": "task"}, "previousExchanges": [], "remainingBudget": 3
     }))
     .unwrap()
+}
+
+/// Agent `a`'s message "hi".
+fn agent_message() -> AgentMessageEventData {
+    AgentMessageEventData {
+        agent: "a".into(),
+        role: Some(a2aflow_model::a2a::Role::Agent),
+        text: Some("hi".into()),
+        metadata: None,
+    }
+}
+
+/// The allowed unconditional route from `s` to `t`.
+fn unconditional_route(reason: Option<&str>) -> RouteDecisionData {
+    RouteDecisionData {
+        step: "s".into(),
+        next: "t".into(),
+        condition: String::new(),
+        conditional: false,
+        allowed: true,
+        reason: reason.map(Into::into),
+    }
+}
+
+/// Agent `a`'s status update without text or metadata.
+fn status_update(task_id: Option<&str>, state: TaskState, is_final: bool) -> AgentStatusUpdateData {
+    AgentStatusUpdateData {
+        agent: "a".into(),
+        task_id: task_id.map(Into::into),
+        state: Some(state),
+        is_final,
+        text: None,
+        metadata: None,
+    }
+}
+
+/// A first message to agent `a` in context `context_id` (no remote task yet).
+fn remote_request(context_id: &str, content: MessageContent) -> RemoteRequestData {
+    RemoteRequestData {
+        agent: "a".into(),
+        context_id: context_id.into(),
+        remote_task_id: None,
+        content,
+    }
 }
 
 /// One sample of every payload shape (each family member once).
@@ -138,13 +183,7 @@ fn samples() -> Vec<EventPayload> {
             steps: Some(vec![step_result()]),
         }
         .into(),
-        RemoteRequestData {
-            agent: "a".into(),
-            context_id: "c1".into(),
-            remote_task_id: None,
-            content: content.clone(),
-        }
-        .into(),
+        remote_request("c1", content.clone()).into(),
         LocalRequestData {
             agent: "a".into(),
             content,
@@ -180,15 +219,7 @@ fn samples() -> Vec<EventPayload> {
             .unwrap(),
         }
         .into(),
-        AgentStatusUpdateData {
-            agent: "a".into(),
-            task_id: Some("t1".into()),
-            state: Some(a2aflow_model::a2a::TaskState::Working),
-            is_final: false,
-            text: None,
-            metadata: None,
-        }
-        .into(),
+        status_update(Some("t1"), TaskState::Working, false).into(),
         AgentArtifactUpdateData {
             agent: "a".into(),
             task_id: Some("t1".into()),
@@ -199,13 +230,7 @@ fn samples() -> Vec<EventPayload> {
             metadata: Some(serde_json::Map::new()),
         }
         .into(),
-        AgentMessageEventData {
-            agent: "a".into(),
-            role: Some(a2aflow_model::a2a::Role::Agent),
-            text: Some("hi".into()),
-            metadata: None,
-        }
-        .into(),
+        agent_message().into(),
         NegotiationRequestData {
             agent: "a".into(),
             exchange: 1,
@@ -318,15 +343,7 @@ fn payloads_write_the_keys_in_the_order_the_emitters_wrote_them() {
             r#"{"step":"s","stepType":"ALL_SUCCESS"}"#,
         ),
         (
-            RouteDecisionData {
-                step: "s".into(),
-                next: "t".into(),
-                condition: String::new(),
-                conditional: false,
-                allowed: true,
-                reason: Some("unconditional edge".into()),
-            }
-            .into(),
+            unconditional_route(Some("unconditional edge")).into(),
             r#"{"step":"s","next":"t","condition":"","conditional":false,"allowed":true,"reason":"unconditional edge"}"#,
         ),
         (
@@ -341,15 +358,7 @@ fn payloads_write_the_keys_in_the_order_the_emitters_wrote_them() {
             r#"{"error":"bad","errorCode":"workflow.no_steps","failure":{"code":"workflow.no_steps","message":"bad"}}"#,
         ),
         (
-            AgentStatusUpdateData {
-                agent: "a".into(),
-                task_id: None,
-                state: Some(a2aflow_model::a2a::TaskState::Completed),
-                is_final: true,
-                text: None,
-                metadata: None,
-            }
-            .into(),
+            status_update(None, TaskState::Completed, true).into(),
             r#"{"agent":"a","taskId":null,"state":"TASK_STATE_COMPLETED","isFinal":true,"text":null,"metadata":null}"#,
         ),
         (
@@ -366,13 +375,7 @@ fn payloads_write_the_keys_in_the_order_the_emitters_wrote_them() {
             r#"{"agent":"a","contextId":"c","remoteTaskId":null,"exchange":0,"error":"e","errorCode":"negotiation.aborted","negotiationContext":null}"#,
         ),
         (
-            RemoteRequestData {
-                agent: "a".into(),
-                context_id: "c".into(),
-                remote_task_id: None,
-                content: MessageContent::text("x"),
-            }
-            .into(),
+            remote_request("c", MessageContent::text("x")).into(),
             r#"{"agent":"a","contextId":"c","remoteTaskId":null,"content":{"parts":[{"text":"x"}]}}"#,
         ),
         (
@@ -401,13 +404,7 @@ fn payloads_write_the_keys_in_the_order_the_emitters_wrote_them() {
             r#"{"agent":"a","taskId":"t","artifactId":"r","artifactName":null,"append":false,"lastChunk":true,"metadata":null}"#,
         ),
         (
-            AgentMessageEventData {
-                agent: "a".into(),
-                role: Some(a2aflow_model::a2a::Role::Agent),
-                text: Some("hi".into()),
-                metadata: None,
-            }
-            .into(),
+            agent_message().into(),
             r#"{"agent":"a","role":"ROLE_AGENT","text":"hi","metadata":null}"#,
         ),
         (CloseData {}.into(), "{}"),
@@ -447,17 +444,7 @@ fn data_of_another_kind_or_shape_is_refused_by_schema_and_payload() {
     // the typed reader takes an absent one as null).
     let mut renamed = start.clone();
     renamed.data = json!({"workflow": "w", "workflow_id": "w1", "steps": 1});
-    let mut missing = event(
-        RouteDecisionData {
-            step: "s".into(),
-            next: "t".into(),
-            condition: String::new(),
-            conditional: false,
-            allowed: true,
-            reason: None,
-        }
-        .into(),
-    );
+    let mut missing = event(unconditional_route(None).into());
     missing.data.as_object_mut().unwrap().remove("reason");
     assert!(check_event_schema(&serde_json::to_value(&missing).unwrap()).is_err());
     assert!(matches!(missing.payload(), Ok(EventPayload::RouteDecision(d)) if d.reason.is_none()));

@@ -1,6 +1,6 @@
 //! Every record type, the listing, events and leases through the SQLite store, across a reopen.
 
-use crate::support::{block_on, event, every_record, intent, started};
+use crate::support::{block_on, event, every_record, intent, started, states};
 use a2aflow_kernel::journal::{JournalRecord, RunFilter, RunState, RunStore};
 use a2aflow_model::ErrorCode;
 use a2aflow_store_sqlite::SqliteStore;
@@ -130,12 +130,8 @@ fn runs_list_newest_first_with_their_state_and_pages() {
         store.append("old", finished).await.unwrap();
         store.acquire("new", "host-a").await.unwrap();
         let all = store.list(RunFilter::default()).await.unwrap();
-        let view: Vec<_> = all
-            .iter()
-            .map(|s| (s.execution_id.as_str(), s.state))
-            .collect();
         assert_eq!(
-            view,
+            states(&all),
             [
                 ("new", RunState::Running),
                 ("mid", RunState::Waiting),

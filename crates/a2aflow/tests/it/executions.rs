@@ -79,17 +79,15 @@ async fn store_of_every_state(path: &Path) -> SqliteStore {
     for (i, id) in ["ok", "bad", "stop", "idle", "live"].iter().enumerate() {
         start(&store, id, &format!("flow-{id}"), 1_000 + i as u64).await;
     }
-    store.append("ok", finished("ok", None)).await.unwrap();
     let failed = Failure::new(ErrorCode::WorkflowStepFailed, "charge failed");
-    store
-        .append("bad", finished("bad", Some(failed)))
-        .await
-        .unwrap();
     let cancelled = Failure::new(ErrorCode::WorkflowCancelled, "cancelled");
-    store
-        .append("stop", finished("stop", Some(cancelled)))
-        .await
-        .unwrap();
+    for (id, failure) in [
+        ("ok", None),
+        ("bad", Some(failed)),
+        ("stop", Some(cancelled)),
+    ] {
+        store.append(id, finished(id, failure)).await.unwrap();
+    }
     store.acquire("live", "host-1").await.unwrap();
     store
         .record_events(
@@ -105,10 +103,26 @@ async fn store_of_every_state(path: &Path) -> SqliteStore {
     store
 }
 
-#[tokio::test]
-async fn listings_are_newest_first_and_filter_by_state() {
+/// [`store_of_every_state`] in a new temporary directory (kept while the store is used).
+async fn every_state_in_a_temporary_store() -> (tempfile::TempDir, SqliteStore) {
     let dir = tempfile::tempdir().unwrap();
     let store = store_of_every_state(&dir.path().join("runs.db")).await;
+    (dir, store)
+}
+
+/// How opening `location` as an existing store fails.
+async fn open_existing_error(location: &str) -> Failure {
+    StoreLocation::parse(location)
+        .unwrap()
+        .open_existing()
+        .await
+        .err()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn listings_are_newest_first_and_filter_by_state() {
+    let (_dir, store) = every_state_in_a_temporary_store().await;
     let all = list_executions(&store, RunFilter::default()).await.unwrap();
     let ids: Vec<_> = all.iter().map(|r| r.execution_id.as_str()).collect();
     assert_eq!(ids, ["live", "idle", "stop", "bad", "ok"]);
@@ -139,8 +153,7 @@ async fn listings_are_newest_first_and_filter_by_state() {
 
 #[tokio::test]
 async fn get_execution_tells_each_state_and_the_task_ids() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = store_of_every_state(&dir.path().join("runs.db")).await;
+    let (_dir, store) = every_state_in_a_temporary_store().await;
     for (id, state) in [
         ("ok", RunState::Succeeded),
         ("bad", RunState::Failed),
@@ -168,8 +181,7 @@ async fn get_execution_tells_each_state_and_the_task_ids() {
 
 #[tokio::test]
 async fn events_are_replayed_after_a_sequence_number() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = store_of_every_state(&dir.path().join("runs.db")).await;
+    let (_dir, store) = every_state_in_a_temporary_store().await;
     let all = execution_events(&store, "ok", None, 100).await.unwrap();
     assert_eq!(all.len(), 3);
     assert_eq!(all[2].kind, EventKind::Close);
@@ -190,8 +202,7 @@ async fn events_are_replayed_after_a_sequence_number() {
 
 #[tokio::test]
 async fn a_cancel_request_is_journaled_once_and_refused_for_a_finished_run() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = store_of_every_state(&dir.path().join("runs.db")).await;
+    let (_dir, store) = every_state_in_a_temporary_store().await;
     assert_eq!(
         request_cancel(&store, "idle").await.unwrap(),
         CancelRequest::Requested
@@ -233,31 +244,16 @@ async fn a_cancel_request_is_journaled_once_and_refused_for_a_finished_run() {
 async fn an_existing_store_is_required_for_inspection_and_bad_files_stay_unchanged() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("missing.db");
-    let f = StoreLocation::parse(missing.to_str().unwrap())
-        .unwrap()
-        .open_existing()
-        .await
-        .err()
-        .unwrap();
+    let f = open_existing_error(missing.to_str().unwrap()).await;
     assert!(f.is(ErrorCode::StoreUnavailable), "{f}");
     assert!(f.message.contains("nothing was created"), "{}", f.message);
     assert!(!missing.exists());
     let other = dir.path().join("notes.txt");
     std::fs::write(&other, b"not a store at all").unwrap();
-    let f = StoreLocation::parse(&format!("sqlite:{}", other.display()))
-        .unwrap()
-        .open_existing()
-        .await
-        .err()
-        .unwrap();
+    let f = open_existing_error(&format!("sqlite:{}", other.display())).await;
     assert!(f.is(ErrorCode::StoreNotAStore), "{f}");
     assert_eq!(std::fs::read(&other).unwrap(), b"not a store at all");
-    let f = StoreLocation::parse("/nonexistent-a2aflow-dir/runs.db")
-        .unwrap()
-        .open_existing()
-        .await
-        .err()
-        .unwrap();
+    let f = open_existing_error("/nonexistent-a2aflow-dir/runs.db").await;
     assert!(f.is(ErrorCode::StoreUnavailable), "{f}");
 }
 
