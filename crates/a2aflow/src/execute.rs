@@ -11,8 +11,8 @@ use crate::config::EngineConfig;
 use a2aflow_engine::A2aEngineClient;
 use a2aflow_kernel::journal::RunStore;
 use a2aflow_kernel::{
-    ControlPoint, EventStream, ResumePolicy, RunInput, RunOptions, resume as kernel_resume, run,
-    run_stream,
+    ControlPoint, EventStream, RemoteClient, ResumePolicy, RunInput, RunOptions, check_agents,
+    resume as kernel_resume, resume_stream as kernel_resume_stream, run, run_stream,
 };
 use a2aflow_model::a2a::AgentCard;
 use a2aflow_model::{ErrorCode, ExecutionResult, Failure, Workflow};
@@ -246,23 +246,48 @@ pub async fn resume<A: AgentSource>(
     config: &EngineConfig,
     hooks: HostHooks,
 ) -> Result<ExecutionResult, Failure> {
+    let (store, client, options) = resume_parts(execution_id, agents, config, hooks).await?;
+    kernel_resume(execution_id, store, control_point, client, options).await
+}
+
+/// [`resume`] as a stream of events (continuing the stored sequence; a finished run's stream
+/// has no events and its result is the journaled one); dropping the stream cancels the run.
+/// The errors before the run continues are [`resume`]'s, returned at once.
+pub async fn resume_stream<A: AgentSource>(
+    execution_id: &str,
+    agents: &[A],
+    control_point: Arc<dyn ControlPoint>,
+    config: &EngineConfig,
+    hooks: HostHooks,
+) -> Result<EventStream, Failure> {
+    let (store, client, options) = resume_parts(execution_id, agents, config, hooks).await?;
+    kernel_resume_stream(execution_id, store, control_point, client, options).await
+}
+
+/// The store, engine client and options of a resume; an unfinished run whose workflow names an
+/// agent without a card in `agents` is refused (`workflow.unknown_agent`) before anything is
+/// sent, as [`execute_workflow`]'s caller would be by [`crate::check_agents`].
+async fn resume_parts<A: AgentSource>(
+    execution_id: &str,
+    agents: &[A],
+    config: &EngineConfig,
+    hooks: HostHooks,
+) -> Result<(Arc<dyn RunStore>, Arc<dyn RemoteClient>, RunOptions), Failure> {
     let client = build_engine_client(agents, config, hooks.auth_provider)?;
     let mut options = hooks.run_options;
     let store = match options.store.take() {
         Some(store) => store,
         None => resume_store(config).await?,
     };
+    let journal = store.load(execution_id).await?;
+    if journal.finished().is_none() {
+        let workflow = journal.started()?.workflow()?;
+        check_agents(&workflow, agents.iter().map(|a| a.card().name.as_str()))?;
+    }
     if options.resume_policy == ResumePolicy::default() {
         options.resume_policy = config.resume.policy();
     }
-    kernel_resume(
-        execution_id,
-        store,
-        control_point,
-        Arc::new(client),
-        options,
-    )
-    .await
+    Ok((store, Arc::new(client), options))
 }
 
 /// The configured store of a resume: it must exist.

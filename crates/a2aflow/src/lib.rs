@@ -61,7 +61,7 @@ pub use execute::build_extension_sender;
 #[cfg(feature = "protocol")]
 pub use execute::{
     AgentEndpoint, HostHooks, TransportFactory, build_engine_client, discover_agents,
-    execute_workflow, execute_workflow_stream, fetch_agent_cards, resume,
+    execute_workflow, execute_workflow_stream, fetch_agent_cards, resume, resume_stream,
 };
 /// The runs a store holds: listing, one run's view, its events, a cancel request.
 pub use executions::{
