@@ -25,6 +25,9 @@ use std::time::{Duration, Instant};
 
 const OUTCOME_UNKNOWN: &str = "workflow.outcome_unknown";
 
+/// The lease of every driver: a resume waits this long after a kill before it tries.
+const LEASE: Duration = Duration::from_millis(300);
+
 /// A chain, a parallel step with a `slow` task (the kill lands while a stream or a poll waits),
 /// and a last step: four logical tasks on two agents, one blocking (JSON-RPC), one streaming
 /// (HTTP+JSON).
@@ -67,7 +70,7 @@ fn kill_delay(rng: &mut XorShift) -> Duration {
     let ms = if rng.below(4) == 0 {
         rng.below(15)
     } else {
-        15 + rng.below(700)
+        15 + rng.below(435)
     };
     Duration::from_millis(ms as u64)
 }
@@ -93,6 +96,7 @@ impl Crash {
         } else {
             figures.finished_first += 1;
         }
+        std::thread::sleep(LEASE);
         let resumed = self.host.resume(&id, resend);
         figures.resumes += 1;
         if resumed.code == Some(2) && resumed.stderr.contains("store.unknown_execution") {
@@ -219,8 +223,15 @@ fn main() {
     let workflow_path = dir.path().join("crash.json");
     std::fs::write(&workflow_path, workflow().to_string()).unwrap();
     let config = dir.path().join("engine.toml");
-    // A short lease: a killed driver's run can be taken over quickly.
-    std::fs::write(&config, "store_lease_secs = 0.3\n").unwrap();
+    // A short lease, so a killed driver's run is taken over quickly, and the shortest poll.
+    std::fs::write(
+        &config,
+        format!(
+            "store_lease_secs = {}\npoll_interval_ms = 100\n",
+            LEASE.as_secs_f64()
+        ),
+    )
+    .unwrap();
     let host = Host {
         bin,
         workflow: workflow_path,
@@ -264,7 +275,14 @@ fn main() {
         figures.finished_first,
         started.elapsed().as_secs_f64()
     );
-    crash.runtime.block_on(crash.server.shutdown()).unwrap();
+    let Crash {
+        server,
+        agents,
+        runtime,
+        ..
+    } = crash;
+    drop(agents);
+    runtime.block_on(server.shutdown()).unwrap();
     assert_eq!(
         figures.duplicates, 0,
         "a business command took effect twice"

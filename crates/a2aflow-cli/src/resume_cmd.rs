@@ -12,7 +12,7 @@ use crate::run_cmd::{follow, named_agents};
 use crate::signals::Interrupts;
 use crate::terminal::block;
 use a2aflow::kernel::ResumePolicy;
-use a2aflow::model::Failure;
+use a2aflow::model::{ErrorCode, Failure};
 use a2aflow::{HostHooks, StoreLocation, discover_agents, resume_stream};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -130,11 +130,14 @@ pub fn run(args: ResumeArgs) -> u8 {
     })
 }
 
-/// A resume refused before anything was sent: a store or configuration problem is exit 2, a
-/// construction problem of the engine client (an unusable card) exit 1, as `run` does.
+/// A resume refused before anything was sent: a store or configuration problem, or an agent of
+/// the workflow not given, is exit 2; a construction problem of the engine client (an unusable
+/// card) exit 1, as `run` does.
 fn refused(f: Failure) -> u8 {
     let code = f.code.to_string();
-    let setup = code.starts_with("store.") || code.starts_with("config.");
+    let setup = code.starts_with("store.")
+        || code.starts_with("config.")
+        || f.is(ErrorCode::WorkflowUnknownAgent);
     report(f);
     if setup { SETUP_ERROR } else { 1 }
 }

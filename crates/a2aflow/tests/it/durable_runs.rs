@@ -229,3 +229,35 @@ fn the_resume_section_and_the_lease_length_load_from_toml() {
         assert!(err.is(ErrorCode::ConfigInvalid), "{bad}: {err}");
     }
 }
+
+#[tokio::test]
+async fn resume_refuses_a_run_whose_agents_were_not_given_before_anything_is_sent() {
+    let (server, cards) = started().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = config_with_store(&dir.path().join("runs.db"));
+    let store = config.open_store().await.unwrap().unwrap();
+    let run = a2aflow::kernel::journal::RunStarted::new(
+        "unfinished",
+        &workflow(),
+        None,
+        &RunOptions::default(),
+        1_700_000_000_000,
+    )
+    .unwrap();
+    store.create_run(run).await.unwrap();
+    let none: &[a2aflow::model::a2a::AgentCard] = &[];
+    let err = resume(
+        "unfinished",
+        none,
+        Arc::new(Host),
+        &config,
+        HostHooks::default(),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.is(ErrorCode::WorkflowUnknownAgent), "{err}");
+    assert!(err.message.contains("alpha"), "{}", err.message);
+    assert_eq!(sends(&server), 0);
+    let _ = cards;
+    server.shutdown().await.unwrap();
+}
