@@ -171,6 +171,11 @@ fn a_killed_run_is_resumed_and_its_task_is_not_sent_twice() {
     }
     child.kill().unwrap();
     child.wait().unwrap();
+    // The workflow's agents must be given again: refused before the lease or any send.
+    let o = a2aflow(&[
+        "runs", "resume", &id, "--store", &store, "--config", &config,
+    ]);
+    assert_fails_with(&o, 2, "workflow.unknown_agent");
     let resumed = loop {
         let o = a2aflow(&[
             "runs", "resume", &id, "--store", &store, "--agent", &agent, "--config", &config,
