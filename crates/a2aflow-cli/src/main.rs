@@ -12,6 +12,7 @@ mod failure_text;
 mod graph;
 mod logging;
 mod progress;
+mod resume_cmd;
 mod run_cmd;
 mod runs_cmd;
 mod search_cmd;
@@ -95,9 +96,10 @@ enum Command {
     /// Run a workflow against A2A agents with the built-in declarative ControlPoint.
     /// Exit 0 on success, 1 on failure, 2 on a usage or setup error.
     Run(Box<run_cmd::RunArgs>),
-    /// Inspect the runs a run store holds, or ask one to stop: `list`, `show`, `events`,
-    /// `cancel`. Exit 0 when done, 2 on a store or usage error (an unknown id, a file that is
-    /// not an a2aflow store, a newer schema, a damaged file), the file left unchanged.
+    /// Inspect the runs a run store holds, ask one to stop, or continue one: `list`, `show`,
+    /// `events`, `cancel`, `resume`. Exit 0 when done (`resume`: `run`'s codes), 2 on a store or
+    /// usage error (an unknown id, a file that is not an a2aflow store, a newer schema, a damaged
+    /// file), the file left unchanged.
     Runs(Box<runs_cmd::RunsArgs>),
     /// Search an orchestration centre's workflows by intent.
     /// Exit 0 when the centre answered (even with no result), 1 when it could not be asked or

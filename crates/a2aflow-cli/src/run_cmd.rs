@@ -12,7 +12,7 @@ use crate::progress::{LiveProgress, Stream};
 use crate::signals::Interrupts;
 use crate::terminal::{block, inline};
 use a2aflow::config::BindingName;
-use a2aflow::kernel::RunInput;
+use a2aflow::kernel::{EventStream, RunInput};
 use a2aflow::model::ErrorCode;
 use a2aflow::model::a2a::AgentCard;
 use a2aflow::model::{Failure, LoadOptions, Workflow, validate};
@@ -20,7 +20,8 @@ use a2aflow::protocol::HttpClient;
 use a2aflow::protocol::wirelog::{RedactionPolicy, WireLog};
 use a2aflow::services::registry::{OrchestratorClient, RegistryClient, service_client};
 use a2aflow::{
-    AgentEndpoint, EngineConfig, HostHooks, check_agents, discover_agents, execute_workflow_stream,
+    AgentEndpoint, EngineConfig, HostHooks, RunStore, StoreLocation, check_agents, discover_agents,
+    execute_workflow_stream,
 };
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -79,6 +80,11 @@ pub struct RunArgs {
     /// Write every event as one JSON line to this file.
     #[arg(long, value_name = "EVENTS.jsonl")]
     pub events: Option<PathBuf>,
+    /// Journal the run in this run store (`sqlite:PATH` or a path; created on first use), so
+    /// that `a2aflow runs resume ID --store PATH` can continue it after a crash. With
+    /// `--format json` the first line on stdout is `{"executionId": "…"}`.
+    #[arg(long, value_name = "PATH")]
+    pub store: Option<String>,
     /// Output format of the result.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
@@ -177,6 +183,19 @@ async fn within<T>(
     }
 }
 
+/// The `--agent NAME=URL` values as `(name, url)` pairs.
+pub(crate) fn named_agents(specs: &[String]) -> Result<Vec<(String, String)>, String> {
+    specs
+        .iter()
+        .map(|spec| match spec.split_once('=') {
+            Some((name, url)) if !name.trim().is_empty() && !url.trim().is_empty() => {
+                Ok((name.trim().to_owned(), url.trim().to_owned()))
+            }
+            _ => Err(format!("--agent takes NAME=URL, got `{spec}`")),
+        })
+        .collect()
+}
+
 /// Runs the subcommand; returns the exit code (0 success, 1 failure, 2 usage or setup error,
 /// 130/143 after SIGINT/SIGTERM).
 pub fn run(args: RunArgs) -> u8 {
@@ -213,6 +232,12 @@ pub fn run(args: RunArgs) -> u8 {
     if let Some(c) = &args.credentials {
         config.credentials_file = Some(c.clone());
     }
+    if let Some(store) = &args.store {
+        match StoreLocation::parse(store) {
+            Ok(location) => config.store = Some(location),
+            Err(f) => return usage(f),
+        }
+    }
     if let Err(f) = config.validate() {
         return usage(f);
     }
@@ -220,15 +245,10 @@ pub fn run(args: RunArgs) -> u8 {
         Ok(r) => r,
         Err(e) => return usage(e),
     };
-    let mut named = Vec::new();
-    for spec in &args.agents {
-        match spec.split_once('=') {
-            Some((name, url)) if !name.trim().is_empty() && !url.trim().is_empty() => {
-                named.push((name.trim().to_owned(), url.trim().to_owned()))
-            }
-            _ => return usage(format!("--agent takes NAME=URL, got `{spec}`")),
-        }
-    }
+    let named = match named_agents(&args.agents) {
+        Ok(n) => n,
+        Err(e) => return usage(e),
+    };
     // Every output file is created before anything is sent, so a bad path costs no remote work.
     let events_file = match &args.events {
         Some(path) => match std::fs::File::create(path) {
@@ -254,6 +274,12 @@ pub fn run(args: RunArgs) -> u8 {
             Err(e) => return usage(format!("cannot listen for signals: {e}")),
         };
         let deadline = tokio::time::Instant::now() + budget;
+        // The store is opened before anything is sent: a store that cannot be opened is a
+        // setup error.
+        let journal = match journal_of(&config).await {
+            Ok(j) => j,
+            Err(f) => return usage(f),
+        };
         let workflow = match (from_file, &args.orchestrator, &args.workflow_id) {
             (Some(w), _, _) => w,
             (None, Some(url), Some(id)) => {
@@ -322,76 +348,131 @@ pub fn run(args: RunArgs) -> u8 {
         let input = RunInput {
             runtime_intent: args.intent.clone(),
         };
-        let mut stream = match execute_workflow_stream(
-            workflow,
-            &agents,
-            Arc::new(host),
-            &config,
-            input,
-            HostHooks::default(),
-        ) {
-            Ok(s) => s,
-            Err(f) => {
-                report(f);
-                return 1;
+        let mut hooks = HostHooks::default();
+        if let Some(journal) = journal {
+            if let Err(code) = announce(&journal.execution_id, args.format, &config) {
+                return code;
             }
-        };
-        let mut events_file = events_file;
-        let mut progress =
-            (args.format == OutputFormat::Text).then(|| LiveProgress::on(Stream::Stderr));
-        interrupts.arm();
-        let mut cancelled = false;
-        loop {
-            let event = tokio::select! {
-                event = stream.next() => event,
-                () = interrupts.first(), if !cancelled => {
-                    // Best-effort CancelTask for every non-final task, bounded by the engine's
-                    // cancel_timeout_secs; the run then ends with workflow.cancelled.
-                    stream.cancel();
-                    cancelled = true;
-                    continue;
+            hooks.run_options.execution_id = Some(journal.execution_id);
+            hooks.run_options.store = Some(journal.store);
+        }
+        let stream =
+            match execute_workflow_stream(workflow, &agents, Arc::new(host), &config, input, hooks)
+            {
+                Ok(s) => s,
+                Err(f) => {
+                    report(f);
+                    return 1;
                 }
             };
-            let Some(event) = event else { break };
-            if let Some(out) = events_file.as_mut() {
-                if let Ok(line) = serde_json::to_string(&event) {
-                    let _ = writeln!(out, "{line}");
-                }
-            }
-            if let Some(progress) = progress.as_mut() {
-                progress.event(&event);
-            }
-        }
-        if let Some(progress) = progress {
-            progress.finish();
-        }
-        if let Some(mut out) = events_file {
-            let _ = out.flush();
-        }
-        let result = stream.result().await;
-        match args.format {
-            OutputFormat::Json => match serde_json::to_string_pretty(&result) {
-                Ok(json) => println!("{}", crate::terminal::json(&json)),
-                Err(e) => return usage(format!("cannot render the result: {e}")),
-            },
-            OutputFormat::Text => {
-                let verdict = if result.success {
-                    "succeeded"
-                } else {
-                    "failed"
-                };
-                println!("run {} {verdict}", inline(&result.execution_id));
-                if let Some(f) = &result.failure {
-                    print!("{}", crate::failure_text::describe(f, "  "));
-                }
-            }
-        }
-        match interrupts.exit_status() {
-            Some(status) => status,
-            None if result.success => 0,
-            None => 1,
-        }
+        follow(stream, interrupts, events_file, args.format).await
     })
+}
+
+/// The store a journaled run goes to, with the execution id minted for it.
+struct Journal {
+    execution_id: String,
+    store: Arc<dyn RunStore>,
+}
+
+/// Opens the configured store (creating it on first use) and mints the run's execution id;
+/// `None` without a store.
+async fn journal_of(config: &EngineConfig) -> Result<Option<Journal>, Failure> {
+    Ok(config.open_store().await?.map(|store| Journal {
+        execution_id: format!("run-{}", a2aflow::model::a2a::new_context_id()),
+        store,
+    }))
+}
+
+/// Tells the user the id of a journaled run before it starts: with `--format json` the first
+/// line on stdout (`{"executionId": "…"}`, flushed), else a note on stderr.
+fn announce(execution_id: &str, format: OutputFormat, config: &EngineConfig) -> Result<(), u8> {
+    match format {
+        OutputFormat::Json => {
+            let line = serde_json::json!({ "executionId": execution_id }).to_string();
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "{}", crate::terminal::json(&line))
+                .and_then(|()| out.flush())
+                .map_err(|_| 1)
+        }
+        OutputFormat::Text => {
+            let path = config
+                .store
+                .as_ref()
+                .map(|s| s.path().display().to_string())
+                .unwrap_or_default();
+            eprintln!(
+                "a2aflow run: journaling run {} in {}",
+                inline(execution_id),
+                inline(&path)
+            );
+            Ok(())
+        }
+    }
+}
+
+/// Follows a run's events to its end (progress on stderr in text mode, `--events` lines, a
+/// first SIGINT/SIGTERM cancels it), prints its result as `format` says and returns the exit
+/// code (0 success, 1 failure, 130/143 after a signal).
+pub(crate) async fn follow(
+    mut stream: EventStream,
+    interrupts: Interrupts,
+    mut events_file: Option<std::io::BufWriter<std::fs::File>>,
+    format: OutputFormat,
+) -> u8 {
+    let mut progress = (format == OutputFormat::Text).then(|| LiveProgress::on(Stream::Stderr));
+    interrupts.arm();
+    let mut cancelled = false;
+    loop {
+        let event = tokio::select! {
+            event = stream.next() => event,
+            () = interrupts.first(), if !cancelled => {
+                // Best-effort CancelTask for every non-final task, bounded by the engine's
+                // cancel_timeout_secs; the run then ends with workflow.cancelled.
+                stream.cancel();
+                cancelled = true;
+                continue;
+            }
+        };
+        let Some(event) = event else { break };
+        if let Some(out) = events_file.as_mut() {
+            if let Ok(line) = serde_json::to_string(&event) {
+                let _ = writeln!(out, "{line}");
+            }
+        }
+        if let Some(progress) = progress.as_mut() {
+            progress.event(&event);
+        }
+    }
+    if let Some(progress) = progress {
+        progress.finish();
+    }
+    if let Some(mut out) = events_file {
+        let _ = out.flush();
+    }
+    let result = stream.result().await;
+    match format {
+        OutputFormat::Json => match serde_json::to_string_pretty(&result) {
+            Ok(json) => println!("{}", crate::terminal::json(&json)),
+            Err(e) => return usage(format!("cannot render the result: {e}")),
+        },
+        OutputFormat::Text => {
+            let verdict = if result.success {
+                "succeeded"
+            } else {
+                "failed"
+            };
+            println!("run {} {verdict}", inline(&result.execution_id));
+            if let Some(f) = &result.failure {
+                print!("{}", crate::failure_text::describe(f, "  "));
+            }
+        }
+    }
+    match interrupts.exit_status() {
+        Some(status) => status,
+        None if result.success => 0,
+        None => 1,
+    }
 }
 
 #[cfg(test)]

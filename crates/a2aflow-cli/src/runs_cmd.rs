@@ -1,4 +1,5 @@
-//! `a2aflow runs list|show|events|cancel --store PATH`: the runs a run store holds.
+//! `a2aflow runs list|show|events|cancel --store PATH`: the runs a run store holds
+//! (`runs resume` lives in [`crate::resume_cmd`]).
 //!
 //! The store must exist (nothing is created) and is only read, except by `cancel`, which appends
 //! one run-level `cancelRequested` record. Every store problem (an unknown id, a file that is
@@ -58,6 +59,17 @@ impl From<StateArg> for RunState {
 
 #[derive(Debug, clap::Subcommand)]
 enum RunsCommand {
+    #[command(flatten)]
+    Inspect(InspectCommand),
+    /// Continue a run whose host stopped or died: finished steps and tasks keep their results,
+    /// sent tasks are found again (never resent unless --resend). Output and exit codes as
+    /// `run`'s.
+    Resume(Box<crate::resume_cmd::ResumeArgs>),
+}
+
+/// The commands that read (or, `cancel`, append to) an existing store.
+#[derive(Debug, clap::Subcommand)]
+enum InspectCommand {
     /// The runs in the store, newest first: execution id, state, start time, workflow name.
     List {
         #[command(flatten)]
@@ -130,6 +142,10 @@ fn fail(f: Failure) -> u8 {
 /// Runs the subcommand; returns the exit code (0 done, 1 a follow that ended unfinished, 2 a
 /// store or usage error, 130/143 after SIGINT/SIGTERM while following).
 pub fn run(args: RunsArgs) -> u8 {
+    let command = match args.command {
+        RunsCommand::Resume(resume) => return crate::resume_cmd::run(*resume),
+        RunsCommand::Inspect(command) => command,
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -140,19 +156,19 @@ pub fn run(args: RunsArgs) -> u8 {
             return SETUP_ERROR;
         }
     };
-    runtime.block_on(run_async(args.command))
+    runtime.block_on(run_async(command))
 }
 
 async fn open(store: &StoreArg) -> Result<Arc<dyn RunStore>, Failure> {
     StoreLocation::parse(&store.store)?.open_existing().await
 }
 
-async fn run_async(command: RunsCommand) -> u8 {
+async fn run_async(command: InspectCommand) -> u8 {
     let store_arg = match &command {
-        RunsCommand::List { store, .. }
-        | RunsCommand::Show { store, .. }
-        | RunsCommand::Events { store, .. }
-        | RunsCommand::Cancel { store, .. } => store,
+        InspectCommand::List { store, .. }
+        | InspectCommand::Show { store, .. }
+        | InspectCommand::Events { store, .. }
+        | InspectCommand::Cancel { store, .. } => store,
     };
     let store = match open(store_arg).await {
         Ok(s) => s,
@@ -160,7 +176,7 @@ async fn run_async(command: RunsCommand) -> u8 {
     };
     let store = &*store;
     let outcome = match command {
-        RunsCommand::List {
+        InspectCommand::List {
             state,
             limit,
             offset,
@@ -174,9 +190,9 @@ async fn run_async(command: RunsCommand) -> u8 {
             };
             list(store, filter, format).await
         }
-        RunsCommand::Show { id, format, .. } => show(store, &id, format).await,
-        RunsCommand::Events { id, follow, .. } => events(store, &id, follow).await,
-        RunsCommand::Cancel { id, .. } => cancel(store, &id).await,
+        InspectCommand::Show { id, format, .. } => show(store, &id, format).await,
+        InspectCommand::Events { id, follow, .. } => events(store, &id, follow).await,
+        InspectCommand::Cancel { id, .. } => cancel(store, &id).await,
     };
     outcome.unwrap_or_else(fail)
 }

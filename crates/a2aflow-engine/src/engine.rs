@@ -471,6 +471,47 @@ impl RemoteClient for A2aEngineClient {
         let result = run.run(start).await;
         run.finish(result).await
     }
+
+    /// Sends CancelTask for `remote_task_id` on `agent` (a cancel journaled before a restart),
+    /// bounded by `deadline` and by the configured `cancel_timeout`, whichever comes first. An
+    /// agent the client does not know is `workflow.unknown_agent`; the agent's refusal or a transport
+    /// failure is its mapped failure (as every call of the client maps them); no answer in time
+    /// is `a2a.timeout`. A failed cancel stays pending in the journal.
+    async fn cancel_remote(
+        &self,
+        agent: &str,
+        remote_task_id: &str,
+        deadline: Instant,
+    ) -> Result<(), Failure> {
+        let channel = self.agent(agent)?;
+        let bound = deadline.min(Instant::now() + self.config.cancel_timeout);
+        let request = CancelTaskRequest {
+            id: remote_task_id.to_owned(),
+            metadata: None,
+            tenant: None,
+        };
+        let options =
+            CallOptions::default().with_timeout(bound.saturating_duration_since(Instant::now()));
+        let sent =
+            tokio::time::timeout_at(bound, channel.transport.cancel_task(&request, &options));
+        let failure = match sent.await {
+            Ok(Ok(_)) => {
+                tracing::debug!(remote_task_id, agent, "journaled cancel sent");
+                return Ok(());
+            }
+            Ok(Err(e)) => transport_failure(&e),
+            Err(_) => Failure::new(
+                ErrorCode::A2aTimeout,
+                format!(
+                    "CancelTask for remote task {remote_task_id} on agent {agent} got no answer \
+                     in time"
+                ),
+            ),
+        };
+        Err(failure
+            .with_detail("agent", agent)
+            .with_detail("remoteTaskId", remote_task_id))
+    }
 }
 
 /// Negotiation inputs of a dispatch (absent on attach).

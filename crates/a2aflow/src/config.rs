@@ -4,10 +4,12 @@
 
 use crate::store::StoreLocation;
 use a2aflow_engine::ClientConfig;
+use a2aflow_kernel::ResumePolicy;
 use a2aflow_kernel::journal::RunStore;
 use a2aflow_model::{ErrorCode, Failure};
 use a2aflow_protocol::auth::{AuthProvider, Credentials, Environment};
 use a2aflow_protocol::{Binding, ChannelConfig, ChannelFactory, Limits, tls::TlsConfig};
+use a2aflow_store_sqlite::StoreOptions;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -167,6 +169,29 @@ impl Default for ExtensionsSection {
     }
 }
 
+/// What a resumed run may resend (`[resume]`): a journaled message whose task cannot be found
+/// again (no task for its context id, or an agent that cannot list tasks) is resent, with the
+/// same message id and context id, only where this allows it; otherwise that task ends
+/// `workflow.outcome_unknown` and nothing is sent.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ResumeSection {
+    /// Resend for agents without their own entry. Default false.
+    pub resend: bool,
+    /// Per agent name (the workflow's name for it): overrides `resend`.
+    pub per_agent: std::collections::HashMap<String, bool>,
+}
+
+impl ResumeSection {
+    /// The kernel's policy of this section.
+    pub fn policy(&self) -> ResumePolicy {
+        ResumePolicy {
+            resend: self.resend,
+            per_agent: self.per_agent.clone(),
+        }
+    }
+}
+
 /// Everything the facade needs to build transports and the engine client.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -200,6 +225,12 @@ pub struct EngineConfig {
     /// Where runs are journaled (`store = "sqlite:PATH"` or a path); absent: runs live only in
     /// memory.
     pub store: Option<StoreLocation>,
+    /// How long a driver's lease on a journaled run lasts, seconds (renewed at a third of its
+    /// life). A driver that died holds its runs this long before a resume may take them over.
+    /// Default 30.
+    pub store_lease_secs: f64,
+    /// What a resumed run may resend (`[resume]`).
+    pub resume: ResumeSection,
 }
 
 impl Default for EngineConfig {
@@ -218,6 +249,8 @@ impl Default for EngineConfig {
             wire_log: false,
             extensions: ExtensionsSection::default(),
             store: None,
+            store_lease_secs: a2aflow_kernel::journal::DEFAULT_LEASE_TTL.as_secs_f64(),
+            resume: ResumeSection::default(),
         }
     }
 }
@@ -325,6 +358,7 @@ impl EngineConfig {
             ));
         }
         self.client_config()?;
+        self.store_options()?;
         #[cfg(feature = "extensions")]
         self.extension_config()?;
         Ok(())
@@ -441,10 +475,17 @@ impl EngineConfig {
     /// Opens the configured run store, creating it on first use; `None` when no `store` is
     /// configured. Errors are the store's `store.*` codes.
     pub async fn open_store(&self) -> Result<Option<Arc<dyn RunStore>>, Failure> {
+        let options = self.store_options()?;
         match &self.store {
-            Some(location) => location.open().await.map(Some),
+            Some(location) => location.open_with(options).await.map(Some),
             None => Ok(None),
         }
+    }
+
+    /// How the configured store is opened (the lease length of `store_lease_secs`).
+    pub fn store_options(&self) -> Result<StoreOptions, Failure> {
+        let ttl = positive_secs("store_lease_secs", self.store_lease_secs)?;
+        Ok(StoreOptions::default().with_lease_ttl(ttl))
     }
 
     /// The engine client's settings (validated).

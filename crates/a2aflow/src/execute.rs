@@ -9,9 +9,13 @@
 
 use crate::config::EngineConfig;
 use a2aflow_engine::A2aEngineClient;
-use a2aflow_kernel::{ControlPoint, EventStream, RunInput, RunOptions, run, run_stream};
+use a2aflow_kernel::journal::RunStore;
+use a2aflow_kernel::{
+    ControlPoint, EventStream, RemoteClient, ResumePolicy, RunInput, RunOptions, check_agents,
+    resume as kernel_resume, resume_stream as kernel_resume_stream, run, run_stream,
+};
 use a2aflow_model::a2a::AgentCard;
-use a2aflow_model::{ExecutionResult, Failure, Workflow};
+use a2aflow_model::{ErrorCode, ExecutionResult, Failure, Workflow};
 use a2aflow_protocol::auth::AuthProvider;
 use a2aflow_protocol::wirelog::{RedactionPolicy, WireLog};
 use a2aflow_protocol::{AgentSource, CallOptions, ChannelFactory, HttpClient};
@@ -24,7 +28,12 @@ pub struct HostHooks {
     /// conflict between the two fails instead of overwriting.
     pub auth_provider: Option<Arc<dyn AuthProvider>>,
     /// Run options (cancellation token, event sink, on_finish, execution id). Its `timeout` and
-    /// `max_concurrent_remote_tasks` are taken from the configuration.
+    /// `max_concurrent_remote_tasks` are taken from the configuration. A `store` here wins over
+    /// the configured one; a `resume_policy` other than the default wins over `[resume]`.
+    ///
+    /// A host that must know a durable run's execution id before anything is sent either
+    /// chooses it here (`execution_id`) or reads it from the run's first event, `start`, which
+    /// carries it and is emitted before any callback or send.
     pub run_options: RunOptions,
 }
 
@@ -162,6 +171,11 @@ pub async fn discover_agents<N: AsRef<str>, U: AsRef<str>>(
 /// and negotiation replies. Construction problems return `Err` before anything is sent; a run
 /// that fails returns `Ok` with `success == false` and its failure. The transports and
 /// connections built here are closed when this returns.
+///
+/// With a store (the configuration's `store`, opened and created on first use here, or one the
+/// host set in `hooks.run_options.store`, which wins) the run is journaled and can be
+/// continued by [`resume`] after a crash; a store that cannot be opened is `Err` with its
+/// `store.*` code before anything is sent.
 pub async fn execute_workflow<A: AgentSource>(
     workflow: impl Into<Arc<Workflow>>,
     cards: &[A],
@@ -171,12 +185,20 @@ pub async fn execute_workflow<A: AgentSource>(
     hooks: HostHooks,
 ) -> Result<ExecutionResult, Failure> {
     let client = build_engine_client(cards, config, hooks.auth_provider)?;
-    let options = run_options(config, hooks.run_options)?;
+    let mut options = run_options(config, hooks.run_options)?;
+    if options.store.is_none() {
+        options.store = config.open_store().await?;
+    }
     Ok(run(workflow, input, control_point, Arc::new(client), options).await)
 }
 
 /// [`execute_workflow`] as a stream of events; dropping the stream cancels the run. The client
 /// built here lives exactly as long as the run.
+///
+/// The configured store is opened by the run's first journal write (this function cannot
+/// wait): a store that cannot be opened ends the run with its `store.*` failure before anything
+/// is sent. A host that wants that error up front opens it with [`EngineConfig::open_store`] and
+/// sets `hooks.run_options.store`.
 pub fn execute_workflow_stream<A: AgentSource>(
     workflow: impl Into<Arc<Workflow>>,
     cards: &[A],
@@ -186,7 +208,14 @@ pub fn execute_workflow_stream<A: AgentSource>(
     hooks: HostHooks,
 ) -> Result<EventStream, Failure> {
     let client = build_engine_client(cards, config, hooks.auth_provider)?;
-    let options = run_options(config, hooks.run_options)?;
+    let mut options = run_options(config, hooks.run_options)?;
+    if options.store.is_none() {
+        let store_options = config.store_options()?;
+        options.store = config
+            .store
+            .as_ref()
+            .map(|location| location.open_lazily(store_options));
+    }
     Ok(run_stream(
         workflow,
         input,
@@ -194,6 +223,83 @@ pub fn execute_workflow_stream<A: AgentSource>(
         Arc::new(client),
         options,
     ))
+}
+
+/// Continues the journaled run `execution_id` after a crash (see [`a2aflow_kernel::resume`]):
+/// the engine client is built from `agents` exactly as [`execute_workflow`] builds it, the store
+/// is `hooks.run_options.store` or the configured one (which must exist: nothing is created),
+/// and the resume policy is the host's when it set one, else the configuration's `[resume]`.
+///
+/// Finished steps and tasks keep their journaled results, journaled host answers are reused,
+/// each task sent and not finished is found again (by remote task id, else by context id) and
+/// waited on, and a task that cannot be found ends `workflow.outcome_unknown` unless the policy
+/// allows resending its journaled message. The run keeps the absolute deadline it started with.
+///
+/// Errors before anything is sent: no store configured (`config.invalid`), the store's
+/// `store.*` codes (`store.unknown_execution`, `store.locked` while another driver holds the
+/// run, `store.workflow_mismatch`, a file that is not a store or is damaged), and every
+/// construction problem of [`execute_workflow`]. A finished run returns its journaled result.
+pub async fn resume<A: AgentSource>(
+    execution_id: &str,
+    agents: &[A],
+    control_point: Arc<dyn ControlPoint>,
+    config: &EngineConfig,
+    hooks: HostHooks,
+) -> Result<ExecutionResult, Failure> {
+    let (store, client, options) = resume_parts(execution_id, agents, config, hooks).await?;
+    kernel_resume(execution_id, store, control_point, client, options).await
+}
+
+/// [`resume`] as a stream of events (continuing the stored sequence; a finished run's stream
+/// has no events and its result is the journaled one); dropping the stream cancels the run.
+/// The errors before the run continues are [`resume`]'s, returned at once.
+pub async fn resume_stream<A: AgentSource>(
+    execution_id: &str,
+    agents: &[A],
+    control_point: Arc<dyn ControlPoint>,
+    config: &EngineConfig,
+    hooks: HostHooks,
+) -> Result<EventStream, Failure> {
+    let (store, client, options) = resume_parts(execution_id, agents, config, hooks).await?;
+    kernel_resume_stream(execution_id, store, control_point, client, options).await
+}
+
+/// The store, engine client and options of a resume; an unfinished run whose workflow names an
+/// agent without a card in `agents` is refused (`workflow.unknown_agent`) before anything is
+/// sent, as [`execute_workflow`]'s caller would be by [`crate::check_agents`].
+async fn resume_parts<A: AgentSource>(
+    execution_id: &str,
+    agents: &[A],
+    config: &EngineConfig,
+    hooks: HostHooks,
+) -> Result<(Arc<dyn RunStore>, Arc<dyn RemoteClient>, RunOptions), Failure> {
+    let client = build_engine_client(agents, config, hooks.auth_provider)?;
+    let mut options = hooks.run_options;
+    let store = match options.store.take() {
+        Some(store) => store,
+        None => resume_store(config).await?,
+    };
+    let journal = store.load(execution_id).await?;
+    if journal.finished().is_none() {
+        let workflow = journal.started()?.workflow()?;
+        check_agents(&workflow, agents.iter().map(|a| a.card().name.as_str()))?;
+    }
+    if options.resume_policy == ResumePolicy::default() {
+        options.resume_policy = config.resume.policy();
+    }
+    Ok((store, Arc::new(client), options))
+}
+
+/// The configured store of a resume: it must exist.
+async fn resume_store(config: &EngineConfig) -> Result<Arc<dyn RunStore>, Failure> {
+    match &config.store {
+        Some(location) => location.open_existing_with(config.store_options()?).await,
+        None => Err(Failure::new(
+            ErrorCode::ConfigInvalid,
+            "resume needs the run store the run was journaled in: configure `store` or set \
+             the host's run_options.store",
+        )),
+    }
 }
 
 fn run_options(config: &EngineConfig, mut options: RunOptions) -> Result<RunOptions, Failure> {

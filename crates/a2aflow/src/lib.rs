@@ -44,6 +44,8 @@ pub mod executions;
 pub mod otel;
 pub mod store;
 
+/// Which lost messages a resumed run may resend.
+pub use a2aflow_kernel::ResumePolicy;
 /// The run store contract, as the facade's queries take it.
 pub use a2aflow_kernel::journal::{RunFilter, RunState, RunStore, RunSummary};
 /// Refuse a run whose workflow names an agent the host has no card for, before anything is sent.
@@ -59,7 +61,7 @@ pub use execute::build_extension_sender;
 #[cfg(feature = "protocol")]
 pub use execute::{
     AgentEndpoint, HostHooks, TransportFactory, build_engine_client, discover_agents,
-    execute_workflow, execute_workflow_stream, fetch_agent_cards,
+    execute_workflow, execute_workflow_stream, fetch_agent_cards, resume, resume_stream,
 };
 /// The runs a store holds: listing, one run's view, its events, a cancel request.
 pub use executions::{

@@ -5,9 +5,12 @@
 //! read or inspected must already exist ([`StoreLocation::open_existing`]), so a mistyped path is
 //! an error instead of a new, empty store.
 
-use a2aflow_kernel::journal::{RunStore, StoreError};
-use a2aflow_model::{ErrorCode, Failure};
-use a2aflow_store_sqlite::SqliteStore;
+use a2aflow_kernel::journal::{
+    JournalRecord, Lease, RunFilter, RunJournal, RunStarted, RunStore, RunSummary, StoreError,
+};
+use a2aflow_model::{ErrorCode, Event, Failure};
+use a2aflow_store_sqlite::{SqliteStore, StoreOptions};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -67,17 +70,49 @@ impl StoreLocation {
     /// Opens the store, creating it on first use (for a host that journals runs). Errors are the
     /// store's `store.*` codes; a failed open leaves the file unchanged.
     pub async fn open(&self) -> Result<Arc<dyn RunStore>, Failure> {
+        self.open_with(StoreOptions::default()).await
+    }
+
+    /// [`open`](Self::open) with `options` (the lease length).
+    pub async fn open_with(&self, options: StoreOptions) -> Result<Arc<dyn RunStore>, Failure> {
+        Ok(self.open_store(options).await?)
+    }
+
+    /// [`open_with`](Self::open_with) with the store's own error.
+    async fn open_store(&self, options: StoreOptions) -> Result<Arc<dyn RunStore>, StoreError> {
         match self {
-            StoreLocation::Sqlite(p) => Ok(Arc::new(SqliteStore::open(p.clone()).await?)),
+            StoreLocation::Sqlite(p) => {
+                Ok(Arc::new(SqliteStore::open_with(p.clone(), options).await?))
+            }
         }
+    }
+
+    /// The store here, opened (and created on first use) by its first call: for a caller that
+    /// cannot wait for the open, such as [`crate::execute_workflow_stream`]. A run journals its
+    /// start before anything else, so a store that cannot be opened ends the run with its
+    /// `store.*` failure before anything is sent.
+    pub fn open_lazily(&self, options: StoreOptions) -> Arc<dyn RunStore> {
+        Arc::new(LazyStore {
+            location: self.clone(),
+            options,
+            store: tokio::sync::OnceCell::new(),
+        })
     }
 
     /// Opens a store that must already exist (for reading and inspecting runs): a missing file
     /// is `store.unavailable` and nothing is created.
     pub async fn open_existing(&self) -> Result<Arc<dyn RunStore>, Failure> {
+        self.open_existing_with(StoreOptions::default()).await
+    }
+
+    /// [`open_existing`](Self::open_existing) with `options` (the lease length).
+    pub async fn open_existing_with(
+        &self,
+        options: StoreOptions,
+    ) -> Result<Arc<dyn RunStore>, Failure> {
         let path = self.path();
         match std::fs::symlink_metadata(path) {
-            Ok(_) => self.open().await,
+            Ok(_) => self.open_with(options).await,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(StoreError::new(
                 ErrorCode::StoreUnavailable,
                 format!(
@@ -118,6 +153,79 @@ impl<'de> serde::Deserialize<'de> for StoreLocation {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let text = String::deserialize(d)?;
         StoreLocation::try_from(text).map_err(serde::de::Error::custom)
+    }
+}
+
+/// A store opened by its first call (see [`StoreLocation::open_lazily`]); a failed open is
+/// tried again by the next call.
+struct LazyStore {
+    location: StoreLocation,
+    options: StoreOptions,
+    store: tokio::sync::OnceCell<Arc<dyn RunStore>>,
+}
+
+impl LazyStore {
+    async fn get(&self) -> Result<&dyn RunStore, StoreError> {
+        let store = self
+            .store
+            .get_or_try_init(|| self.location.open_store(self.options.clone()))
+            .await?;
+        Ok(&**store)
+    }
+}
+
+#[async_trait::async_trait]
+impl RunStore for LazyStore {
+    async fn create_run(&self, run: RunStarted) -> Result<(), StoreError> {
+        self.get().await?.create_run(run).await
+    }
+
+    async fn append_batch(
+        &self,
+        execution_id: &str,
+        records: Vec<JournalRecord>,
+    ) -> Result<Range<u64>, StoreError> {
+        self.get().await?.append_batch(execution_id, records).await
+    }
+
+    async fn load(&self, execution_id: &str) -> Result<RunJournal, StoreError> {
+        self.get().await?.load(execution_id).await
+    }
+
+    async fn list(&self, filter: RunFilter) -> Result<Vec<RunSummary>, StoreError> {
+        self.get().await?.list(filter).await
+    }
+
+    async fn record_events(
+        &self,
+        execution_id: &str,
+        events: Vec<Event>,
+    ) -> Result<(), StoreError> {
+        self.get().await?.record_events(execution_id, events).await
+    }
+
+    async fn events(
+        &self,
+        execution_id: &str,
+        after_seq: Option<u64>,
+        limit: usize,
+    ) -> Result<Vec<Event>, StoreError> {
+        self.get()
+            .await?
+            .events(execution_id, after_seq, limit)
+            .await
+    }
+
+    async fn acquire(&self, execution_id: &str, owner: &str) -> Result<Lease, StoreError> {
+        self.get().await?.acquire(execution_id, owner).await
+    }
+
+    async fn renew(&self, lease: &Lease) -> Result<Lease, StoreError> {
+        self.get().await?.renew(lease).await
+    }
+
+    async fn release(&self, lease: Lease) -> Result<(), StoreError> {
+        self.get().await?.release(lease).await
     }
 }
 

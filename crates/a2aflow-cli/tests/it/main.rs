@@ -6,6 +6,7 @@ mod support;
 
 mod cli;
 mod diagnostics;
+mod durable;
 mod run_registry;
 mod run_safety;
 mod runs;

@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
 
+mod cancel_remote;
 mod client_assembly;
 mod client_engine;
 mod client_testkit;

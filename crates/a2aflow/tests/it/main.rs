@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
 
 mod credentials;
+mod durable_runs;
 mod events_schema;
 mod execute;
 mod executions;

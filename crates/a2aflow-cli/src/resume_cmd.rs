@@ -1,0 +1,143 @@
+//! `a2aflow runs resume ID --store PATH [--agent NAME=URL …]`: continue a journaled run after
+//! its host stopped or died, with the built-in declarative ControlPoint.
+//!
+//! The output and exit codes are `run`'s (0 success, 1 failure, 130/143 after a signal); a
+//! store problem (no such file, not an a2aflow store, a newer schema, a damaged file, an unknown
+//! id, a run another process is driving) is exit 2 with its `store.*` code, the file unchanged.
+
+use crate::OutputFormat;
+use crate::declarative::{DeclarativeControlPoint, NegotiationPolicy, RoutePolicy};
+use crate::demo::negotiating_agents;
+use crate::run_cmd::{follow, named_agents};
+use crate::signals::Interrupts;
+use crate::terminal::block;
+use a2aflow::kernel::ResumePolicy;
+use a2aflow::model::{ErrorCode, Failure};
+use a2aflow::{HostHooks, StoreLocation, discover_agents, resume_stream};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Everything `runs resume` takes from the command line.
+#[derive(Debug, clap::Args)]
+pub struct ResumeArgs {
+    /// The run's execution id (as `run --store … --format json` printed it first).
+    pub id: String,
+    /// The run store the run was journaled in (`sqlite:PATH` or a path); it must exist.
+    #[arg(long, value_name = "PATH")]
+    pub store: String,
+    /// An agent the workflow names, as NAME=URL (card URL or agent base URL); repeatable.
+    #[arg(long = "agent", value_name = "NAME=URL")]
+    pub agents: Vec<String>,
+    /// Resend a journaled message whose task cannot be found again (same message id and context
+    /// id), for every agent. Without it such a task ends `workflow.outcome_unknown` and nothing
+    /// is sent; the config's `[resume]` section can choose per agent.
+    #[arg(long)]
+    pub resend: bool,
+    /// Route policy for routing decisions not yet journaled: allow-all, deny-all, or a JSON file.
+    #[arg(long, default_value = "allow-all")]
+    pub routes: String,
+    /// How Negotiation-T proposals not yet answered are answered.
+    #[arg(long, value_enum, default_value_t = NegotiationPolicy::Accept)]
+    pub negotiation: NegotiationPolicy,
+    /// Engine configuration file (.toml or .json); its `store` is replaced by --store.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Credentials file (values from the environment, never the command line).
+    #[arg(long, value_name = "FILE")]
+    pub credentials: Option<PathBuf>,
+    /// Write every event of the resumed run as one JSON line to this file.
+    #[arg(long, value_name = "EVENTS.jsonl")]
+    pub events: Option<PathBuf>,
+    /// Output format of the result.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub format: OutputFormat,
+}
+
+/// Exit status of a store, usage or setup problem.
+const SETUP_ERROR: u8 = 2;
+
+fn report(message: impl std::fmt::Display) {
+    eprintln!("a2aflow runs resume: {}", block(&message.to_string(), "  "));
+}
+
+fn usage(message: impl std::fmt::Display) -> u8 {
+    report(message);
+    SETUP_ERROR
+}
+
+/// Runs the subcommand; returns the exit code.
+pub fn run(args: ResumeArgs) -> u8 {
+    let mut config = match crate::load_config(args.config.as_deref()) {
+        Ok(c) => c,
+        Err(f) => return usage(f),
+    };
+    match StoreLocation::parse(&args.store) {
+        Ok(location) => config.store = Some(location),
+        Err(f) => return usage(f),
+    }
+    if let Some(c) = &args.credentials {
+        config.credentials_file = Some(c.clone());
+    }
+    if let Err(f) = config.validate() {
+        return usage(f);
+    }
+    let routes = match RoutePolicy::parse(&args.routes) {
+        Ok(r) => r,
+        Err(e) => return usage(e),
+    };
+    let named = match named_agents(&args.agents) {
+        Ok(n) => n,
+        Err(e) => return usage(e),
+    };
+    let events_file = match &args.events {
+        Some(path) => match std::fs::File::create(path) {
+            Ok(f) => Some(std::io::BufWriter::new(f)),
+            Err(e) => return usage(format!("cannot create {}: {e}", path.display())),
+        },
+        None => None,
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return usage(format!("cannot start the async runtime: {e}")),
+    };
+    runtime.block_on(async move {
+        let interrupts = match Interrupts::listen("runs resume") {
+            Ok(i) => i,
+            Err(e) => return usage(format!("cannot listen for signals: {e}")),
+        };
+        let agents = match discover_agents(&named, &config).await {
+            Ok(a) => a,
+            Err(f) => {
+                report(f);
+                return 1;
+            }
+        };
+        let cards: Vec<_> = agents.iter().map(|a| a.card().clone()).collect();
+        let host =
+            DeclarativeControlPoint::new(routes, args.negotiation, negotiating_agents(&cards));
+        let mut hooks = HostHooks::default();
+        if args.resend {
+            hooks.run_options.resume_policy = ResumePolicy::resend_all();
+        }
+        let stream = match resume_stream(&args.id, &agents, Arc::new(host), &config, hooks).await {
+            Ok(s) => s,
+            Err(f) => return refused(f),
+        };
+        follow(stream, interrupts, events_file, args.format).await
+    })
+}
+
+/// A resume refused before anything was sent: a store or configuration problem, or an agent of
+/// the workflow not given, is exit 2; a construction problem of the engine client (an unusable
+/// card) exit 1, as `run` does.
+fn refused(f: Failure) -> u8 {
+    let code = f.code.to_string();
+    let setup = code.starts_with("store.")
+        || code.starts_with("config.")
+        || f.is(ErrorCode::WorkflowUnknownAgent);
+    report(f);
+    if setup { SETUP_ERROR } else { 1 }
+}

@@ -1,0 +1,135 @@
+//! What one kill-and-resume must show: the same result as an uninterrupted run (modulo ids and
+//! timestamps), and each logical task's business command taking effect exactly once.
+
+use a2aflow::model::a2a::ListTasksRequest;
+use a2aflow::protocol::{Binding, CallOptions, HttpClient, Transport, connect};
+use a2aflow::testkit::{Route, TestServer};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// What a result is compared by: per step its name and status; per task its agent,
+/// description, status, error code and outputs (artifact ids and every other id left out).
+pub fn shape(result: &Value) -> Value {
+    let steps = result["steps"].as_array().cloned().unwrap_or_default();
+    let steps: Vec<Value> = steps
+        .iter()
+        .map(|s| {
+            let tasks: Vec<Value> = s["taskResults"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+                .iter()
+                .map(|t| {
+                    json!({
+                        "agent": t["agentName"], "description": t["taskDescription"],
+                        "status": t["status"], "errorCode": t["errorCode"],
+                        "outputs": without_ids(&t["outputs"]),
+                    })
+                })
+                .collect();
+            json!({"step": s["stepName"], "status": s["status"], "tasks": tasks})
+        })
+        .collect();
+    json!({"success": result["success"], "steps": steps, "skipped": result["skippedSteps"]})
+}
+
+fn without_ids(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(k, _)| !k.ends_with("Id"))
+                .map(|(k, v)| (k.clone(), without_ids(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(without_ids).collect()),
+        other => other.clone(),
+    }
+}
+
+/// The tasks of a result: (agent, context id, status, error code).
+pub fn tasks(result: &Value) -> Vec<(String, Option<String>, String, Option<String>)> {
+    let text = |v: &Value| v.as_str().map(str::to_owned);
+    result["steps"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|s| s["taskResults"].as_array().cloned().unwrap_or_default())
+        .map(|t| {
+            (
+                text(&t["agentName"]).unwrap_or_default(),
+                text(&t["contextId"]),
+                text(&t["status"]).unwrap_or_default(),
+                text(&t["errorCode"]),
+            )
+        })
+        .collect()
+}
+
+/// The business commands the agents received since the log was cleared: SendMessage and
+/// SendStreamingMessage requests per (agent, context id).
+pub fn sends_per_context(server: &TestServer) -> BTreeMap<(String, String), usize> {
+    let mut sends = BTreeMap::new();
+    for r in server.requests() {
+        if !matches!(r.route, Some(Route::Send | Route::Stream)) {
+            continue;
+        }
+        let (Some(agent), Some(body)) = (r.agent.as_ref(), r.body.as_ref()) else {
+            continue;
+        };
+        let message = body
+            .get("params")
+            .and_then(|p| p.get("message"))
+            .or_else(|| body.get("message"));
+        if let Some(ctx) = message
+            .and_then(|m| m.get("contextId"))
+            .and_then(Value::as_str)
+        {
+            *sends.entry((agent.clone(), ctx.to_owned())).or_default() += 1;
+        }
+    }
+    sends
+}
+
+/// Asks the agents which tasks they hold for a context id (ListTasks): the effects of the
+/// business commands sent under it.
+pub struct Agents {
+    transports: BTreeMap<String, Arc<dyn Transport>>,
+}
+
+impl Agents {
+    pub async fn connect(server: &TestServer, names: &[&str]) -> Agents {
+        let http = HttpClient::new().expect("an HTTP client");
+        let mut transports = BTreeMap::new();
+        for name in names {
+            let card = http
+                .fetch_agent_card(&server.card_url(name), &CallOptions::default())
+                .await
+                .expect("the agent's card");
+            let transport =
+                connect(&card, &http, &[Binding::JsonRpc, Binding::HttpJson]).expect("a transport");
+            transports.insert((*name).to_owned(), transport);
+        }
+        Agents { transports }
+    }
+
+    /// How many tasks `agent` holds for `context_id`.
+    pub async fn tasks_of(&self, agent: &str, context_id: &str) -> usize {
+        let request = ListTasksRequest {
+            context_id: Some(context_id.to_owned()),
+            status: None,
+            page_size: None,
+            page_token: None,
+            history_length: None,
+            status_timestamp_after: None,
+            include_artifacts: None,
+            tenant: None,
+        };
+        self.transports[agent]
+            .list_tasks(&request, &CallOptions::default())
+            .await
+            .expect("ListTasks")
+            .tasks
+            .len()
+    }
+}
