@@ -6,9 +6,9 @@
 //! id, a run another process is driving) is exit 2 with its `store.*` code, the file unchanged.
 
 use crate::OutputFormat;
-use crate::declarative::{DeclarativeControlPoint, NegotiationPolicy, RoutePolicy};
+use crate::declarative::{DeclarativeControlPoint, NegotiationPolicy};
 use crate::demo::negotiating_agents;
-use crate::run_cmd::{follow, named_agents};
+use crate::run_cmd::{RunInputs, follow, runtime};
 use crate::signals::Interrupts;
 use crate::terminal::block;
 use a2aflow::kernel::ResumePolicy;
@@ -81,27 +81,17 @@ pub fn run(args: ResumeArgs) -> u8 {
     if let Err(f) = config.validate() {
         return usage(f);
     }
-    let routes = match RoutePolicy::parse(&args.routes) {
-        Ok(r) => r,
+    let RunInputs {
+        routes,
+        named,
+        events_file,
+    } = match RunInputs::parse(&args.routes, &args.agents, args.events.as_deref()) {
+        Ok(i) => i,
         Err(e) => return usage(e),
     };
-    let named = match named_agents(&args.agents) {
-        Ok(n) => n,
-        Err(e) => return usage(e),
-    };
-    let events_file = match &args.events {
-        Some(path) => match std::fs::File::create(path) {
-            Ok(f) => Some(std::io::BufWriter::new(f)),
-            Err(e) => return usage(format!("cannot create {}: {e}", path.display())),
-        },
-        None => None,
-    };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime() {
         Ok(rt) => rt,
-        Err(e) => return usage(format!("cannot start the async runtime: {e}")),
+        Err(e) => return usage(e),
     };
     runtime.block_on(async move {
         let interrupts = match Interrupts::listen("runs resume") {

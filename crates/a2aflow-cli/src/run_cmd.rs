@@ -184,6 +184,47 @@ async fn within<T>(
 }
 
 /// The `--agent NAME=URL` values as `(name, url)` pairs.
+/// What `run` and `runs resume` both take from their command line before anything is sent: the
+/// route policy, the `NAME=URL` agents, and the `--events` file (created now, so a bad path costs
+/// no remote work).
+pub(crate) struct RunInputs {
+    pub(crate) routes: RoutePolicy,
+    pub(crate) named: Vec<(String, String)>,
+    pub(crate) events_file: Option<std::io::BufWriter<std::fs::File>>,
+}
+
+impl RunInputs {
+    /// Parses the routes and agents and creates the events file; an `Err` is a usage error.
+    pub(crate) fn parse(
+        routes: &str,
+        agents: &[String],
+        events: Option<&Path>,
+    ) -> Result<Self, String> {
+        let routes = RoutePolicy::parse(routes)?;
+        let named = named_agents(agents)?;
+        let events_file = match events {
+            Some(path) => Some(std::io::BufWriter::new(
+                std::fs::File::create(path)
+                    .map_err(|e| format!("cannot create {}: {e}", path.display()))?,
+            )),
+            None => None,
+        };
+        Ok(RunInputs {
+            routes,
+            named,
+            events_file,
+        })
+    }
+}
+
+/// The multi-thread runtime a command's run is driven on.
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))
+}
+
 pub(crate) fn named_agents(specs: &[String]) -> Result<Vec<(String, String)>, String> {
     specs
         .iter()
@@ -241,32 +282,21 @@ pub fn run(args: RunArgs) -> u8 {
     if let Err(f) = config.validate() {
         return usage(f);
     }
-    let routes = match RoutePolicy::parse(&args.routes) {
-        Ok(r) => r,
+    let RunInputs {
+        routes,
+        named,
+        events_file,
+    } = match RunInputs::parse(&args.routes, &args.agents, args.events.as_deref()) {
+        Ok(i) => i,
         Err(e) => return usage(e),
-    };
-    let named = match named_agents(&args.agents) {
-        Ok(n) => n,
-        Err(e) => return usage(e),
-    };
-    // Every output file is created before anything is sent, so a bad path costs no remote work.
-    let events_file = match &args.events {
-        Some(path) => match std::fs::File::create(path) {
-            Ok(f) => Some(std::io::BufWriter::new(f)),
-            Err(e) => return usage(format!("cannot create {}: {e}", path.display())),
-        },
-        None => None,
     };
     let budget = match config.run_timeout() {
         Ok(b) => b,
         Err(f) => return usage(f),
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime() {
         Ok(rt) => rt,
-        Err(e) => return usage(format!("cannot start the async runtime: {e}")),
+        Err(e) => return usage(e),
     };
     runtime.block_on(async move {
         let interrupts = match Interrupts::listen("run") {
