@@ -399,16 +399,21 @@ impl RemoteClient for A2aEngineClient {
         let cancelled = std::pin::pin!(request.cancel.cancelled_owned());
         let timer = std::pin::pin!(tokio::time::sleep_until(request.deadline));
         let stop = Stop { cancelled, timer };
+        let context_id = request
+            .context_id
+            .map_or_else(a2a::new_context_id, str::to_owned);
         let mut run = Interaction::new(
             agent,
             &self.config,
-            a2a::new_context_id(),
+            context_id,
             stop,
             request.events,
             Some(negotiation),
             request.journal,
         );
-        let result = run.run(Start::Send(request.content)).await;
+        run.reference_task_ids = request.reference_task_ids.to_vec();
+        let continues = request.continues.map(str::to_owned);
+        let result = run.run(Start::Send(request.content, continues)).await;
         run.finish(result).await
     }
 
@@ -463,7 +468,7 @@ impl RemoteClient for A2aEngineClient {
             }) if request.resend => {
                 run.negotiation = Some(self.negotiation_of(dispatch));
                 run.next_message_id = Some(request.message_id.to_owned());
-                Start::Send(dispatch.content.clone())
+                Start::Send(dispatch.content.clone(), None)
             }
             Ok(Found::Lost { why, .. }) => return Err(request.outcome_unknown(&why)),
             Err(failure) => return run.finish(Err(failure)).await,
@@ -525,7 +530,8 @@ struct Negotiation<'a> {
 }
 
 enum Start {
-    Send(MessageContent),
+    /// Send content, continuing the remote task when one is named.
+    Send(MessageContent, Option<String>),
     Seeded(Box<Task>),
 }
 
@@ -557,6 +563,8 @@ struct Interaction<'a> {
     late: Option<LateAnswer>,
     /// The message id of the next send when the caller chose it (a journaled message resent).
     next_message_id: Option<String>,
+    /// Earlier attempts' remote tasks, named by a message that starts a new task.
+    reference_task_ids: Vec<String>,
     /// The remote task id the journal was last told (with a journal that records).
     journaled_task: Option<String>,
     /// The remote state the journal was last told.
@@ -622,6 +630,7 @@ impl<'a> Interaction<'a> {
             poll_failures: 0,
             late: None,
             next_message_id: None,
+            reference_task_ids: Vec::new(),
             journaled_task: None,
             journaled_state: None,
         }
@@ -650,7 +659,7 @@ impl<'a> Interaction<'a> {
 
     async fn run(&mut self, start: Start) -> Result<(), Failure> {
         let mut next = match start {
-            Start::Send(content) => Next::Send(content, None),
+            Start::Send(content, task_id) => Next::Send(content, task_id),
             Start::Seeded(task) => {
                 self.apply(StreamResponse::Task(*task)).await?;
                 self.evaluate().await?
@@ -806,13 +815,16 @@ impl<'a> Interaction<'a> {
             .take()
             .unwrap_or_else(a2a::new_message_id);
         // The content goes out unchanged: its parts and metadata move into the message.
-        let message = user_message_with_id(
+        let mut message = user_message_with_id(
             content,
             message_id,
             &self.context_id,
             task_id,
             plan.message_extensions,
         );
+        if message.task_id.is_none() && !self.reference_task_ids.is_empty() {
+            message.reference_task_ids = Some(self.reference_task_ids.clone());
+        }
         if let Some(content) = &journaled {
             let intent = SendIntent {
                 context_id: &self.context_id,

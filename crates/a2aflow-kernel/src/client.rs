@@ -47,6 +47,15 @@ pub struct DispatchRequest<'a> {
     pub skill: &'a str,
     /// The host's content, to be sent unchanged.
     pub content: MessageContent,
+    /// The context id to send in: the logical task's own (host-chosen, journaled, or a previous
+    /// attempt's). `None`: the client mints one for this logical task.
+    pub context_id: Option<&'a str>,
+    /// The remote task the message continues (a gate's answer goes to the task that asked):
+    /// the message carries this task id. `None`: the message starts a new remote task.
+    pub continues: Option<&'a str>,
+    /// The remote tasks of earlier attempts of this logical task, oldest first: a new task's
+    /// first message names them in `referenceTaskIds`.
+    pub reference_task_ids: &'a [String],
     /// The task request the content was made from (negotiation requests carry it).
     pub task: &'a TaskRequest,
     /// The run's deadline, shared by everything in the run.
@@ -69,6 +78,9 @@ impl std::fmt::Debug for DispatchRequest<'_> {
             .field("agent", &self.agent)
             .field("skill", &self.skill)
             .field("content", &self.content)
+            .field("context_id", &self.context_id)
+            .field("continues", &self.continues)
+            .field("reference_task_ids", &self.reference_task_ids)
             .finish_non_exhaustive()
     }
 }

@@ -262,7 +262,7 @@ impl RemoteClient for InMemoryClient {
             }
         }
         if request.journal.is_enabled() {
-            let context_id = context_of(task_id);
+            let context_id = context_of(&request);
             let intent = SendIntent {
                 context_id: &context_id,
                 message_id: &[task_id, "-msg-0"].concat(),
@@ -305,9 +305,12 @@ impl RemoteClient for InMemoryClient {
     }
 }
 
-/// The context id the in-memory agents use for a logical task.
-fn context_of(local_task_id: &str) -> String {
-    ["ctx-", local_task_id].concat()
+/// The context id of a dispatch: the one it names, else the one the in-memory agents mint for
+/// its logical task.
+fn context_of(request: &DispatchRequest<'_>) -> String {
+    request
+        .context_id
+        .map_or_else(|| ["ctx-", request.local_task_id].concat(), str::to_owned)
 }
 
 impl InMemoryClient {
@@ -320,7 +323,7 @@ impl InMemoryClient {
     ) -> Result<TaskOutcome, TaskFailure> {
         let agent = request.agent;
         let task_id = request.local_task_id;
-        let context_id = context_of(task_id);
+        let context_id = context_of(&request);
         let remote_id = ["task-", task_id].concat();
         let with_ids = |failure: Failure, received: Vec<ReceivedMessage>| TaskFailure {
             failure,

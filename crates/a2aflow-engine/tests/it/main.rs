@@ -7,6 +7,7 @@ mod cancel_remote;
 mod client_assembly;
 mod client_engine;
 mod client_testkit;
+mod dispatch_identity;
 mod journal_hooks;
 mod journal_support;
 mod reattach;
