@@ -617,15 +617,17 @@ pub fn grant_lease(
     })
 }
 
-/// `store.invalid_append` unless `held` is still the run's lease (same owner and token).
-pub fn check_lease_held(current: Option<&Lease>, held: &Lease) -> Result<(), StoreError> {
+/// `store.lease_lost` unless `held` is still the run's lease (same owner and token): the
+/// condition every write of a driver ([`RunStore::append_driven`],
+/// [`RunStore::record_driven_events`]) is checked against in the write's own transaction.
+pub fn check_fence(current: Option<&Lease>, held: &Lease) -> Result<(), StoreError> {
     match current {
         Some(c) if c.owner == held.owner && c.token == held.token => Ok(()),
         _ => Err(StoreError::new(
-            ErrorCode::StoreInvalidAppend,
+            ErrorCode::StoreLeaseLost,
             format!(
-                "the lease of '{}' on run '{}' is no longer held (it lapsed and another driver \
-                 took the run over, or it was released)",
+                "'{}' no longer holds the lease of run '{}' (it lapsed and another driver took \
+                 the run over, or it was released): nothing was written, and this driver stops",
                 held.owner, held.execution_id
             ),
         )
@@ -634,7 +636,7 @@ pub fn check_lease_held(current: Option<&Lease>, held: &Lease) -> Result<(), Sto
     }
 }
 
-/// The renewal of `held`: the same owner and token with a new expiry, or `store.invalid_append`
+/// The renewal of `held`: the same owner and token with a new expiry, or `store.lease_lost`
 /// when `held` is no longer the run's lease (`current`).
 pub fn renew_lease(
     current: Option<&Lease>,
@@ -642,7 +644,7 @@ pub fn renew_lease(
     now_ms: u64,
     ttl: Duration,
 ) -> Result<Lease, StoreError> {
-    check_lease_held(current, held)?;
+    check_fence(current, held)?;
     grant_lease(current, &held.execution_id, &held.owner, now_ms, ttl)
 }
 
@@ -650,7 +652,7 @@ pub fn renew_lease(
 /// kept so the next owner's token is still higher (fencing); `None` (nothing to change) when
 /// `held` is no longer the run's lease (`current`).
 pub fn released_lease(current: Option<&Lease>, held: &Lease) -> Option<Lease> {
-    check_lease_held(current, held).ok().map(|()| Lease {
+    check_fence(current, held).ok().map(|()| Lease {
         expires_at_ms: 0,
         ..held.clone()
     })
@@ -737,6 +739,24 @@ pub trait RunStore: Send + Sync {
         records: Vec<JournalRecord>,
     ) -> Result<Range<u64>, StoreError>;
 
+    /// Appends records for the run's driver, as [`RunStore::append_batch`] does, on the
+    /// condition, checked in the same transaction, that `lease` is still the run's lease
+    /// ([`check_fence`]): a driver that lost it gets `store.lease_lost` and nothing is written.
+    /// Drivers write only through this and [`RunStore::record_driven_events`]; the unfenced
+    /// calls are for requests from outside the drive (a cancel) and for tools.
+    async fn append_driven(
+        &self,
+        lease: &Lease,
+        records: Vec<JournalRecord>,
+    ) -> Result<Range<u64>, StoreError>;
+
+    /// Keeps the run's events for its driver, on the condition of [`RunStore::append_driven`].
+    async fn record_driven_events(
+        &self,
+        lease: &Lease,
+        events: Vec<Event>,
+    ) -> Result<(), StoreError>;
+
     /// Appends one record; returns its sequence number.
     async fn append(&self, execution_id: &str, record: JournalRecord) -> Result<u64, StoreError> {
         self.append_batch(execution_id, vec![record])
@@ -765,7 +785,7 @@ pub trait RunStore: Send + Sync {
     /// Takes the run's lease for `owner` (`store.locked` while another owner's lease is live).
     async fn acquire(&self, execution_id: &str, owner: &str) -> Result<Lease, StoreError>;
 
-    /// Extends a held lease (`store.invalid_append` when it is no longer held).
+    /// Extends a held lease (`store.lease_lost` when it is no longer held).
     async fn renew(&self, lease: &Lease) -> Result<Lease, StoreError>;
 
     /// Gives the lease up (a no-op when it is no longer held).

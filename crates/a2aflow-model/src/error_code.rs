@@ -258,8 +258,11 @@ error_codes! {
     /// A run with this execution id is already in the store.
     StoreDuplicateExecution => "store.duplicate_execution",
     /// The journal refuses a record: the run already finished, a second `runStarted`, an event
-    /// whose `seq` is not after the last one stored, or a lease that is no longer held.
+    /// whose `seq` is not after the last one stored.
     StoreInvalidAppend => "store.invalid_append",
+    /// A driver wrote with a lease it no longer holds: the lease lapsed and another driver took
+    /// the run over (details: `executionId`, `owner`). Nothing was written; this driver stops.
+    StoreLeaseLost => "store.lease_lost",
 }
 
 /// The text of `docs/error-codes.md`, generated from [`ErrorCode::ALL`]: one table per namespace,

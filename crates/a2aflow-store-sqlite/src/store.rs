@@ -5,8 +5,8 @@ use crate::open::open_blocking;
 use crate::worker::Worker;
 use a2aflow_kernel::journal::{
     JournalEntry, JournalRecord, Lease, RunFilter, RunJournal, RunStarted, RunState, RunStore,
-    RunSummary, StoreError, check_append, check_event_order, grant_lease, released_lease,
-    renew_lease, wall_clock_ms,
+    RunSummary, StoreError, check_append, check_event_order, check_fence, grant_lease,
+    released_lease, renew_lease, wall_clock_ms,
 };
 use a2aflow_model::{ErrorCode, Event};
 use async_trait::async_trait;
@@ -396,6 +396,38 @@ impl RunStore for SqliteStore {
         let id = execution_id.to_owned();
         self.worker
             .write(move |conn| insert_records(conn, &path, &id, &records))
+            .await
+    }
+
+    async fn append_driven(
+        &self,
+        lease: &Lease,
+        records: Vec<JournalRecord>,
+    ) -> Result<Range<u64>, StoreError> {
+        let path = self.path().to_owned();
+        let held = lease.clone();
+        self.worker
+            .write(move |conn| {
+                let id = &held.execution_id;
+                check_fence(current_lease(conn, &path, id)?.as_ref(), &held)?;
+                insert_records(conn, &path, id, &records)
+            })
+            .await
+    }
+
+    async fn record_driven_events(
+        &self,
+        lease: &Lease,
+        events: Vec<Event>,
+    ) -> Result<(), StoreError> {
+        let path = self.path().to_owned();
+        let held = lease.clone();
+        self.worker
+            .write(move |conn| {
+                let id = &held.execution_id;
+                check_fence(current_lease(conn, &path, id)?.as_ref(), &held)?;
+                insert_events(conn, &path, id, &events)
+            })
             .await
     }
 

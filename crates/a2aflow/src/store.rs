@@ -188,6 +188,22 @@ impl RunStore for LazyStore {
         self.get().await?.append_batch(execution_id, records).await
     }
 
+    async fn append_driven(
+        &self,
+        lease: &Lease,
+        records: Vec<JournalRecord>,
+    ) -> Result<Range<u64>, StoreError> {
+        self.get().await?.append_driven(lease, records).await
+    }
+
+    async fn record_driven_events(
+        &self,
+        lease: &Lease,
+        events: Vec<Event>,
+    ) -> Result<(), StoreError> {
+        self.get().await?.record_driven_events(lease, events).await
+    }
+
     async fn load(&self, execution_id: &str) -> Result<RunJournal, StoreError> {
         self.get().await?.load(execution_id).await
     }

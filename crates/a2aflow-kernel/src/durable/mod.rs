@@ -13,9 +13,10 @@ pub(crate) use task_journal::TaskJournal;
 
 use crate::events::EventLog;
 use crate::journal::{
-    Answer, CallbackAnswered, JournalRecord, Lease, RunStarted, RunStore, TaskKey, wall_clock_ms,
+    Answer, CallbackAnswered, JournalRecord, Lease, RunStarted, RunStore, StoreError, TaskKey,
+    wall_clock_ms,
 };
-use a2aflow_model::{ExecutionResult, Failure, StepResult, TaskRequest};
+use a2aflow_model::{ErrorCode, ExecutionResult, Failure, StepResult, TaskRequest};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
@@ -188,16 +189,32 @@ impl Durable {
         self.stop.cancel();
     }
 
-    /// Appends `records` (awaited: the kernel acts only after this returned `Ok`).
+    /// The lease this driver holds, as last renewed; `store.lease_lost` once it was given up.
+    fn held_lease(&self) -> Result<Lease, StoreError> {
+        lock(&self.lease).clone().ok_or_else(|| {
+            StoreError::new(
+                ErrorCode::StoreLeaseLost,
+                format!(
+                    "the driver of run '{}' gave its lease up; it writes nothing more",
+                    self.execution_id
+                ),
+            )
+            .with_detail("executionId", self.execution_id.as_str())
+        })
+    }
+
+    /// Appends `records` under this driver's lease (awaited: the kernel acts only after this
+    /// returned `Ok`). A driver that lost its lease writes nothing and stops.
     pub(crate) async fn write(&self, records: Vec<JournalRecord>) -> Result<(), Failure> {
-        match self.store.append_batch(&self.execution_id, records).await {
-            Ok(_) => Ok(()),
-            Err(e) => {
-                let f = Failure::from(e);
-                self.fail(f.clone());
-                Err(f)
-            }
-        }
+        let written = match self.held_lease() {
+            Ok(lease) => self.store.append_driven(&lease, records).await.map(drop),
+            Err(e) => Err(e),
+        };
+        written.map_err(|e| {
+            let f = Failure::from(e);
+            self.fail(f.clone());
+            f
+        })
     }
 
     /// Journals one host answer.
@@ -230,11 +247,11 @@ impl Durable {
             local_task_id: None,
             remote_task_id: None,
         };
-        if let Err(e) = self
-            .store
-            .append_batch(&self.execution_id, vec![record])
-            .await
-        {
+        let written = match self.held_lease() {
+            Ok(lease) => self.store.append_driven(&lease, vec![record]).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = written {
             let (code, error) = (&e.code, &e.message);
             tracing::debug!(%code, %error, "the run's cancel was not journaled");
         }
@@ -260,7 +277,11 @@ impl Durable {
         if events.is_empty() {
             return;
         }
-        if let Err(e) = self.store.record_events(&self.execution_id, events).await {
+        let kept = match self.held_lease() {
+            Ok(lease) => self.store.record_driven_events(&lease, events).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = kept {
             self.fail(e.into());
         }
     }

@@ -2,8 +2,8 @@
 
 use super::{
     JournalEntry, JournalRecord, Lease, RunFilter, RunJournal, RunStarted, RunState, RunStore,
-    RunSummary, StoreError, check_append, check_event_order, grant_lease, released_lease,
-    renew_lease, wall_clock_ms,
+    RunSummary, StoreError, check_append, check_event_order, check_fence, grant_lease,
+    released_lease, renew_lease, wall_clock_ms,
 };
 use a2aflow_model::{ErrorCode, Event};
 use async_trait::async_trait;
@@ -75,6 +75,29 @@ impl MemoryStore {
 }
 
 impl Run {
+    fn append(
+        &mut self,
+        execution_id: &str,
+        records: Vec<JournalRecord>,
+    ) -> Result<Range<u64>, StoreError> {
+        check_append(execution_id, self.finished.is_some(), &records)?;
+        let start = self.entries.len() as u64;
+        for record in records {
+            if let JournalRecord::RunFinished { result } = &record {
+                self.finished = Some(RunState::of_result(result));
+            }
+            let seq = self.entries.len() as u64;
+            self.entries.push(JournalEntry { seq, record });
+        }
+        Ok(start..self.entries.len() as u64)
+    }
+
+    fn keep_events(&mut self, execution_id: &str, events: Vec<Event>) -> Result<(), StoreError> {
+        check_event_order(execution_id, self.events.last().map(|e| e.seq), &events)?;
+        self.events.extend(events);
+        Ok(())
+    }
+
     fn state(&self, now_ms: u64) -> RunState {
         self.finished.unwrap_or_else(|| {
             RunState::unfinished(
@@ -121,17 +144,28 @@ impl RunStore for MemoryStore {
         execution_id: &str,
         records: Vec<JournalRecord>,
     ) -> Result<Range<u64>, StoreError> {
-        self.with_run(execution_id, |run| {
-            check_append(execution_id, run.finished.is_some(), &records)?;
-            let start = run.entries.len() as u64;
-            for record in records {
-                if let JournalRecord::RunFinished { result } = &record {
-                    run.finished = Some(RunState::of_result(result));
-                }
-                let seq = run.entries.len() as u64;
-                run.entries.push(JournalEntry { seq, record });
-            }
-            Ok(start..run.entries.len() as u64)
+        self.with_run(execution_id, |run| run.append(execution_id, records))
+    }
+
+    async fn append_driven(
+        &self,
+        lease: &Lease,
+        records: Vec<JournalRecord>,
+    ) -> Result<Range<u64>, StoreError> {
+        self.with_run(&lease.execution_id, |run| {
+            check_fence(run.lease.as_ref(), lease)?;
+            run.append(&lease.execution_id, records)
+        })
+    }
+
+    async fn record_driven_events(
+        &self,
+        lease: &Lease,
+        events: Vec<Event>,
+    ) -> Result<(), StoreError> {
+        self.with_run(&lease.execution_id, |run| {
+            check_fence(run.lease.as_ref(), lease)?;
+            run.keep_events(&lease.execution_id, events)
         })
     }
 
@@ -172,11 +206,7 @@ impl RunStore for MemoryStore {
         execution_id: &str,
         events: Vec<Event>,
     ) -> Result<(), StoreError> {
-        self.with_run(execution_id, |run| {
-            check_event_order(execution_id, run.events.last().map(|e| e.seq), &events)?;
-            run.events.extend(events);
-            Ok(())
-        })
+        self.with_run(execution_id, |run| run.keep_events(execution_id, events))
     }
 
     async fn events(

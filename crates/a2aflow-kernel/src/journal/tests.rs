@@ -311,7 +311,7 @@ fn a_live_lease_locks_the_run_and_a_lapsed_one_is_taken_over() {
         let b = store.acquire("r1", "host-b").await.unwrap();
         assert_eq!(b.token, 2, "a takeover raises the fencing token");
         let e = store.renew(&a).await.unwrap_err();
-        assert!(e.is(ErrorCode::StoreInvalidAppend), "{e}");
+        assert!(e.is(ErrorCode::StoreLeaseLost), "{e}");
         assert!(store.renew(&b).await.is_ok());
         let e = store.acquire("ghost", "host-a").await.unwrap_err();
         assert!(e.is(ErrorCode::StoreUnknownExecution));
@@ -510,4 +510,58 @@ proptest! {
             prop_assert_eq!(e.seq, i as u64);
         }
     }
+}
+
+#[test]
+fn a_driver_that_lost_its_lease_writes_nothing() {
+    block_on(async {
+        let store = MemoryStore::new();
+        store.create_run(started("r1", 5)).await.unwrap();
+        let a = store.acquire("r1", "host-a").await.unwrap();
+        let cancel = JournalRecord::CancelRequested {
+            local_task_id: None,
+            remote_task_id: None,
+        };
+        assert_eq!(
+            store.append_driven(&a, vec![cancel.clone()]).await.unwrap(),
+            1..2
+        );
+        store
+            .record_driven_events(&a, vec![event(0)])
+            .await
+            .unwrap();
+        store.release(a.clone()).await.unwrap();
+        let b = store.acquire("r1", "host-b").await.unwrap();
+        // The old driver, paused while another took the run over, wakes up and writes.
+        let e = store
+            .append_driven(&a, vec![cancel.clone()])
+            .await
+            .unwrap_err();
+        assert!(e.is(ErrorCode::StoreLeaseLost), "{e}");
+        assert_eq!(e.details["owner"], "host-a");
+        let e = store
+            .record_driven_events(&a, vec![event(1)])
+            .await
+            .unwrap_err();
+        assert!(e.is(ErrorCode::StoreLeaseLost), "{e}");
+        assert_eq!(store.load("r1").await.unwrap().entries.len(), 2);
+        assert_eq!(store.events("r1", None, 10).await.unwrap().len(), 1);
+        // The new driver writes; a lease from another run fences too.
+        store.append_driven(&b, vec![cancel]).await.unwrap();
+        store
+            .record_driven_events(&b, vec![event(1)])
+            .await
+            .unwrap();
+        let e = store
+            .append_driven(
+                &Lease {
+                    execution_id: "ghost".into(),
+                    ..b
+                },
+                Vec::new(),
+            )
+            .await
+            .unwrap_err();
+        assert!(e.is(ErrorCode::StoreUnknownExecution), "{e}");
+    });
 }

@@ -124,7 +124,7 @@ struct Crash {
 enum Refuse {
     /// Every append: `store.unavailable` (a full disk).
     Appends,
-    /// Every lease renewal: `store.invalid_append` (another driver took the run over).
+    /// Every lease renewal: `store.lease_lost` (another driver took the run over).
     Renewals,
 }
 
@@ -205,6 +205,24 @@ impl RunStore for FaultyStore {
         self.write(self.inner.append_batch(execution_id, records))
             .await
     }
+    async fn append_driven(
+        &self,
+        lease: &Lease,
+        records: Vec<JournalRecord>,
+    ) -> Result<Range<u64>, StoreError> {
+        if let Some(Refuse::Appends) = self.refuse {
+            return Err(StoreError::new(ErrorCode::StoreUnavailable, "disk full"));
+        }
+        self.write(self.inner.append_driven(lease, records)).await
+    }
+    async fn record_driven_events(
+        &self,
+        lease: &Lease,
+        events: Vec<Event>,
+    ) -> Result<(), StoreError> {
+        self.write(self.inner.record_driven_events(lease, events))
+            .await
+    }
     async fn load(&self, execution_id: &str) -> Result<RunJournal, StoreError> {
         self.hang_if_dead().await;
         self.inner.load(execution_id).await
@@ -238,7 +256,7 @@ impl RunStore for FaultyStore {
     }
     async fn renew(&self, lease: &Lease) -> Result<Lease, StoreError> {
         if let Some(Refuse::Renewals) = self.refuse {
-            return Err(StoreError::new(ErrorCode::StoreInvalidAppend, "taken over")
+            return Err(StoreError::new(ErrorCode::StoreLeaseLost, "taken over")
                 .with_detail("executionId", lease.execution_id.as_str()));
         }
         self.hang_if_dead().await;
@@ -797,7 +815,7 @@ async fn a_lost_lease_stops_the_run_with_the_store_failure() {
     ));
     let w = wf(vec![step("a", &["slow"], &["b"]), step("b", &["x"], &[])]);
     let r = a2aflow_kernel::run(w, RunInput::default(), host(), c.clone(), options(store)).await;
-    assert_failed_with(&r, ErrorCode::StoreInvalidAppend);
+    assert_failed_with(&r, ErrorCode::StoreLeaseLost);
     assert_eq!(c.cancellations("slow"), 1);
     assert_eq!(c.dispatches("x"), 0);
 }
@@ -870,4 +888,39 @@ async fn a_run_the_host_cancels_journals_the_cancel_before_it_finishes() {
         at("cancelRequested").is_some() && at("cancelRequested") < at("runFinished"),
         "{kinds:?}"
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_driver_whose_run_was_taken_over_writes_nothing_more_and_stops() {
+    let store = Arc::new(MemoryStore::new());
+    let c = Arc::new(InMemoryClient::new().agent(
+        "slow",
+        AgentScript::reply(ScriptedReply::Echo).after(Duration::from_secs(5)),
+    ));
+    let w = wf(vec![step("a", &["slow"], &["b"]), step("b", &["x"], &[])]);
+    let mut opts = options(store.clone());
+    opts.lease_owner = Some("host-a".into());
+    let driving = tokio::spawn(a2aflow_kernel::run(
+        w,
+        RunInput::default(),
+        host(),
+        c.clone(),
+        opts,
+    ));
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    // Another host takes the run over while this driver waits (as after a long pause: its
+    // lease lapsed): release the lease under the driver, then acquire it as host-b.
+    let held = store.acquire(EXEC, "host-a").await.unwrap();
+    store.release(held).await.unwrap();
+    let taken = store.acquire(EXEC, "host-b").await.unwrap();
+    let before = store.load(EXEC).await.unwrap().entries.len();
+    let r = driving.await.unwrap();
+    assert_failed_with(&r, ErrorCode::StoreLeaseLost);
+    assert_eq!(c.dispatches("x"), 0, "the old driver went on driving");
+    assert_eq!(
+        store.load(EXEC).await.unwrap().entries.len(),
+        before,
+        "the old driver wrote after the takeover"
+    );
+    assert!(store.append_driven(&taken, Vec::new()).await.is_ok());
 }

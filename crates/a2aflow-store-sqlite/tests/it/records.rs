@@ -3,7 +3,8 @@
 use crate::support::{block_on, event, every_record, intent, started, states};
 use a2aflow_kernel::journal::{JournalRecord, RunFilter, RunState, RunStore};
 use a2aflow_model::ErrorCode;
-use a2aflow_store_sqlite::SqliteStore;
+use a2aflow_store_sqlite::{SqliteStore, StoreOptions};
+use std::time::Duration;
 
 #[test]
 fn every_record_type_round_trips_and_survives_a_reopen() {
@@ -218,7 +219,7 @@ fn a_lease_locks_a_run_for_other_owners_until_released() {
         let b = store.acquire("r1", "host-b").await.unwrap();
         assert_eq!(b.token, 2);
         let e = store.renew(&a).await.unwrap_err();
-        assert!(e.is(ErrorCode::StoreInvalidAppend), "{e}");
+        assert!(e.is(ErrorCode::StoreLeaseLost), "{e}");
         let e = store.acquire("ghost", "host-a").await.unwrap_err();
         assert!(e.is(ErrorCode::StoreUnknownExecution), "{e}");
     });
@@ -278,5 +279,52 @@ fn appends_leave_a_single_threaded_runtime_free_to_run_other_tasks() {
             turns >= 20,
             "other tasks ran {turns} times during 20 appends"
         );
+    });
+}
+
+/// Two processes on one file: a driver whose lease lapsed while it was paused, and the driver
+/// that took the run over. The paused one's writes are refused in their own transaction.
+#[test]
+fn a_driver_whose_lease_was_taken_over_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runs.db");
+    block_on(async {
+        let quick = StoreOptions::default().with_lease_ttl(Duration::ZERO);
+        let paused = SqliteStore::open_with(&path, quick).await.unwrap();
+        let other = SqliteStore::open(&path).await.unwrap();
+        paused.create_run(started("r1", 1)).await.unwrap();
+        let a = paused.acquire("r1", "host-a").await.unwrap();
+        paused
+            .append_driven(&a, vec![intent("r1:s:0", 0)])
+            .await
+            .unwrap();
+        paused
+            .record_driven_events(&a, vec![event("r1", 0)])
+            .await
+            .unwrap();
+        // `a` lapsed at once (ttl 0): the other process takes the run over.
+        let b = other.acquire("r1", "host-b").await.unwrap();
+        assert_eq!(b.token, a.token + 1);
+        let e = paused
+            .append_driven(&a, vec![intent("r1:s:1", 1)])
+            .await
+            .unwrap_err();
+        assert!(e.is(ErrorCode::StoreLeaseLost), "{e}");
+        let e = paused
+            .record_driven_events(&a, vec![event("r1", 1)])
+            .await
+            .unwrap_err();
+        assert!(e.is(ErrorCode::StoreLeaseLost), "{e}");
+        let journal = other.load("r1").await.unwrap();
+        assert_eq!(
+            journal.entries.len(),
+            2,
+            "runStarted and the first intent only"
+        );
+        assert_eq!(other.events("r1", None, 10).await.unwrap().len(), 1);
+        other
+            .append_driven(&b, vec![intent("r1:s:1", 1)])
+            .await
+            .unwrap();
     });
 }
