@@ -70,6 +70,32 @@ pub(crate) fn with_retry_after(e: TransportError, value: Option<&str>) -> Transp
     }
 }
 
+/// The longest `Location` a redirect error repeats (in characters).
+const MAX_LOCATION_CHARS: usize = 200;
+
+/// A 3xx answer's [`TransportError::HttpStatus`] as the [`TransportError::Redirect`] it is,
+/// naming its `Location` (escaped and bounded: the agent chose it); other errors are unchanged.
+pub(crate) fn with_redirect(e: TransportError, location: Option<&str>) -> TransportError {
+    match e {
+        TransportError::HttpStatus { status, .. } if (300..400).contains(&status) => {
+            let location = match location {
+                Some(l) => {
+                    let shown: String = l.chars().take(MAX_LOCATION_CHARS).collect();
+                    let cut = if l.chars().count() > MAX_LOCATION_CHARS {
+                        "…"
+                    } else {
+                        ""
+                    };
+                    format!("{}{cut}", a2aflow_model::names::visible(&shown))
+                }
+                None => "(none)".to_owned(),
+            };
+            TransportError::Redirect { status, location }
+        }
+        other => other,
+    }
+}
+
 /// Which wait a timeout ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -110,6 +136,19 @@ pub enum TransportError {
         status: u16,
         /// A bounded, redacted excerpt of the body.
         excerpt: String,
+    },
+    /// A 3xx answer: a2aflow never follows redirects (credentials would go where the agent
+    /// points, not where the user configured them).
+    #[error(
+        "HTTP {status}: redirect to {location} not followed (a2aflow does not follow \
+             redirects; if you trust that address, configure it as the agent's URL)"
+    )]
+    Redirect {
+        /// The HTTP status (301, 302, 303, 307, 308, …).
+        status: u16,
+        /// The `Location` the answer named, control characters escaped and bounded
+        /// (`(none)` when it named none).
+        location: String,
     },
     /// HTTP 401/403 without an A2A error envelope.
     #[error("the agent rejected the credentials (HTTP {status})")]
@@ -161,7 +200,9 @@ impl TransportError {
     pub fn code(&self) -> ErrorCode {
         match self {
             TransportError::Remote(r) => r.code,
-            TransportError::HttpStatus { .. } => ErrorCode::A2aHttpStatus,
+            TransportError::HttpStatus { .. } | TransportError::Redirect { .. } => {
+                ErrorCode::A2aHttpStatus
+            }
             TransportError::AuthRejected { .. } => ErrorCode::AuthRejected,
             TransportError::Connection(_) => ErrorCode::A2aConnection,
             TransportError::Timeout { .. } => ErrorCode::A2aTimeout,
@@ -231,6 +272,11 @@ impl TransportError {
                 f = f
                     .with_detail("httpStatus", *status)
                     .with_detail("excerpt", excerpt.clone());
+            }
+            TransportError::Redirect { status, location } => {
+                f = f
+                    .with_detail("httpStatus", *status)
+                    .with_detail("location", location.clone());
             }
             TransportError::AuthRejected { status } => f = f.with_detail("httpStatus", *status),
             TransportError::Timeout { phase, after } => {

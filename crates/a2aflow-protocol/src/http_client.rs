@@ -20,8 +20,8 @@ use hyper_util::rt::{TokioExecutor, TokioTimer};
 use tokio::time::Instant;
 
 use crate::envelope::classify_error_body;
-use crate::error::with_retry_after;
 use crate::error::{TimeoutPhase, TransportError};
+use crate::error::{with_redirect, with_retry_after};
 use crate::headers::{CallOptions, RequestHeaders, merge_hook_headers, protocol_headers};
 use crate::limits::Limits;
 use crate::wirelog::WireLog;
@@ -253,6 +253,16 @@ pub(crate) struct Reply {
     pub(crate) body: Bytes,
     /// The `Retry-After` header, when the answer had a readable one.
     pub(crate) retry_after: Option<String>,
+    /// The `Location` header, when the answer had a readable one (a redirect names it).
+    pub(crate) location: Option<String>,
+}
+
+/// The `Location` header of an answer (bytes that are not UTF-8 replaced; the error that shows
+/// it escapes and bounds it).
+fn location(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get(header::LOCATION)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
 }
 
 /// The `Retry-After` header of an answer, when it is readable text.
@@ -357,6 +367,7 @@ impl HttpClient {
                 status,
                 body,
                 retry_after: retry_after(&parts.headers),
+                location: location(&parts.headers),
             })
         };
         tokio::time::timeout_at(deadline, work)
@@ -404,6 +415,7 @@ impl HttpClient {
                 status,
                 body,
                 retry_after: retry_after(&parts.headers),
+                location: location(&parts.headers),
             })
         };
         tokio::time::timeout(timeout, work)
@@ -452,6 +464,7 @@ impl HttpClient {
                     status.as_u16()
                 ))
             });
+            let e = with_redirect(e, location(&parts.headers).as_deref());
             Err(with_retry_after(e, retry_after(&parts.headers).as_deref()))
         };
         let body = tokio::time::timeout_at(head_deadline, work)
@@ -586,6 +599,7 @@ pub(crate) fn decode_json_reply<T: serde::de::DeserializeOwned>(
     what: &str,
 ) -> Result<T, TransportError> {
     if let Some(e) = classify_error_body(reply.status.as_u16(), &reply.body) {
+        let e = with_redirect(e, reply.location.as_deref());
         return Err(with_retry_after(e, reply.retry_after.as_deref()));
     }
     serde_json::from_slice(&reply.body).map_err(|e| {

@@ -165,8 +165,11 @@ fn decode_response<R: DeserializeOwned>(
         }
     }
     let retry_after = reply.retry_after.clone();
-    decode_checked(reply, id, method)
-        .map_err(|e| crate::error::with_retry_after(e, retry_after.as_deref()))
+    let location = reply.location.clone();
+    decode_checked(reply, id, method).map_err(|e| {
+        let e = crate::error::with_redirect(e, location.as_deref());
+        crate::error::with_retry_after(e, retry_after.as_deref())
+    })
 }
 
 /// The checked path of [`decode_response`].
@@ -306,6 +309,7 @@ mod tests {
             status: StatusCode::from_u16(status).unwrap(),
             body: Bytes::from(body.to_owned()),
             retry_after: None,
+            location: None,
         }
     }
 
@@ -332,6 +336,44 @@ mod tests {
                 .unwrap_err();
             assert_eq!(e.code_str(), "a2a.invalid_response", "{body}");
         }
+    }
+
+    #[test]
+    fn a_redirect_is_refused_naming_its_target_escaped() {
+        let mut r = reply(302, "<html>moved</html>");
+        r.location = Some("https://elsewhere.example/rpc\u{202e}txt".into());
+        let e = decode_response::<Task>(r, 1, "GetTask").unwrap_err();
+        assert_eq!(e.code_str(), "a2a.http_status");
+        let text = e.to_string();
+        assert!(
+            text.starts_with("HTTP 302: redirect to https://elsewhere.example/rpc"),
+            "{text}"
+        );
+        assert!(text.contains("not followed"), "{text}");
+        assert!(
+            !text.contains('\u{202e}'),
+            "the bidi control reached the message: {text}"
+        );
+        let f = e.to_failure();
+        assert_eq!(f.details["httpStatus"], 302);
+        assert!(
+            f.details["location"]
+                .as_str()
+                .unwrap()
+                .starts_with("https://elsewhere")
+        );
+        // Without a Location header, and for a long one, the message stays bounded.
+        let e = decode_response::<Task>(reply(301, ""), 1, "GetTask").unwrap_err();
+        assert!(e.to_string().contains("redirect to (none)"), "{e}");
+        let mut r = reply(307, "");
+        r.location = Some("x".repeat(10_000));
+        assert!(
+            decode_response::<Task>(r, 1, "GetTask")
+                .unwrap_err()
+                .to_string()
+                .len()
+                < 400
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@ mod auth_headers;
 mod auth_oauth2;
 mod channel_door;
 mod fuzz_regressions;
+mod redirects;
 mod support;
 mod tls_config;
 mod tls_end_to_end;
