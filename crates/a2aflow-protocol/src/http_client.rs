@@ -681,7 +681,7 @@ fn find_cause(e: &(dyn std::error::Error + 'static), over_tls: bool) -> Option<C
             break;
         }
         if let Some(t) = s.downcast_ref::<rustls::Error>() {
-            return Some(Cause::Tls(t.to_string()));
+            return Some(Cause::Tls(crate::tls_words::describe(t)));
         }
         if let Some(io) = s.downcast_ref::<std::io::Error>() {
             timed_out |= io.kind() == std::io::ErrorKind::TimedOut;
@@ -696,7 +696,7 @@ fn find_cause(e: &(dyn std::error::Error + 'static), over_tls: bool) -> Option<C
         src = s.source();
     }
     match invalid_data {
-        Some(m) => Some(Cause::Tls(m)),
+        Some(m) => Some(Cause::Tls(crate::tls_words::describe_text(&m))),
         None => timed_out.then_some(Cause::TimedOut),
     }
 }

@@ -67,4 +67,5 @@ pub use transport::Transport;
 pub use view::{Applied, Folded, ResponseReducer, TaskView};
 pub mod auth;
 pub mod tls;
+mod tls_words;
 pub mod wirelog;

@@ -70,6 +70,7 @@ async fn default_trust_refuses_a_private_ca_and_the_bundle_accepts_it() {
         .await
         .unwrap_err();
     assert_eq!(err.code_str(), "a2a.tls", "{err}");
+    assert!(err.to_string().contains("(unknown issuer)"), "{err}");
 
     let ca = CaFile::new(server.ca_pem().unwrap());
     let c = client(&TlsConfig::new().with_ca_bundle(&ca.0));
@@ -85,6 +86,11 @@ async fn the_bundle_still_checks_the_host_name() {
         .await
         .unwrap_err();
     assert_eq!(err.code_str(), "a2a.tls", "{err}");
+    assert!(
+        err.to_string()
+            .contains("not valid for the host name in the URL (wrong name)"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -222,6 +228,12 @@ async fn a_missing_or_wrong_client_certificate_is_a2a_tls() {
             "a2a.tls",
             "{what} client certificate: {err}"
         );
+        let words = if what == "no" {
+            "requires a client certificate"
+        } else {
+            "refused the client certificate"
+        };
+        assert!(err.to_string().contains(words), "{what}: {err}");
     }
     let (good, _cert, _key) = with_identity(&ca, server.client_identity().unwrap());
     let card = client(&good)
