@@ -39,6 +39,14 @@ fn line_at(event: &Event, elapsed: Duration) -> Option<String> {
     Some(format!("[{t:6.2}s] {text}"))
 }
 
+/// The agent column of a task the host did itself (a SELF_LOOP step), as the result table shows.
+const HOST: &str = "(host)";
+
+/// The agent column of a task: its agent, or [`HOST`] for a task without one.
+fn agent_column(agent: &str) -> &str {
+    if agent.is_empty() { HOST } else { agent }
+}
+
 /// The text of one event's line, without the time stamp.
 fn event_text(event: &Event) -> Option<String> {
     let step = event.step.as_deref().unwrap_or("");
@@ -51,7 +59,7 @@ fn event_text(event: &Event) -> Option<String> {
         }
         EventKind::TaskStatusChanged => format!(
             "  · {step}: {} {}",
-            d["agent"].as_str().unwrap_or(""),
+            agent_column(d["agent"].as_str().unwrap_or("")),
             d["status"].as_str().unwrap_or("")
         ),
         EventKind::RouteDecision if d["conditional"] == true => format!(
@@ -236,7 +244,7 @@ impl Bars {
             EventKind::TaskStatusChanged => {
                 if let Some(s) = self.running.get_mut(step) {
                     let agent = match d["agent"].as_str().unwrap_or("") {
-                        "" => "(host)".to_owned(),
+                        "" => HOST.to_owned(),
                         a => inline(a),
                     };
                     let status = inline(d["status"].as_str().unwrap_or(""));
@@ -345,6 +353,19 @@ mod tests {
             ),
             ev(EventKind::Error, None, json!({"error": "step fix failed"})),
         ]
+    }
+
+    #[test]
+    fn a_task_the_host_did_itself_shows_host_in_the_agent_column() {
+        let e = ev(
+            EventKind::TaskStatusChanged,
+            Some("summary"),
+            json!({"agent": "", "status": "COMPLETED"}),
+        );
+        assert_eq!(
+            event_text(&e).as_deref(),
+            Some("  · summary: (host) COMPLETED")
+        );
     }
 
     #[test]

@@ -194,6 +194,33 @@ fn run_usage_errors_exit_2() {
     );
 }
 
+/// The first line of `--help` names every command the Commands section lists, so a new command
+/// cannot be left out of it again.
+#[test]
+fn the_top_level_help_names_every_command() {
+    let top = a2aflow(&["--help"]);
+    let text = String::from_utf8_lossy(&top.stdout);
+    let first = text.lines().next().unwrap_or_default();
+    let commands: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .collect();
+    assert!(
+        commands.contains(&"search") && commands.contains(&"runs"),
+        "{text}"
+    );
+    for c in &commands {
+        assert!(
+            first.split([' ', ',', ':']).any(|w| w == *c),
+            "the first line `{first}` leaves out `{c}`"
+        );
+    }
+}
+
 #[test]
 fn help_points_at_the_configuration_guide_and_the_discovery_budget() {
     let top = a2aflow(&["--help"]);
