@@ -300,6 +300,28 @@ fn state_code(state: &TaskState) -> Option<ErrorCode> {
     }
 }
 
+/// Why `send` exits 1 for a task that did not complete, in words: a gate says what the agent
+/// asks for and how to answer it on the same task.
+fn end_text(t: &Task) -> String {
+    let state = inline(&state_name(&t.status.state));
+    let follow_up = format!(
+        "answer on the same task with `a2aflow send URL TEXT --task-id {} --context-id {}`",
+        inline(&t.id),
+        inline(&t.context_id)
+    );
+    match t.status.state {
+        TaskState::InputRequired => {
+            format!("the agent asks for more input (the task is in {state}); {follow_up}")
+        }
+        TaskState::AuthRequired => format!(
+            "the agent asks for authorization (the task is in {state}); once it is given, \
+             {follow_up}"
+        ),
+        ref s if ends_the_exchange(s) => format!("the task ended in {state}"),
+        _ => format!("the agent answered before a terminal state; the task is still in {state}"),
+    }
+}
+
 fn state_name(state: &TaskState) -> String {
     serde_json::to_value(state)
         .ok()
@@ -424,15 +446,7 @@ pub fn run(args: SendArgs) -> u8 {
         Outcome::Task(t) => match state_code(&t.status.state) {
             None => 0,
             Some(code) => {
-                let how = if ends_the_exchange(&t.status.state) {
-                    "the task ended in"
-                } else {
-                    "the agent answered before a terminal state; the task is still in"
-                };
-                eprintln!(
-                    "a2aflow send: [{code}] {how} {}",
-                    inline(&state_name(&t.status.state))
-                );
+                eprintln!("a2aflow send: [{code}] {}", end_text(t));
                 1
             }
         },

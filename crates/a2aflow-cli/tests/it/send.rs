@@ -162,8 +162,14 @@ fn an_input_required_task_exits_1_and_a_follow_up_on_it_completes() {
     let url = a.server.card_url("alpha");
     let out = a2aflow(&["send", &url, "input please", "--format", "json"]);
     assert_fails_with(&out, 1, "negotiation.not_negotiable");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("the agent asks for more input"), "{err}");
     let t = stdout_json(&out);
     assert_eq!(t["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{t:#}");
+    assert!(
+        err.contains(&format!("--task-id {}", t["id"].as_str().unwrap())),
+        "{err}"
+    );
     let (task_id, context_id) = (
         t["id"].as_str().unwrap().to_owned(),
         t["contextId"].as_str().unwrap().to_owned(),
