@@ -782,6 +782,10 @@ pub trait RunStore: Send + Sync {
         limit: usize,
     ) -> Result<Vec<Event>, StoreError>;
 
+    /// The run's lease as it stands (live or lapsed; `None` when no driver ever took it), for
+    /// readers that ask who drives a run (`store.unknown_execution` for an id it does not hold).
+    async fn lease(&self, execution_id: &str) -> Result<Option<Lease>, StoreError>;
+
     /// Takes the run's lease for `owner` (`store.locked` while another owner's lease is live).
     async fn acquire(&self, execution_id: &str, owner: &str) -> Result<Lease, StoreError>;
 

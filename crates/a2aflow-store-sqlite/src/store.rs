@@ -471,6 +471,17 @@ impl RunStore for SqliteStore {
             .await
     }
 
+    async fn lease(&self, execution_id: &str) -> Result<Option<Lease>, StoreError> {
+        let path = self.path().to_owned();
+        let id = execution_id.to_owned();
+        self.worker
+            .read(move |conn| {
+                run_row(conn, &path, &id)?;
+                current_lease(conn, &path, &id)
+            })
+            .await
+    }
+
     async fn acquire(&self, execution_id: &str, owner: &str) -> Result<Lease, StoreError> {
         let path = self.path().to_owned();
         let (id, owner) = (execution_id.to_owned(), owner.to_owned());

@@ -345,28 +345,13 @@ pub async fn list_executions(
     Ok(store.list(filter).await?)
 }
 
-/// How many runs one listing page asks for while looking for a run's lease.
-const LEASE_PAGE: usize = 100;
-
-/// Whether a driver holds `execution_id`'s lease now: the store lists it as `running`.
+/// Whether a driver holds `execution_id`'s lease now (it has not lapsed).
 async fn lease_live(store: &dyn RunStore, execution_id: &str) -> Result<bool, StoreError> {
-    let mut offset = 0;
-    loop {
-        let page = store
-            .list(RunFilter {
-                state: Some(RunState::Running),
-                offset,
-                limit: LEASE_PAGE,
-            })
-            .await?;
-        if page.iter().any(|r| r.execution_id == execution_id) {
-            return Ok(true);
-        }
-        if page.len() < LEASE_PAGE {
-            return Ok(false);
-        }
-        offset += page.len();
-    }
+    let now = a2aflow_kernel::journal::wall_clock_ms();
+    Ok(store
+        .lease(execution_id)
+        .await?
+        .is_some_and(|l| l.expires_at_ms > now))
 }
 
 /// One run of `store` (`store.unknown_execution` for an id it does not hold).

@@ -208,6 +208,10 @@ impl RunStore for LazyStore {
         self.get().await?.load(execution_id).await
     }
 
+    async fn lease(&self, execution_id: &str) -> Result<Option<Lease>, StoreError> {
+        self.get().await?.lease(execution_id).await
+    }
+
     async fn list(&self, filter: RunFilter) -> Result<Vec<RunSummary>, StoreError> {
         self.get().await?.list(filter).await
     }

@@ -226,6 +226,10 @@ impl RunStore for MemoryStore {
         })
     }
 
+    async fn lease(&self, execution_id: &str) -> Result<Option<Lease>, StoreError> {
+        self.with_run(execution_id, |run| Ok(run.lease.clone()))
+    }
+
     async fn acquire(&self, execution_id: &str, owner: &str) -> Result<Lease, StoreError> {
         let ttl = self.lease_ttl;
         self.with_run(execution_id, |run| {

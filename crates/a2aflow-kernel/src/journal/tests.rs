@@ -300,8 +300,12 @@ fn a_live_lease_locks_the_run_and_a_lapsed_one_is_taken_over() {
     block_on(async {
         let store = MemoryStore::new();
         store.create_run(started("r1", 5)).await.unwrap();
+        assert_eq!(store.lease("r1").await.unwrap(), None);
         let a = store.acquire("r1", "host-a").await.unwrap();
         assert_eq!(a.token, 1);
+        assert_eq!(store.lease("r1").await.unwrap().as_ref(), Some(&a));
+        let e = store.lease("ghost").await.unwrap_err();
+        assert!(e.is(ErrorCode::StoreUnknownExecution), "{e}");
         let e = store.acquire("r1", "host-b").await.unwrap_err();
         assert!(e.is(ErrorCode::StoreLocked), "{e}");
         assert_eq!(e.details["owner"], "host-a");

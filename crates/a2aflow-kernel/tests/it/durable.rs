@@ -248,6 +248,10 @@ impl RunStore for FaultyStore {
         self.hang_if_dead().await;
         self.inner.events(execution_id, after_seq, limit).await
     }
+    async fn lease(&self, execution_id: &str) -> Result<Option<Lease>, StoreError> {
+        self.hang_if_dead().await;
+        self.inner.lease(execution_id).await
+    }
     async fn acquire(&self, execution_id: &str, owner: &str) -> Result<Lease, StoreError> {
         self.hang_if_dead().await;
         let lease = self.inner.acquire(execution_id, owner).await?;

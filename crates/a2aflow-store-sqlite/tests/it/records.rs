@@ -208,8 +208,12 @@ fn a_lease_locks_a_run_for_other_owners_until_released() {
     block_on(async {
         let store = SqliteStore::open(dir.path().join("runs.db")).await.unwrap();
         store.create_run(started("r1", 1)).await.unwrap();
+        assert_eq!(store.lease("r1").await.unwrap(), None);
         let a = store.acquire("r1", "host-a").await.unwrap();
         assert_eq!(a.token, 1);
+        assert_eq!(store.lease("r1").await.unwrap().as_ref(), Some(&a));
+        let e = store.lease("ghost").await.unwrap_err();
+        assert!(e.is(ErrorCode::StoreUnknownExecution), "{e}");
         let e = store.acquire("r1", "host-b").await.unwrap_err();
         assert!(e.is(ErrorCode::StoreLocked), "{e}");
         assert_eq!(e.details["owner"], "host-a");
