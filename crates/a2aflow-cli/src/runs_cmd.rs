@@ -229,7 +229,24 @@ async fn list(
     Ok(emit(&text).err().unwrap_or(0))
 }
 
-/// The runs as a table: execution id, state, start time (UTC), workflow name.
+/// How long a finished run took (`1.25s`, `3m04s`, `2h05m`); `-` while it runs or when the
+/// store did not keep its end.
+fn duration_text(run: &RunSummary) -> String {
+    let Some(ms) = run
+        .finished_at_ms
+        .map(|f| f.saturating_sub(run.started_at_ms))
+    else {
+        return "-".to_owned();
+    };
+    let secs = ms / 1000;
+    match secs {
+        0..60 => format!("{}.{:02}s", secs, (ms % 1000) / 10),
+        60..3600 => format!("{}m{:02}s", secs / 60, secs % 60),
+        _ => format!("{}h{:02}m", secs / 3600, (secs % 3600) / 60),
+    }
+}
+
+/// The runs as a table: execution id, state, start time (UTC), duration, workflow name.
 fn list_text(runs: &[RunSummary]) -> String {
     if runs.is_empty() {
         return "no runs\n".to_owned();
@@ -242,14 +259,15 @@ fn list_text(runs: &[RunSummary]) -> String {
         .unwrap_or(0)
         .max("EXECUTION ID".len());
     let mut out = format!(
-        "{:<width$}  {:<9}  {:<24}  WORKFLOW\n",
-        "EXECUTION ID", "STATE", "STARTED (UTC)"
+        "{:<width$}  {:<9}  {:<24}  {:<8}  WORKFLOW\n",
+        "EXECUTION ID", "STATE", "STARTED (UTC)", "DURATION"
     );
     for (run, id) in runs.iter().zip(ids) {
         out.push_str(&format!(
-            "{id:<width$}  {:<9}  {:<24}  {}\n",
+            "{id:<width$}  {:<9}  {:<24}  {:<8}  {}\n",
             run.state.as_str(),
             utc_text(run.started_at_ms),
+            duration_text(run),
             inline(&run.workflow_name)
         ));
     }
@@ -499,12 +517,33 @@ mod tests {
     }
 
     #[test]
+    fn a_duration_is_shown_for_finished_runs_only() {
+        let run = |finished_at_ms| RunSummary {
+            execution_id: "e".into(),
+            state: RunState::Succeeded,
+            workflow_name: "w".into(),
+            started_at_ms: 1_000,
+            finished_at_ms,
+        };
+        assert_eq!(duration_text(&run(None)), "-");
+        assert_eq!(duration_text(&run(Some(2_250))), "1.25s");
+        assert_eq!(duration_text(&run(Some(1_000 + 184_000))), "3m04s");
+        assert_eq!(duration_text(&run(Some(1_000 + 7_500_000))), "2h05m");
+        assert_eq!(
+            duration_text(&run(Some(0))),
+            "0.00s",
+            "a clock that went back"
+        );
+    }
+
+    #[test]
     fn listed_text_is_escaped() {
         let runs = vec![RunSummary {
             execution_id: "e\u{1b}[2J".into(),
             state: RunState::Waiting,
             workflow_name: "w\u{202e}x".into(),
             started_at_ms: 0,
+            finished_at_ms: None,
         }];
         let text = list_text(&runs);
         assert!(text.contains("e\\x1b[2J"), "{text}");

@@ -539,6 +539,10 @@ pub struct RunSummary {
     pub workflow_name: String,
     /// When it started, wall-clock milliseconds since the Unix epoch.
     pub started_at_ms: u64,
+    /// When its `runFinished` record was appended (absent while it runs, and for runs a store
+    /// finished before it kept the time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at_ms: Option<u64>,
 }
 
 /// Which runs a listing returns: newest first, `offset` runs skipped, at most `limit`.

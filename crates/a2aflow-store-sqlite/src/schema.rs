@@ -7,7 +7,7 @@ use rusqlite::Connection;
 pub const APPLICATION_ID: i32 = 0x4132_4146;
 
 /// The schema version this build writes and reads.
-pub const CURRENT_VERSION: i32 = 2;
+pub const CURRENT_VERSION: i32 = 3;
 
 /// The step that brings a store from version `n - 1` to `n` is `MIGRATIONS[n - 1]`.
 const MIGRATIONS: &[&str] = &[
@@ -42,6 +42,8 @@ const MIGRATIONS: &[&str] = &[
          PRIMARY KEY (execution_id, seq)
      ) WITHOUT ROWID;
      CREATE INDEX runs_newest ON runs (started_at_ms DESC, execution_id DESC);",
+    // 2 -> 3: when a run finished (NULL for runs that finished before this version).
+    "ALTER TABLE runs ADD COLUMN finished_at_ms INTEGER;",
 ];
 
 /// Runs every step after `from` up to [`CURRENT_VERSION`] and records the new version, inside

@@ -208,20 +208,22 @@ fn insert_records(
         .map_err(fail)?;
     let mut seq = start;
     let mut final_state = None;
+    let mut finished_at_ms = None;
     for record in records {
         insert
             .execute(params![id, sql_i64(seq), record.kind(), encode(record)?])
             .map_err(fail)?;
         if let JournalRecord::RunFinished { result } = record {
             final_state = Some(RunState::of_result(result).as_str());
+            finished_at_ms = Some(sql_i64(wall_clock_ms()));
         }
         seq += 1;
     }
     conn.prepare_cached(
-        "UPDATE runs SET next_seq = ?2, final_state = COALESCE(?3, final_state) \
-         WHERE execution_id = ?1",
+        "UPDATE runs SET next_seq = ?2, final_state = COALESCE(?3, final_state), \
+         finished_at_ms = COALESCE(?4, finished_at_ms) WHERE execution_id = ?1",
     )
-    .and_then(|mut s| s.execute(params![id, sql_i64(seq), final_state]))
+    .and_then(|mut s| s.execute(params![id, sql_i64(seq), final_state, finished_at_ms]))
     .map_err(fail)?;
     Ok(start..seq)
 }
@@ -273,8 +275,8 @@ fn read_list(
     let fail = |e: rusqlite::Error| error::sqlite(path, "listing runs", &e);
     let mut stmt = conn
         .prepare_cached(
-            "SELECT execution_id, workflow_name, started_at_ms, state FROM ( \
-               SELECT r.execution_id, r.workflow_name, r.started_at_ms, \
+            "SELECT execution_id, workflow_name, started_at_ms, state, finished_at_ms FROM ( \
+               SELECT r.execution_id, r.workflow_name, r.started_at_ms, r.finished_at_ms, \
                  COALESCE(r.final_state, \
                    CASE WHEN l.expires_at_ms > ?1 THEN 'running' ELSE 'waiting' END) AS state \
                FROM runs r LEFT JOIN leases l ON l.execution_id = r.execution_id) \
@@ -296,13 +298,15 @@ fn read_list(
                     r.get::<_, String>(1)?,
                     sql_u64(r.get(2)?),
                     r.get::<_, String>(3)?,
+                    r.get::<_, Option<i64>>(4)?.map(sql_u64),
                 ))
             },
         )
         .map_err(fail)?;
     let mut out = Vec::new();
     for row in rows {
-        let (execution_id, workflow_name, started_at_ms, state) = row.map_err(fail)?;
+        let (execution_id, workflow_name, started_at_ms, state, finished_at_ms) =
+            row.map_err(fail)?;
         let state = serde_json::from_value(serde_json::Value::String(state)).map_err(|e| {
             error::undecodable(path, &format!("the state of run '{execution_id}'"), &e)
         })?;
@@ -311,6 +315,7 @@ fn read_list(
             state,
             workflow_name,
             started_at_ms,
+            finished_at_ms,
         });
     }
     Ok(out)

@@ -180,8 +180,15 @@ fn list_shows_every_run_newest_first_with_its_state() {
     assert!(text.starts_with("EXECUTION ID"), "{text}");
     let row: Vec<&str> = text.lines().nth(1).unwrap().split_whitespace().collect();
     assert_eq!(
-        row,
+        [row[0], row[1], row[2], row[4]],
         ["bad", "failed", "2023-11-14T22:13:21.000Z", "flow-bad"]
+    );
+    // It finished when its runFinished was appended (now), long after it started in 2023.
+    assert!(row[3].ends_with('m') && row[3].contains('h'), "{text}");
+    assert!(runs[3]["finishedAtMs"].as_u64().unwrap() > 1_700_000_001_000);
+    assert!(
+        runs[1].get("finishedAtMs").is_none(),
+        "an unfinished run has no end"
     );
     assert_eq!(text.lines().count(), 2, "{text}");
 

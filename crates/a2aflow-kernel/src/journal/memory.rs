@@ -24,6 +24,7 @@ struct Run {
     events: Vec<Event>,
     lease: Option<Lease>,
     finished: Option<RunState>,
+    finished_at_ms: Option<u64>,
 }
 
 /// A [`RunStore`] in memory: nothing survives the process. Leases lapse after the store's time
@@ -85,6 +86,7 @@ impl Run {
         for record in records {
             if let JournalRecord::RunFinished { result } = &record {
                 self.finished = Some(RunState::of_result(result));
+                self.finished_at_ms = Some(wall_clock_ms());
             }
             let seq = self.entries.len() as u64;
             self.entries.push(JournalEntry { seq, record });
@@ -134,6 +136,7 @@ impl RunStore for MemoryStore {
             events: Vec::new(),
             lease: None,
             finished: None,
+            finished_at_ms: None,
         };
         runs.insert(id, entry);
         Ok(())
@@ -188,6 +191,7 @@ impl RunStore for MemoryStore {
                 state: run.state(now),
                 workflow_name: run.workflow_name.clone(),
                 started_at_ms: run.started_at_ms,
+                finished_at_ms: run.finished_at_ms,
             })
             .filter(|s| filter.state.is_none_or(|want| s.state == want))
             .collect();

@@ -1,5 +1,5 @@
-//! A store written by the previous schema version (1) opens, is migrated to the current one, and
-//! keeps its runs.
+//! A store written by a previous schema version (1 or 2) opens, is migrated to the current one,
+//! and keeps its runs.
 
 use crate::support::{block_on, event, intent, started};
 use a2aflow_kernel::journal::{JournalRecord, RunFilter, RunStore};
@@ -58,6 +58,72 @@ fn write_v1_store(path: &std::path::Path) {
     .unwrap();
 }
 
+/// What version 2 added to version 1, exactly as that version wrote it.
+const V2: &str = "
+    CREATE TABLE events (
+        execution_id TEXT NOT NULL,
+        seq          INTEGER NOT NULL,
+        body         TEXT NOT NULL,
+        PRIMARY KEY (execution_id, seq)
+    ) WITHOUT ROWID;
+    CREATE INDEX runs_newest ON runs (started_at_ms DESC, execution_id DESC);";
+
+/// A version-2 store with `old-run` (unfinished) and `done-run` (finished before version 3
+/// kept finish times).
+fn write_v2_store(path: &std::path::Path) {
+    write_v1_store(path);
+    let conn = Connection::open(path).unwrap();
+    conn.execute_batch(V2).unwrap();
+    conn.pragma_update(None, "user_version", 2).unwrap();
+    let run = started("done-run", 7);
+    let first = serde_json::to_string(&JournalRecord::RunStarted(run.clone())).unwrap();
+    conn.execute(
+        "INSERT INTO runs VALUES (?1, ?2, ?3, ?4, 7, 'succeeded', 1)",
+        (
+            &run.execution_id,
+            &run.workflow_id,
+            &run.workflow_name,
+            &run.workflow_sha256,
+        ),
+    )
+    .unwrap();
+    conn.execute(
+        "INSERT INTO records VALUES ('done-run', 0, 'runStarted', ?1)",
+        [&first],
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_version_2_store_opens_migrated_and_new_ends_are_timed() {
+    assert_eq!(
+        CURRENT_VERSION, 3,
+        "add a fixture for the version this replaces"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v2.db");
+    write_v2_store(&path);
+    assert_eq!(version(&path), 2);
+    block_on(async {
+        let store = SqliteStore::open(&path).await.unwrap();
+        let listed = store.list(RunFilter::default()).await.unwrap();
+        let done = listed
+            .iter()
+            .find(|r| r.execution_id == "done-run")
+            .unwrap();
+        assert_eq!(done.finished_at_ms, None, "version 2 kept no finish time");
+        let finished = JournalRecord::RunFinished {
+            result: a2aflow_kernel::journal::samples::result("old-run"),
+        };
+        store.append("old-run", finished).await.unwrap();
+        let listed = store.list(RunFilter::default()).await.unwrap();
+        let old = listed.iter().find(|r| r.execution_id == "old-run").unwrap();
+        assert!(old.finished_at_ms.is_some_and(|t| t > old.started_at_ms));
+        store.close().await;
+    });
+    assert_eq!(version(&path), CURRENT_VERSION);
+}
+
 fn version(path: &std::path::Path) -> i32 {
     Connection::open(path)
         .unwrap()
@@ -67,10 +133,6 @@ fn version(path: &std::path::Path) -> i32 {
 
 #[test]
 fn a_version_1_store_opens_migrated_with_its_runs() {
-    assert_eq!(
-        CURRENT_VERSION, 2,
-        "add a fixture for the version this replaces"
-    );
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v1.db");
     write_v1_store(&path);
