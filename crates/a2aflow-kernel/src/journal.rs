@@ -27,6 +27,8 @@
 //! `store.locked` while it is live and takes the run over once it expired (a driver killed with
 //! SIGKILL stops renewing). Each takeover raises the lease's `token`, a fencing number.
 
+#[cfg(any(test, feature = "testing"))]
+pub mod conformance;
 mod memory;
 #[cfg(any(test, feature = "testing"))]
 pub mod samples;

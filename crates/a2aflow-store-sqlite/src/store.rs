@@ -126,6 +126,16 @@ fn current_lease(conn: &Connection, path: &Path, id: &str) -> Result<Option<Leas
         .map_err(|e| error::sqlite(path, "reading a lease", &e))
 }
 
+/// `store.lease_lost` unless `held` is still the run's lease (`store.unknown_execution` for a
+/// run the store does not hold), inside the caller's write transaction.
+fn fence(conn: &Connection, path: &Path, held: &Lease) -> Result<(), StoreError> {
+    let current = current_lease(conn, path, &held.execution_id)?;
+    if current.is_none() {
+        run_row(conn, path, &held.execution_id)?;
+    }
+    check_fence(current.as_ref(), held)
+}
+
 fn put_lease(conn: &Connection, path: &Path, lease: &Lease) -> Result<(), StoreError> {
     conn.prepare_cached(
         "INSERT OR REPLACE INTO leases (execution_id, owner, token, expires_at_ms) \
@@ -413,9 +423,8 @@ impl RunStore for SqliteStore {
         let held = lease.clone();
         self.worker
             .write(move |conn| {
-                let id = &held.execution_id;
-                check_fence(current_lease(conn, &path, id)?.as_ref(), &held)?;
-                insert_records(conn, &path, id, &records)
+                fence(conn, &path, &held)?;
+                insert_records(conn, &path, &held.execution_id, &records)
             })
             .await
     }
@@ -429,9 +438,8 @@ impl RunStore for SqliteStore {
         let held = lease.clone();
         self.worker
             .write(move |conn| {
-                let id = &held.execution_id;
-                check_fence(current_lease(conn, &path, id)?.as_ref(), &held)?;
-                insert_events(conn, &path, id, &events)
+                fence(conn, &path, &held)?;
+                insert_events(conn, &path, &held.execution_id, &events)
             })
             .await
     }

@@ -1,10 +1,11 @@
 //! The journal contract: record shapes, the workflow hash, and MemoryStore against the trait.
 
-use super::samples::{started, states, workflow};
+use super::samples::{started, workflow};
 use super::*;
-use a2aflow_model::{EventKind, FailureCode, StepStatus, StepType, Subtask, TaskOutcomeStatus};
+use a2aflow_model::{FailureCode, StepStatus, StepType, Subtask, TaskOutcomeStatus};
 use proptest::prelude::*;
 use serde_json::json;
+use std::sync::Arc;
 
 fn result(id: &str, failure: Option<Failure>) -> ExecutionResult {
     ExecutionResult {
@@ -115,225 +116,14 @@ fn store_errors_become_failures_with_their_code() {
     assert_eq!(f.details["executionId"], "nope");
 }
 
+/// The MemoryStore passes the checks every store passes.
 #[test]
-fn memory_store_numbers_records_and_reads_them_back() {
+fn memory_store_conforms_to_the_store_contract() {
     block_on(async {
-        let store = MemoryStore::new();
-        store.create_run(started("r1", 5)).await.unwrap();
-        let seqs = store
-            .append_batch(
-                "r1",
-                vec![
-                    JournalRecord::RemoteState {
-                        local_task_id: "t".into(),
-                        state: TaskState::Working,
-                    },
-                    JournalRecord::CancelRequested {
-                        local_task_id: None,
-                        remote_task_id: None,
-                    },
-                ],
-            )
-            .await
-            .unwrap();
-        assert_eq!(seqs, 1..3);
-        let seq = store
-            .append(
-                "r1",
-                JournalRecord::RunFinished {
-                    result: result("r1", None),
-                },
-            )
-            .await
-            .unwrap();
-        assert_eq!(seq, 3);
-        let journal = store.load("r1").await.unwrap();
-        assert_eq!(journal.started().unwrap(), &started("r1", 5));
-        assert_eq!(
-            journal.entries.iter().map(|e| e.seq).collect::<Vec<_>>(),
-            [0, 1, 2, 3]
-        );
-        assert_eq!(journal.finished(), Some(&result("r1", None)));
-    });
-}
-
-#[test]
-fn memory_store_refuses_bad_appends_with_stable_codes() {
-    block_on(async {
-        let store = MemoryStore::new();
-        let e = store.load("ghost").await.unwrap_err();
-        assert!(e.is(ErrorCode::StoreUnknownExecution));
-        let e = store
-            .append(
-                "ghost",
-                JournalRecord::CancelRequested {
-                    local_task_id: None,
-                    remote_task_id: None,
-                },
-            )
-            .await
-            .unwrap_err();
-        assert!(e.is(ErrorCode::StoreUnknownExecution));
-
-        store.create_run(started("r1", 5)).await.unwrap();
-        let e = store.create_run(started("r1", 6)).await.unwrap_err();
-        assert!(e.is(ErrorCode::StoreDuplicateExecution), "{e}");
-        let e = store
-            .append("r1", JournalRecord::RunStarted(started("r1", 5)))
-            .await
-            .unwrap_err();
-        assert!(e.is(ErrorCode::StoreInvalidAppend), "{e}");
-
-        let finished = JournalRecord::RunFinished {
-            result: result("r1", None),
-        };
-        // Atomic: a batch with a record after runFinished is refused whole.
-        let e = store
-            .append_batch("r1", vec![finished.clone(), finished.clone()])
-            .await
-            .unwrap_err();
-        assert!(e.is(ErrorCode::StoreInvalidAppend), "{e}");
-        assert_eq!(store.load("r1").await.unwrap().entries.len(), 1);
-        store.append("r1", finished.clone()).await.unwrap();
-        let e = store.append("r1", finished).await.unwrap_err();
-        assert!(e.message.contains("already finished"), "{e}");
-    });
-}
-
-#[test]
-fn memory_store_lists_newest_first_by_state_in_pages() {
-    block_on(async {
-        let store = MemoryStore::new();
-        for (i, id) in ["old", "mid", "new"].iter().enumerate() {
-            store.create_run(started(id, i as u64)).await.unwrap();
-        }
-        let cancelled = Failure::new(ErrorCode::WorkflowCancelled, "stop");
-        store
-            .append(
-                "mid",
-                JournalRecord::RunFinished {
-                    result: result("mid", Some(cancelled)),
-                },
-            )
-            .await
-            .unwrap();
-        store
-            .append(
-                "old",
-                JournalRecord::RunFinished {
-                    result: result("old", None),
-                },
-            )
-            .await
-            .unwrap();
-        store.acquire("new", "host-a").await.unwrap();
-        let all = store.list(RunFilter::default()).await.unwrap();
-        assert_eq!(
-            states(&all),
-            [
-                ("new", RunState::Running),
-                ("mid", RunState::Cancelled),
-                ("old", RunState::Succeeded)
-            ]
-        );
-        assert_eq!(all[0].workflow_name, "orders");
-        assert_eq!(serde_json::to_value(&all[1]).unwrap()["state"], "cancelled");
-        let page = store
-            .list(RunFilter {
-                state: None,
-                offset: 1,
-                limit: 1,
-            })
-            .await
-            .unwrap();
-        assert_eq!(page[0].execution_id, "mid");
-        let done = store
-            .list(RunFilter {
-                state: Some(RunState::Succeeded),
-                ..RunFilter::default()
-            })
-            .await
-            .unwrap();
-        assert_eq!(done.len(), 1);
-        assert_eq!(done[0].execution_id, "old");
-    });
-}
-
-fn event(seq: u64) -> Event {
-    Event {
-        seq,
-        kind: EventKind::Start,
-        execution_id: "r1".into(),
-        depth: 0,
-        step: None,
-        task_id: None,
-        data: json!({"n": seq}),
-    }
-}
-
-#[test]
-fn memory_store_keeps_events_in_order_after_a_sequence_number() {
-    block_on(async {
-        let store = MemoryStore::new();
-        store.create_run(started("r1", 5)).await.unwrap();
-        store
-            .record_events("r1", vec![event(0), event(1)])
-            .await
-            .unwrap();
-        store.record_events("r1", vec![event(2)]).await.unwrap();
-        let e = store.record_events("r1", vec![event(2)]).await.unwrap_err();
-        assert!(e.is(ErrorCode::StoreInvalidAppend), "{e}");
-        let after: Vec<u64> = store
-            .events("r1", Some(0), 10)
-            .await
-            .unwrap()
-            .iter()
-            .map(|e| e.seq)
-            .collect();
-        assert_eq!(after, [1, 2]);
-        assert_eq!(store.events("r1", None, 1).await.unwrap(), [event(0)]);
-    });
-}
-
-#[test]
-fn a_live_lease_locks_the_run_and_a_lapsed_one_is_taken_over() {
-    block_on(async {
-        let store = MemoryStore::new();
-        store.create_run(started("r1", 5)).await.unwrap();
-        assert_eq!(store.lease("r1").await.unwrap(), None);
-        let a = store.acquire("r1", "host-a").await.unwrap();
-        assert_eq!(a.token, 1);
-        assert_eq!(store.lease("r1").await.unwrap().as_ref(), Some(&a));
-        let e = store.lease("ghost").await.unwrap_err();
-        assert!(e.is(ErrorCode::StoreUnknownExecution), "{e}");
-        let e = store.acquire("r1", "host-b").await.unwrap_err();
-        assert!(e.is(ErrorCode::StoreLocked), "{e}");
-        assert_eq!(e.details["owner"], "host-a");
-        // The holder may take its own lease again.
-        assert_eq!(store.acquire("r1", "host-a").await.unwrap().token, 1);
-        store.release(a.clone()).await.unwrap();
-        let b = store.acquire("r1", "host-b").await.unwrap();
-        assert_eq!(b.token, 2, "a takeover raises the fencing token");
-        let e = store.renew(&a).await.unwrap_err();
-        assert!(e.is(ErrorCode::StoreLeaseLost), "{e}");
-        assert!(store.renew(&b).await.is_ok());
-        let e = store.acquire("ghost", "host-a").await.unwrap_err();
-        assert!(e.is(ErrorCode::StoreUnknownExecution));
-
-        // A lease that lapsed (its holder died and stopped renewing) is taken over.
-        let quick = MemoryStore::with_lease_ttl(Duration::ZERO);
-        quick.create_run(started("r2", 5)).await.unwrap();
-        quick.acquire("r2", "dead").await.unwrap();
-        assert_eq!(
-            quick
-                .list(RunFilter::default())
-                .await
-                .unwrap()
-                .first()
-                .map(|s| s.state),
-            Some(RunState::Waiting)
-        );
-        assert_eq!(quick.acquire("r2", "alive").await.unwrap().token, 2);
+        conformance::check_all(|| async { Arc::new(MemoryStore::new()) as Arc<dyn RunStore> })
+            .await;
+        conformance::a_lapsed_lease_is_taken_over(&MemoryStore::with_lease_ttl(Duration::ZERO))
+            .await;
     });
 }
 
@@ -514,58 +304,4 @@ proptest! {
             prop_assert_eq!(e.seq, i as u64);
         }
     }
-}
-
-#[test]
-fn a_driver_that_lost_its_lease_writes_nothing() {
-    block_on(async {
-        let store = MemoryStore::new();
-        store.create_run(started("r1", 5)).await.unwrap();
-        let a = store.acquire("r1", "host-a").await.unwrap();
-        let cancel = JournalRecord::CancelRequested {
-            local_task_id: None,
-            remote_task_id: None,
-        };
-        assert_eq!(
-            store.append_driven(&a, vec![cancel.clone()]).await.unwrap(),
-            1..2
-        );
-        store
-            .record_driven_events(&a, vec![event(0)])
-            .await
-            .unwrap();
-        store.release(a.clone()).await.unwrap();
-        let b = store.acquire("r1", "host-b").await.unwrap();
-        // The old driver, paused while another took the run over, wakes up and writes.
-        let e = store
-            .append_driven(&a, vec![cancel.clone()])
-            .await
-            .unwrap_err();
-        assert!(e.is(ErrorCode::StoreLeaseLost), "{e}");
-        assert_eq!(e.details["owner"], "host-a");
-        let e = store
-            .record_driven_events(&a, vec![event(1)])
-            .await
-            .unwrap_err();
-        assert!(e.is(ErrorCode::StoreLeaseLost), "{e}");
-        assert_eq!(store.load("r1").await.unwrap().entries.len(), 2);
-        assert_eq!(store.events("r1", None, 10).await.unwrap().len(), 1);
-        // The new driver writes; a lease from another run fences too.
-        store.append_driven(&b, vec![cancel]).await.unwrap();
-        store
-            .record_driven_events(&b, vec![event(1)])
-            .await
-            .unwrap();
-        let e = store
-            .append_driven(
-                &Lease {
-                    execution_id: "ghost".into(),
-                    ..b
-                },
-                Vec::new(),
-            )
-            .await
-            .unwrap_err();
-        assert!(e.is(ErrorCode::StoreUnknownExecution), "{e}");
-    });
 }

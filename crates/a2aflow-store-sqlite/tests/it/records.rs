@@ -1,10 +1,32 @@
-//! Every record type, the listing, events and leases through the SQLite store, across a reopen.
+//! The SQLite store passes the checks every store passes (`journal::conformance`), and what is
+//! its own: records across a reopen, group commit under many writers, a tampered file, its
+//! thread, two stores on one file.
 
-use crate::support::{block_on, event, every_record, intent, started, states};
-use a2aflow_kernel::journal::{JournalRecord, RunFilter, RunState, RunStore};
+use crate::support::{block_on, event, every_record, intent, started};
+use a2aflow_kernel::journal::{JournalRecord, RunStore, conformance};
 use a2aflow_model::ErrorCode;
 use a2aflow_store_sqlite::{SqliteStore, StoreOptions};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
+
+#[test]
+fn the_sqlite_store_conforms_to_the_store_contract() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = std::sync::atomic::AtomicUsize::new(0);
+    block_on(async {
+        conformance::check_all(|| async {
+            let file = format!("runs-{}.db", n.fetch_add(1, Ordering::Relaxed));
+            Arc::new(SqliteStore::open(dir.path().join(file)).await.unwrap()) as Arc<dyn RunStore>
+        })
+        .await;
+        let quick = StoreOptions::default().with_lease_ttl(Duration::ZERO);
+        let store = SqliteStore::open_with(dir.path().join("quick.db"), quick)
+            .await
+            .unwrap();
+        conformance::a_lapsed_lease_is_taken_over(&store).await;
+    });
+}
 
 #[test]
 fn every_record_type_round_trips_and_survives_a_reopen() {
@@ -37,37 +59,6 @@ fn every_record_type_round_trips_and_survives_a_reopen() {
             crate::support::workflow()
         );
         assert!(journal.finished().is_some());
-    });
-}
-
-#[test]
-fn refused_appends_have_stable_codes_and_leave_the_journal_as_it_was() {
-    let dir = tempfile::tempdir().unwrap();
-    block_on(async {
-        let store = SqliteStore::open(dir.path().join("runs.db")).await.unwrap();
-        let e = store.load("ghost").await.unwrap_err();
-        assert!(e.is(ErrorCode::StoreUnknownExecution), "{e}");
-        assert_eq!(e.details["executionId"], "ghost");
-        let e = store.append("ghost", intent("x", 0)).await.unwrap_err();
-        assert!(e.is(ErrorCode::StoreUnknownExecution), "{e}");
-
-        store.create_run(started("r1", 10)).await.unwrap();
-        let e = store.create_run(started("r1", 11)).await.unwrap_err();
-        assert!(e.is(ErrorCode::StoreDuplicateExecution), "{e}");
-        let finished = every_record("r1").pop().unwrap();
-        let e = store
-            .append_batch("r1", vec![intent("x", 0), finished.clone(), intent("x", 1)])
-            .await
-            .unwrap_err();
-        assert!(e.is(ErrorCode::StoreInvalidAppend), "{e}");
-        assert_eq!(
-            store.load("r1").await.unwrap().entries.len(),
-            1,
-            "refused whole"
-        );
-        store.append("r1", finished.clone()).await.unwrap();
-        let e = store.append("r1", intent("x", 2)).await.unwrap_err();
-        assert!(e.is(ErrorCode::StoreInvalidAppend), "{e}");
     });
 }
 
@@ -116,116 +107,6 @@ fn concurrent_appends_to_many_runs_are_all_kept_in_order() {
             let expected: Vec<String> = (0..25).map(|n| format!("msg-{n}")).collect();
             assert_eq!(ids, expected);
         }
-    });
-}
-
-#[test]
-fn runs_list_newest_first_with_their_state_and_pages() {
-    let dir = tempfile::tempdir().unwrap();
-    block_on(async {
-        let store = SqliteStore::open(dir.path().join("runs.db")).await.unwrap();
-        for (i, id) in ["old", "mid", "new"].iter().enumerate() {
-            store.create_run(started(id, 100 + i as u64)).await.unwrap();
-        }
-        let finished = every_record("old").pop().unwrap();
-        store.append("old", finished).await.unwrap();
-        store.acquire("new", "host-a").await.unwrap();
-        let all = store.list(RunFilter::default()).await.unwrap();
-        assert_eq!(
-            states(&all),
-            [
-                ("new", RunState::Running),
-                ("mid", RunState::Waiting),
-                ("old", RunState::Succeeded)
-            ]
-        );
-        assert_eq!(all[0].workflow_name, "orders");
-        assert_eq!(all[2].started_at_ms, 100);
-        let page = store
-            .list(RunFilter {
-                state: None,
-                offset: 1,
-                limit: 1,
-            })
-            .await
-            .unwrap();
-        assert_eq!(page.len(), 1);
-        assert_eq!(page[0].execution_id, "mid");
-        let waiting = store
-            .list(RunFilter {
-                state: Some(RunState::Waiting),
-                ..RunFilter::default()
-            })
-            .await
-            .unwrap();
-        assert_eq!(
-            waiting
-                .iter()
-                .map(|s| s.execution_id.as_str())
-                .collect::<Vec<_>>(),
-            ["mid"]
-        );
-    });
-}
-
-#[test]
-fn events_are_kept_apart_and_read_after_a_sequence_number() {
-    let dir = tempfile::tempdir().unwrap();
-    block_on(async {
-        let store = SqliteStore::open(dir.path().join("runs.db")).await.unwrap();
-        store.create_run(started("r1", 1)).await.unwrap();
-        store
-            .record_events("r1", (0..5).map(|s| event("r1", s)).collect())
-            .await
-            .unwrap();
-        let e = store
-            .record_events("r1", vec![event("r1", 3)])
-            .await
-            .unwrap_err();
-        assert!(e.is(ErrorCode::StoreInvalidAppend), "{e}");
-        let after: Vec<u64> = store
-            .events("r1", Some(2), 100)
-            .await
-            .unwrap()
-            .iter()
-            .map(|e| e.seq)
-            .collect();
-        assert_eq!(after, [3, 4]);
-        assert_eq!(
-            store.events("r1", None, 2).await.unwrap(),
-            [event("r1", 0), event("r1", 1)]
-        );
-        let e = store.events("ghost", None, 1).await.unwrap_err();
-        assert!(e.is(ErrorCode::StoreUnknownExecution));
-        // Events are not journal records.
-        assert_eq!(store.load("r1").await.unwrap().entries.len(), 1);
-    });
-}
-
-#[test]
-fn a_lease_locks_a_run_for_other_owners_until_released() {
-    let dir = tempfile::tempdir().unwrap();
-    block_on(async {
-        let store = SqliteStore::open(dir.path().join("runs.db")).await.unwrap();
-        store.create_run(started("r1", 1)).await.unwrap();
-        assert_eq!(store.lease("r1").await.unwrap(), None);
-        let a = store.acquire("r1", "host-a").await.unwrap();
-        assert_eq!(a.token, 1);
-        assert_eq!(store.lease("r1").await.unwrap().as_ref(), Some(&a));
-        let e = store.lease("ghost").await.unwrap_err();
-        assert!(e.is(ErrorCode::StoreUnknownExecution), "{e}");
-        let e = store.acquire("r1", "host-b").await.unwrap_err();
-        assert!(e.is(ErrorCode::StoreLocked), "{e}");
-        assert_eq!(e.details["owner"], "host-a");
-        let renewed = store.renew(&a).await.unwrap();
-        assert!(renewed.expires_at_ms >= a.expires_at_ms);
-        store.release(a.clone()).await.unwrap();
-        let b = store.acquire("r1", "host-b").await.unwrap();
-        assert_eq!(b.token, 2);
-        let e = store.renew(&a).await.unwrap_err();
-        assert!(e.is(ErrorCode::StoreLeaseLost), "{e}");
-        let e = store.acquire("ghost", "host-a").await.unwrap_err();
-        assert!(e.is(ErrorCode::StoreUnknownExecution), "{e}");
     });
 }
 

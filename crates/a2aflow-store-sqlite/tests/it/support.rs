@@ -1,9 +1,7 @@
 //! Shared set-up: stores in temporary directories; the sample records are the kernel's
 //! (`a2aflow_kernel::journal::samples`), the same ones its MemoryStore tests write.
 
-pub use a2aflow_kernel::journal::samples::{
-    event, every_record, intent, started, states, workflow,
-};
+pub use a2aflow_kernel::journal::samples::{event, every_record, intent, started, workflow};
 use std::future::Future;
 
 /// Runs `f` on a fresh multi-thread runtime (the store's thread answers on its own).
