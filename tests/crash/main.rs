@@ -237,10 +237,7 @@ fn main() {
         workflow: workflow_path,
         store: dir.path().join("runs.db"),
         config,
-        agents: vec![
-            format!("a={}", server.card_url("a")),
-            format!("b={}", server.card_url("b")),
-        ],
+        args: host::agent_args([("a", server.card_url("a")), ("b", server.card_url("b"))]),
     };
     let (_, baseline) = host.run_uninterrupted();
     assert_eq!(baseline["success"], true, "{baseline}");
