@@ -113,9 +113,19 @@ impl Host {
 
     /// `runs show ID --format json`: the run's `ExecutionView`.
     pub fn show(&self, execution_id: &str) -> Value {
+        self.try_show(execution_id)
+            .unwrap_or_else(|| panic!("runs show: no run {execution_id} in the store"))
+    }
+
+    /// [`Host::show`] of a run that may not be journaled yet (its id is printed before its
+    /// first record): `None` for `store.unknown_execution`.
+    pub fn try_show(&self, execution_id: &str) -> Option<Value> {
         let out = wait(self.runs_command(&["show", execution_id, "--format", "json"]));
+        if out.code == Some(2) && out.stderr.contains("store.unknown_execution") {
+            return None;
+        }
         assert_eq!(out.code, Some(0), "runs show: {}", out.stderr);
-        serde_json::from_str(&out.stdout).expect("the ExecutionView")
+        Some(serde_json::from_str(&out.stdout).expect("the ExecutionView"))
     }
 
     /// `runs cancel ID`.
@@ -178,21 +188,31 @@ impl Host {
         }
     }
 
+    fn resume_args<'a>(execution_id: &'a str, resend: bool) -> Vec<&'a str> {
+        let mut args = vec!["runs", "resume", execution_id];
+        if resend {
+            args.push("--resend");
+        }
+        args
+    }
+
+    /// One `runs resume ID`, refused or not.
+    pub fn resume_once(&self, execution_id: &str, resend: bool) -> Resumed {
+        let out = wait(self.command(&Self::resume_args(execution_id, resend)));
+        Resumed {
+            code: out.code,
+            result: serde_json::from_str(&out.stdout).ok(),
+            stderr: out.stderr,
+        }
+    }
+
     /// `runs resume ID` until it is not refused for the lease a killed driver still holds.
     pub fn resume(&self, execution_id: &str, resend: bool) -> Resumed {
         let guard = Instant::now() + PROCESS_GUARD;
         loop {
-            let mut args = vec!["runs", "resume", execution_id];
-            if resend {
-                args.push("--resend");
-            }
-            let out = wait(self.command(&args));
-            if !out.stderr.contains("store.locked") {
-                return Resumed {
-                    code: out.code,
-                    result: serde_json::from_str(&out.stdout).ok(),
-                    stderr: out.stderr,
-                };
+            let resumed = self.resume_once(execution_id, resend);
+            if !resumed.stderr.contains("store.locked") {
+                return resumed;
             }
             assert!(
                 Instant::now() < guard,
@@ -200,6 +220,40 @@ impl Host {
             );
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    /// Two `runs resume ID` started at once, both to their end.
+    pub fn resume_twice_at_once(&self, execution_id: &str) -> [Resumed; 2] {
+        std::thread::scope(|scope| {
+            let first = scope.spawn(|| self.resume_once(execution_id, false));
+            let second = scope.spawn(|| self.resume_once(execution_id, false));
+            [
+                first.join().expect("the first resume"),
+                second.join().expect("the second resume"),
+            ]
+        })
+    }
+
+    /// Starts `runs resume ID` and kills it (SIGKILL) `delay` later. True when it was still
+    /// running then and had not been refused (it was driving the run when killed).
+    pub fn resume_and_kill(&self, execution_id: &str, resend: bool, delay: Duration) -> bool {
+        let mut child = self
+            .command(&Self::resume_args(execution_id, resend))
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start a2aflow runs resume");
+        let mut err = child.stderr.take().expect("piped stderr");
+        let reader = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = err.read_to_string(&mut text);
+            text
+        });
+        std::thread::sleep(delay);
+        let was_running = matches!(child.try_wait(), Ok(None));
+        kill(&mut child);
+        let stderr = reader.join().unwrap_or_default();
+        was_running && !stderr.contains("store.locked")
     }
 }
 

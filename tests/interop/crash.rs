@@ -105,7 +105,8 @@ async fn reach(host: &Host, running: &mut Running, peer: &Peer, at: KillAt) -> V
     loop {
         assert!(running.is_running(), "the run ended before the kill point");
         assert!(Instant::now() < guard, "the kill point was never reached");
-        let task = the_task(&tokio::task::block_in_place(|| host.show(&id)));
+        let view = tokio::task::block_in_place(|| host.try_show(&id));
+        let task = the_task(&view.unwrap_or_default());
         if let Some(ctx) = task["contextId"].as_str() {
             let reached = match at {
                 KillAt::ContextOnly => !peer_tasks(peer, ctx).await.is_empty(),
