@@ -188,7 +188,7 @@ impl Host {
         }
     }
 
-    fn resume_args<'a>(execution_id: &'a str, resend: bool) -> Vec<&'a str> {
+    fn resume_args(execution_id: &str, resend: bool) -> Vec<&str> {
         let mut args = vec!["runs", "resume", execution_id];
         if resend {
             args.push("--resend");

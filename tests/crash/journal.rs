@@ -57,7 +57,8 @@ pub fn answers(journal: &RunJournal) -> BTreeMap<String, usize> {
 pub enum KillPoint {
     /// The negotiating task had its proposal (INPUT_REQUIRED) and had not ended.
     MidNegotiation,
-    /// A step with conditional edges had ended and its successor's task was not yet asked for.
+    /// A step with conditional edges had ended and its successor had not sent yet (between the
+    /// two steps: the route decisions and the successor's content being asked for).
     Routing,
     /// Anywhere else.
     Elsewhere,
@@ -70,7 +71,7 @@ pub fn kill_point(journal: &RunJournal, negotiating: &str, routed: &[(&str, &str
     let mut proposal = false;
     let mut negotiation_ended = false;
     let mut finished_steps = Vec::new();
-    let mut asked_tasks = Vec::new();
+    let mut sent_steps = Vec::new();
     for record in records(journal) {
         match record {
             JournalRecord::RemoteState {
@@ -85,9 +86,7 @@ pub fn kill_point(journal: &RunJournal, negotiating: &str, routed: &[(&str, &str
                 negotiation_ended = true;
             }
             JournalRecord::StepFinished { result } => finished_steps.push(result.step_name.clone()),
-            JournalRecord::CallbackAnswered(CallbackAnswered::OnTask { key, .. }) => {
-                asked_tasks.push(key.step.clone());
-            }
+            JournalRecord::TaskIntent(intent) => sent_steps.push(intent.step.clone()),
             _ => {}
         }
     }
@@ -95,7 +94,7 @@ pub fn kill_point(journal: &RunJournal, negotiating: &str, routed: &[(&str, &str
         return KillPoint::MidNegotiation;
     }
     let routing = routed.iter().any(|(source, target)| {
-        finished_steps.iter().any(|s| s == source) && !asked_tasks.iter().any(|s| s == target)
+        finished_steps.iter().any(|s| s == source) && !sent_steps.iter().any(|s| s == target)
     });
     if routing {
         KillPoint::Routing

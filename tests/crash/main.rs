@@ -146,6 +146,16 @@ fn kill_delay(rng: &mut XorShift, span_ms: usize) -> Duration {
 const CHAIN_SPAN_MS: usize = 450;
 const ROUTED_SPAN_MS: usize = 300;
 
+/// A kill point of the routed workflow: half of them [`kill_delay`]'s, the other half early in
+/// the run (15 to 75 ms after the id), where the negotiation and the first routing happen.
+fn routed_kill_delay(rng: &mut XorShift) -> Duration {
+    if rng.below(2) == 0 {
+        Duration::from_millis(15 + rng.below(60) as u64)
+    } else {
+        kill_delay(rng, ROUTED_SPAN_MS)
+    }
+}
+
 struct Crash {
     flows: [Flow; 2],
     server: TestServer,
@@ -451,12 +461,11 @@ fn main() {
             );
             round += 1;
             let flow = &crash.flows[round % 2];
-            let span = if flow.routed {
-                ROUTED_SPAN_MS
+            let delay = if flow.routed {
+                routed_kill_delay(&mut rng)
             } else {
-                CHAIN_SPAN_MS
+                kill_delay(&mut rng, CHAIN_SPAN_MS)
             };
-            let delay = kill_delay(&mut rng, span);
             let kill_resume = (round % RESUME_KILL_EVERY == 0)
                 .then(|| Duration::from_millis(rng.below(200) as u64));
             crash.once(flow, delay, resend, kill_resume, &mut figures);

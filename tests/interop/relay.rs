@@ -16,12 +16,15 @@ const SEND_MARKERS: [&str; 4] = [
     "/message:stream",
 ];
 
+/// Everything the host sent through one connection.
+type Sent = Arc<Mutex<Vec<u8>>>;
+
 /// A running relay on a loopback port; stops when dropped.
 pub struct Relay {
     /// `http://127.0.0.1:PORT`.
     pub base_url: String,
     /// Per connection, everything the host sent through it.
-    sent: Arc<Mutex<Vec<Arc<Mutex<Vec<u8>>>>>>,
+    sent: Arc<Mutex<Vec<Sent>>>,
     accept: JoinHandle<()>,
 }
 
@@ -51,29 +54,14 @@ impl Relay {
         }
     }
 
-    /// The SendMessage and SendStreamingMessage requests the host sent through the relay that
-    /// carry `context_id`: one count per request marker on a connection holding that id.
-    pub fn sends_for(&self, context_id: &str) -> usize {
+    /// The SendMessage and SendStreamingMessage requests the host sent through the relay on
+    /// connections whose bytes contain `needle` (all of them for `""`): one per request marker.
+    pub fn sends_with(&self, needle: &str) -> usize {
         let connections = self.sent.lock().unwrap();
         connections
             .iter()
             .map(|bytes| String::from_utf8_lossy(&bytes.lock().unwrap()).into_owned())
-            .filter(|text| text.contains(context_id))
-            .map(|text| {
-                SEND_MARKERS
-                    .iter()
-                    .map(|m| text.matches(m).count())
-                    .sum::<usize>()
-            })
-            .sum()
-    }
-
-    /// Every send request the host sent through the relay, whatever its context.
-    pub fn sends(&self) -> usize {
-        let connections = self.sent.lock().unwrap();
-        connections
-            .iter()
-            .map(|bytes| String::from_utf8_lossy(&bytes.lock().unwrap()).into_owned())
+            .filter(|text| text.contains(needle))
             .map(|text| {
                 SEND_MARKERS
                     .iter()
@@ -99,7 +87,7 @@ fn holds_send(bytes: &[u8]) -> bool {
 /// Forwards one connection until either side closes it. The peer's bytes stop reaching the host
 /// once the host's bytes held a send (checked before those bytes are forwarded, so no answer to
 /// the send can slip through); they are still read, so the peer is never blocked.
-async fn relay(host: TcpStream, upstream: TcpStream, sent: Arc<Mutex<Vec<u8>>>) {
+async fn relay(host: TcpStream, upstream: TcpStream, sent: Sent) {
     let (mut host_rx, mut host_tx) = host.into_split();
     let (mut peer_rx, mut peer_tx) = upstream.into_split();
     let withhold = Arc::new(std::sync::atomic::AtomicBool::new(false));
