@@ -10,3 +10,4 @@ mod client_testkit;
 mod journal_hooks;
 mod journal_support;
 mod reattach;
+mod reattach_negotiation;
