@@ -49,8 +49,38 @@ pub struct Host {
     pub workflow: PathBuf,
     pub store: PathBuf,
     pub config: PathBuf,
-    /// `NAME=URL` per agent.
-    pub agents: Vec<String>,
+    /// The arguments naming the agents (`--agent NAME=URL`, `--agents-dir DIR`), and any other
+    /// argument every `run` and `runs resume` of this host is given.
+    pub args: Vec<String>,
+}
+
+/// Each agent as `--agent NAME=URL`.
+pub fn agent_args<'a>(agents: impl IntoIterator<Item = (&'a str, String)>) -> Vec<String> {
+    agents
+        .into_iter()
+        .flat_map(|(name, url)| ["--agent".to_owned(), format!("{name}={url}")])
+        .collect()
+}
+
+/// A `run` process that printed its execution id and has not been reaped.
+pub struct Running {
+    child: Child,
+    stdout: BufReader<std::process::ChildStdout>,
+    /// The id it printed first, if it got that far.
+    pub execution_id: Option<String>,
+}
+
+impl Running {
+    /// Whether the process has not ended on its own.
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// SIGKILL, then drain what is left of its stdout.
+    pub fn kill(mut self) {
+        kill(&mut self.child);
+        let _ = self.stdout.read_to_string(&mut String::new());
+    }
 }
 
 /// How a killed run's host process ended.
@@ -69,11 +99,63 @@ impl Host {
             .arg(&self.store)
             .arg("--config")
             .arg(&self.config)
-            .args(["--format", "json"]);
-        for agent in &self.agents {
-            cmd.args(["--agent", agent]);
-        }
+            .args(["--format", "json"])
+            .args(&self.args);
         cmd
+    }
+
+    /// `runs ARGS ID --store PATH`, the commands that take no agents and no config.
+    fn runs_command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(&self.bin);
+        cmd.arg("runs").args(args).arg("--store").arg(&self.store);
+        cmd
+    }
+
+    /// `runs show ID --format json`: the run's `ExecutionView`.
+    pub fn show(&self, execution_id: &str) -> Value {
+        self.try_show(execution_id)
+            .unwrap_or_else(|| panic!("runs show: no run {execution_id} in the store"))
+    }
+
+    /// [`Host::show`] of a run that may not be journaled yet (its id is printed before its
+    /// first record): `None` for `store.unknown_execution`.
+    pub fn try_show(&self, execution_id: &str) -> Option<Value> {
+        let out = wait(self.runs_command(&["show", execution_id, "--format", "json"]));
+        if out.code == Some(2) && out.stderr.contains("store.unknown_execution") {
+            return None;
+        }
+        assert_eq!(out.code, Some(0), "runs show: {}", out.stderr);
+        Some(serde_json::from_str(&out.stdout).expect("the ExecutionView"))
+    }
+
+    /// `runs cancel ID`.
+    pub fn cancel(&self, execution_id: &str) {
+        let out = wait(self.runs_command(&["cancel", execution_id]));
+        assert_eq!(out.code, Some(0), "runs cancel: {}", out.stderr);
+    }
+
+    /// Starts the workflow and reads the execution id it prints first (stderr discarded).
+    pub fn start(&self) -> Running {
+        let workflow = self.workflow.display().to_string();
+        let mut child = self
+            .command(&["run", &workflow])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start a2aflow run");
+        let mut stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
+        let mut first = String::new();
+        let execution_id = match stdout.read_line(&mut first) {
+            Ok(n) if n > 0 => serde_json::from_str::<Value>(&first)
+                .ok()
+                .and_then(|v| v["executionId"].as_str().map(str::to_owned)),
+            _ => None,
+        };
+        Running {
+            child,
+            stdout,
+            execution_id,
+        }
     }
 
     /// Runs the workflow to its end: its execution id and result.
@@ -95,29 +177,32 @@ impl Host {
     /// Starts the workflow and kills the process (SIGKILL) `delay` after it printed its
     /// execution id (or after its start, if it never prints one within the guard).
     pub fn run_and_kill(&self, delay: Duration) -> Killed {
-        let workflow = self.workflow.display().to_string();
-        let mut cmd = self.command(&["run", &workflow]);
-        let mut child = cmd
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start a2aflow run");
-        let mut stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
-        let mut first = String::new();
-        let execution_id = match stdout.read_line(&mut first) {
-            Ok(n) if n > 0 => serde_json::from_str::<Value>(&first)
-                .ok()
-                .and_then(|v| v["executionId"].as_str().map(str::to_owned)),
-            _ => None,
-        };
+        let mut running = self.start();
         std::thread::sleep(delay);
-        let was_running = matches!(child.try_wait(), Ok(None));
-        kill(&mut child);
-        // Drain what is left so the pipe never blocks the child before the kill lands.
-        let _ = stdout.read_to_string(&mut String::new());
+        let was_running = running.is_running();
+        let execution_id = running.execution_id.take();
+        running.kill();
         Killed {
             execution_id,
             was_running,
+        }
+    }
+
+    fn resume_args(execution_id: &str, resend: bool) -> Vec<&str> {
+        let mut args = vec!["runs", "resume", execution_id];
+        if resend {
+            args.push("--resend");
+        }
+        args
+    }
+
+    /// One `runs resume ID`, refused or not.
+    pub fn resume_once(&self, execution_id: &str, resend: bool) -> Resumed {
+        let out = wait(self.command(&Self::resume_args(execution_id, resend)));
+        Resumed {
+            code: out.code,
+            result: serde_json::from_str(&out.stdout).ok(),
+            stderr: out.stderr,
         }
     }
 
@@ -125,17 +210,9 @@ impl Host {
     pub fn resume(&self, execution_id: &str, resend: bool) -> Resumed {
         let guard = Instant::now() + PROCESS_GUARD;
         loop {
-            let mut args = vec!["runs", "resume", execution_id];
-            if resend {
-                args.push("--resend");
-            }
-            let out = wait(self.command(&args));
-            if !out.stderr.contains("store.locked") {
-                return Resumed {
-                    code: out.code,
-                    result: serde_json::from_str(&out.stdout).ok(),
-                    stderr: out.stderr,
-                };
+            let resumed = self.resume_once(execution_id, resend);
+            if !resumed.stderr.contains("store.locked") {
+                return resumed;
             }
             assert!(
                 Instant::now() < guard,
@@ -143,6 +220,40 @@ impl Host {
             );
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    /// Two `runs resume ID` started at once, both to their end.
+    pub fn resume_twice_at_once(&self, execution_id: &str) -> [Resumed; 2] {
+        std::thread::scope(|scope| {
+            let first = scope.spawn(|| self.resume_once(execution_id, false));
+            let second = scope.spawn(|| self.resume_once(execution_id, false));
+            [
+                first.join().expect("the first resume"),
+                second.join().expect("the second resume"),
+            ]
+        })
+    }
+
+    /// Starts `runs resume ID` and kills it (SIGKILL) `delay` later. True when it was still
+    /// running then and had not been refused (it was driving the run when killed).
+    pub fn resume_and_kill(&self, execution_id: &str, resend: bool, delay: Duration) -> bool {
+        let mut child = self
+            .command(&Self::resume_args(execution_id, resend))
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start a2aflow runs resume");
+        let mut err = child.stderr.take().expect("piped stderr");
+        let reader = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = err.read_to_string(&mut text);
+            text
+        });
+        std::thread::sleep(delay);
+        let was_running = matches!(child.try_wait(), Ok(None));
+        kill(&mut child);
+        let stderr = reader.join().unwrap_or_default();
+        was_running && !stderr.contains("store.locked")
     }
 }
 

@@ -66,29 +66,70 @@ pub fn tasks(result: &Value) -> Vec<(String, Option<String>, String, Option<Stri
         .collect()
 }
 
-/// The business commands the agents received since the log was cleared: SendMessage and
-/// SendStreamingMessage requests per (agent, context id).
-pub fn sends_per_context(server: &TestServer) -> BTreeMap<(String, String), usize> {
+/// The message of a SendMessage or SendStreamingMessage request (either binding).
+fn sent_message(body: &Value) -> Option<&Value> {
+    body.get("params")
+        .and_then(|p| p.get("message"))
+        .or_else(|| body.get("message"))
+}
+
+/// The SendMessage and SendStreamingMessage requests the agents received since the log was
+/// cleared, per (agent, context id): the business commands (`follow_ups` false: messages that
+/// start a task) or the follow-ups on a task (`follow_ups` true: a message with a `taskId`, such
+/// as a negotiation reply).
+fn messages_per_context(
+    server: &TestServer,
+    follow_ups: bool,
+) -> BTreeMap<(String, String), usize> {
     let mut sends = BTreeMap::new();
     for r in server.requests() {
         if !matches!(r.route, Some(Route::Send | Route::Stream)) {
             continue;
         }
-        let (Some(agent), Some(body)) = (r.agent.as_ref(), r.body.as_ref()) else {
+        let (Some(agent), Some(message)) =
+            (r.agent.as_ref(), r.body.as_ref().and_then(sent_message))
+        else {
             continue;
         };
-        let message = body
-            .get("params")
-            .and_then(|p| p.get("message"))
-            .or_else(|| body.get("message"));
-        if let Some(ctx) = message
-            .and_then(|m| m.get("contextId"))
-            .and_then(Value::as_str)
-        {
+        if message.get("taskId").is_some_and(Value::is_string) != follow_ups {
+            continue;
+        }
+        if let Some(ctx) = message.get("contextId").and_then(Value::as_str) {
             *sends.entry((agent.clone(), ctx.to_owned())).or_default() += 1;
         }
     }
     sends
+}
+
+/// The business commands the agents received since the log was cleared: SendMessage and
+/// SendStreamingMessage requests that start a task, per (agent, context id).
+pub fn sends_per_context(server: &TestServer) -> BTreeMap<(String, String), usize> {
+    messages_per_context(server, false)
+}
+
+/// The follow-up messages on a task (negotiation replies) since the log was cleared, per
+/// (agent, context id).
+pub fn follow_ups_per_context(server: &TestServer) -> BTreeMap<(String, String), usize> {
+    messages_per_context(server, true)
+}
+
+/// The CancelTask requests for `remote_task_id` since the log was cleared (either binding).
+pub fn cancels_of(server: &TestServer, remote_task_id: &str) -> usize {
+    server
+        .requests()
+        .iter()
+        .filter(|r| r.route == Some(Route::Cancel))
+        .filter(|r| {
+            let in_body = r
+                .body
+                .as_ref()
+                .and_then(|b| b.get("params"))
+                .and_then(|p| p.get("id"))
+                .and_then(Value::as_str)
+                == Some(remote_task_id);
+            in_body || r.path.contains(remote_task_id)
+        })
+        .count()
 }
 
 /// Asks the agents which tasks they hold for a context id (ListTasks): the effects of the

@@ -5,8 +5,13 @@
 // Test code: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod crash;
 mod engine;
+#[allow(dead_code)] // the interop crash test uses the processes, not the random kills
+#[path = "../crash/host.rs"]
+mod host;
 mod peer;
+mod relay;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -9,7 +9,8 @@ behaviour:
 
     reply ...   one Message back, no task
     work ...    a Task: SUBMITTED, WORKING, artifact "out" (the text), COMPLETED
-    wait N      a Task that stays WORKING for N seconds, then COMPLETED; cancellable
+    wait N      a Task that stays WORKING for N seconds, then artifact "out" (the text),
+                COMPLETED; cancellable
     stream ...  a Task: WORKING, three appended chunks of artifact "chunks", COMPLETED
     fail ...    a Task: WORKING, then FAILED with a status message
     input ...   a Task: WORKING, then INPUT_REQUIRED (no Negotiation-T context)
@@ -100,6 +101,7 @@ class InteropExecutor(AgentExecutor):
             except ValueError:
                 seconds = 5.0
             await asyncio.sleep(seconds)  # the SDK cancels this on CancelTask
+            await updater.add_artifact([Part(text=text)], name='out', last_chunk=True)
         else:  # stream
             chunk_id = str(uuid.uuid4())
             for i in range(3):

@@ -432,9 +432,13 @@ impl RemoteClient for A2aEngineClient {
     ///   unless `request.resend`: then the journaled message goes again with the same message id
     ///   and context id (the journal's `before_send` is told once more) and is waited on as a
     ///   dispatch, negotiation included.
-    /// * A found task in INPUT_REQUIRED ends as the `negotiation.not_negotiable` gate, as
-    ///   [`A2aEngineClient::attach`] does: the exchanges before the restart are not journaled by
-    ///   this client, so a proposal's rounds cannot be checked against them; the host decides.
+    /// * A found task in INPUT_REQUIRED with a Negotiation-T proposal is negotiated as in a
+    ///   dispatch, from the journaled submission (`dispatch.content`): the hook numbers the
+    ///   exchanges of this attachment from 1, so a proposal of the first exchange is answered
+    ///   with the reply the host journaled for it (or asked for, when none was). A later round
+    ///   meets the first exchange's reply, which does not match it: the negotiation fails with
+    ///   its mismatch code, and no stale reply is sent. An INPUT_REQUIRED without a proposal is
+    ///   the `negotiation.not_negotiable` gate, as in a dispatch.
     async fn reattach(&self, request: AttachRequest<'_>) -> Result<TaskOutcome, TaskFailure> {
         let dispatch = &request.dispatch;
         let agent = match self.agent(dispatch.agent) {
@@ -455,7 +459,7 @@ impl RemoteClient for A2aEngineClient {
             request.context_id.to_owned(),
             stop,
             dispatch.events.clone(),
-            None,
+            Some(self.negotiation_of(dispatch)),
             dispatch.journal,
         );
         let start = match run
@@ -466,7 +470,6 @@ impl RemoteClient for A2aEngineClient {
             Ok(Found::Lost {
                 resendable: true, ..
             }) if request.resend => {
-                run.negotiation = Some(self.negotiation_of(dispatch));
                 run.next_message_id = Some(request.message_id.to_owned());
                 Start::Send(dispatch.content.clone(), None)
             }

@@ -94,13 +94,31 @@ async fn prepare(
     client: Arc<dyn RemoteClient>,
     mut options: RunOptions,
 ) -> Result<Prepared, Failure> {
-    let journal = store.load(execution_id).await?;
-    if let Some(result) = journal.finished() {
+    if let Some(result) = store.load(execution_id).await?.finished() {
         return Ok(Prepared::Finished(result.clone()));
     }
-    let started = journal.started()?.clone();
     let owner = options.lease_owner.clone().unwrap_or_else(default_owner);
     let lease = store.acquire(execution_id, &owner).await?;
+    // Another driver may have gone on, or finished and released the lease, between that read
+    // and the lease: the run goes on from the journal read under the lease.
+    let journal = match store.load(execution_id).await {
+        Ok(journal) => journal,
+        Err(e) => {
+            let _ = store.release(lease).await;
+            return Err(e.into());
+        }
+    };
+    if let Some(result) = journal.finished() {
+        let _ = store.release(lease).await;
+        return Ok(Prepared::Finished(result.clone()));
+    }
+    let started = match journal.started() {
+        Ok(started) => started.clone(),
+        Err(e) => {
+            let _ = store.release(lease).await;
+            return Err(e.into());
+        }
+    };
     let workflow = match started.workflow() {
         Ok(w) => w,
         Err(e) => {

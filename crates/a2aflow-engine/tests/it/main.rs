@@ -11,3 +11,4 @@ mod dispatch_identity;
 mod journal_hooks;
 mod journal_support;
 mod reattach;
+mod reattach_negotiation;
