@@ -36,6 +36,23 @@ impl RunStore for StaleFirstLoad {
     ) -> Result<Range<u64>, StoreError> {
         self.inner.append_batch(execution_id, records).await
     }
+    async fn append_driven(
+        &self,
+        lease: &Lease,
+        records: Vec<JournalRecord>,
+    ) -> Result<Range<u64>, StoreError> {
+        self.inner.append_driven(lease, records).await
+    }
+    async fn record_driven_events(
+        &self,
+        lease: &Lease,
+        events: Vec<Event>,
+    ) -> Result<(), StoreError> {
+        self.inner.record_driven_events(lease, events).await
+    }
+    async fn lease(&self, execution_id: &str) -> Result<Option<Lease>, StoreError> {
+        self.inner.lease(execution_id).await
+    }
     async fn load(&self, execution_id: &str) -> Result<RunJournal, StoreError> {
         let stale = self.stale.lock().unwrap().take();
         match stale {
