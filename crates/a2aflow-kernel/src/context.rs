@@ -7,6 +7,7 @@ use crate::control_point::ControlPoint;
 use crate::delegation::{Inherited, Scope};
 use crate::durable::Durable;
 use crate::events::EventHub;
+use crate::gates::GateBoard;
 use crate::interrupt::{Bounds, Interrupt};
 use a2aflow_model::{EventData, ExecutionResult, Failure, Step, Workflow};
 use std::future::Future;
@@ -58,6 +59,8 @@ pub(crate) struct RunContext {
     pub(crate) start_child: StartChild,
     /// The run's journal, for a durable root run.
     pub(crate) durable: Option<Arc<Durable>>,
+    /// Where the run's gates park ([`crate::GatePolicy::Park`]); `None`: gates fail the task.
+    pub(crate) gates: Option<GateBoard>,
 }
 
 impl RunContext {

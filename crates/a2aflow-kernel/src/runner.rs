@@ -9,6 +9,7 @@ use crate::delegation::{DelegationPolicy, Inherited, Root, Scope, WorkflowCatalo
 use crate::durable::{Durable, ResumePolicy};
 use crate::events::{EventCallback, EventHub, SinkKind};
 use crate::executor::Executor;
+use crate::gates::{GateBoard, GatePolicy};
 use crate::ids::fresh_execution_id;
 use crate::journal::{JournaledOptions, RunStarted, RunStore, millis, wall_clock_ms};
 use crate::panic_guard::panic_message;
@@ -70,6 +71,12 @@ pub struct RunOptions {
     pub resume_policy: ResumePolicy,
     /// The name this driver holds the run's lease under; a fresh unique one when `None`.
     pub lease_owner: Option<String>,
+    /// What a remote task stopped at INPUT_REQUIRED (nothing to negotiate) or AUTH_REQUIRED
+    /// does: fail (the default) or park until the host answers (see [`crate::GateBoard`]).
+    pub gate_policy: GatePolicy,
+    /// Where the host answers the run's open gates ([`GatePolicy::Park`]); `None`: the run has
+    /// a board of its own that nobody answers.
+    pub gate_board: Option<GateBoard>,
 }
 
 impl Default for RunOptions {
@@ -88,6 +95,8 @@ impl Default for RunOptions {
             store: None,
             resume_policy: ResumePolicy::default(),
             lease_owner: None,
+            gate_policy: GatePolicy::default(),
+            gate_board: None,
         }
     }
 }
@@ -128,6 +137,8 @@ impl std::fmt::Debug for RunOptions {
             .field("store", &self.store.is_some())
             .field("resume_policy", &self.resume_policy)
             .field("lease_owner", &self.lease_owner)
+            .field("gate_policy", &self.gate_policy)
+            .field("gate_board", &self.gate_board.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -382,6 +393,10 @@ fn context(
     let execution_id: Arc<str> = Arc::from(options.execution_id.unwrap_or_else(fresh_execution_id));
     let deadline = Instant::now() + options.timeout;
     let run_token = options.cancel.child_token();
+    let gates = match options.gate_policy {
+        GatePolicy::Park => Some(options.gate_board.unwrap_or_default()),
+        GatePolicy::Fail => None,
+    };
     // Delegation: where this run sits in its tree (depth 0 and a fresh tree for a root run).
     let delegation = match parent {
         Some(parent) => Scope::child(parent),
@@ -417,6 +432,7 @@ fn context(
         delegation,
         start_child,
         durable,
+        gates,
     }
 }
 

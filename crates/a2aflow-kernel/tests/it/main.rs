@@ -9,6 +9,7 @@ mod context;
 mod delegation;
 mod durable;
 mod event_bytes;
+mod gates;
 mod module_graph;
 mod negotiation;
 mod properties;
