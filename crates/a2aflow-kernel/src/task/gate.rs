@@ -7,10 +7,12 @@
 use super::remote::{Dispatched, FollowUp, send};
 use crate::client::{TaskFailure, TaskOutcome};
 use crate::context::TaskCtx;
+use crate::durable::GateState;
 use crate::gates::{GateBoard, GateReply};
 use crate::interrupt::{Bounds, Graced, Guarded, Interrupt, guard};
+use crate::journal::JournalRecord;
 use a2aflow_model::{
-    ErrorCode, Failure, FailureCode, Gate, OpenGate, ReceivedMessage, TaskRequest,
+    ErrorCode, Failure, FailureCode, Gate, MessageContent, OpenGate, ReceivedMessage, TaskRequest,
 };
 use std::time::Duration;
 use tokio::time::Instant;
@@ -96,6 +98,13 @@ async fn park(
     bounds: &mut Bounds<'_>,
 ) -> Settled {
     let run = &t.run;
+    let opened = JournalRecord::GateOpened {
+        gate: open.clone(),
+        evidence: failure.received_messages.clone(),
+    };
+    if let Err(f) = journal(t, opened).await {
+        return Settled::Ended(ended(f, failure));
+    }
     run.emit_task(&request.step_name, &request.local_task_id, || open.clone())
         .await;
     let mut ticket = board.open(&run.execution_id, open.clone());
@@ -103,16 +112,24 @@ async fn park(
     drop(ticket);
     match reply {
         Guarded::Done(Ok(GateReply::Answer(content))) => {
-            let Some(remote_task_id) = open.remote_task_id.as_deref() else {
-                return Settled::Ended(ended(no_task_to_continue(&open), failure));
+            let answered = JournalRecord::GateAnswered {
+                local_task_id: open.local_task_id.clone(),
+                content: content.clone(),
             };
-            let follow_up = FollowUp {
-                context_id: open.context_id.as_deref(),
-                remote_task_id,
-            };
-            Settled::Answered(send(t, request, content, Some(follow_up), bounds).await)
+            if let Err(f) = journal(t, answered).await {
+                return Settled::Ended(ended(f, failure));
+            }
+            Settled::Answered(answer(t, request, &open, content, failure, bounds).await)
         }
         Guarded::Done(Ok(GateReply::Decline { code, reason })) => {
+            let declined_record = JournalRecord::GateDeclined {
+                local_task_id: open.local_task_id.clone(),
+                code: code.clone(),
+                reason: reason.clone(),
+            };
+            if let Err(f) = journal(t, declined_record).await {
+                return Settled::Ended(ended(f, failure));
+            }
             cancel_remote(t, &open).await;
             Settled::Ended(ended(declined(&open, code, reason), failure))
         }
@@ -135,6 +152,71 @@ async fn park(
             failure,
         )),
     }
+}
+
+/// Sends the host's answer to `open` as a follow-up on its remote task, in its context.
+async fn answer(
+    t: &TaskCtx,
+    request: &TaskRequest,
+    open: &OpenGate,
+    content: MessageContent,
+    gate: TaskFailure,
+    bounds: &mut Bounds<'_>,
+) -> Dispatched {
+    let Some(remote_task_id) = open.remote_task_id.as_deref() else {
+        return ended(no_task_to_continue(open), gate);
+    };
+    let follow_up = FollowUp {
+        context_id: open.context_id.as_deref(),
+        remote_task_id,
+    };
+    send(t, request, content, Some(follow_up), bounds).await
+}
+
+/// Journals `record` in a durable run (a store failure stops the run; see `Durable::write`).
+async fn journal(t: &TaskCtx, record: JournalRecord) -> Result<(), Failure> {
+    match &t.run.durable {
+        Some(d) => Box::pin(d.write(vec![record])).await,
+        None => Ok(()),
+    }
+}
+
+/// What a resumed run takes from a task's journaled gate instead of sending it again: an open
+/// gate parks again (or fails, with the Fail policy) with its journaled evidence; an answer not
+/// yet sent is sent; a decline ends the task. `None`: the task's last round was no gate.
+pub(super) async fn resumed(
+    t: &TaskCtx,
+    request: &TaskRequest,
+    bounds: &mut Bounds<'_>,
+) -> Option<Dispatched> {
+    let state = t
+        .run
+        .durable
+        .as_ref()?
+        .replay()
+        .gate(&request.local_task_id)?
+        .clone();
+    let at_gate = |gate: &OpenGate, evidence: Vec<ReceivedMessage>| TaskFailure {
+        failure: Failure::new(
+            gate.gate.code(),
+            format!("task {} waits at a gate", gate.local_task_id),
+        )
+        .with_gate(gate.gate),
+        context_id: gate.context_id.clone(),
+        remote_task_id: gate.remote_task_id.clone(),
+        received_messages: evidence,
+    };
+    Some(match state {
+        GateState::Open { gate, evidence } => Graced::Done(Ok(Err(at_gate(&gate, evidence)))),
+        GateState::Answered { gate, content } => {
+            let failure = at_gate(&gate, Vec::new());
+            answer(t, request, &gate, content, failure, bounds).await
+        }
+        GateState::Declined { gate, code, reason } => {
+            cancel_remote(t, &gate).await;
+            ended(declined(&gate, code, reason), at_gate(&gate, Vec::new()))
+        }
+    })
 }
 
 /// The task ends with `failure`, keeping the gate's remote identity and evidence.

@@ -99,6 +99,9 @@ async fn dispatch(
     content: MessageContent,
     bounds: &mut Bounds<'_>,
 ) -> Dispatched {
+    if let Some(resumed) = Box::pin(gate::resumed(t, request, bounds)).await {
+        return resumed;
+    }
     send(t, request, content, None, bounds).await
 }
 

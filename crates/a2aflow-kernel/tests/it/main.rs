@@ -10,6 +10,7 @@ mod delegation;
 mod durable;
 mod event_bytes;
 mod gates;
+mod gates_durable;
 mod module_graph;
 mod negotiation;
 mod properties;
