@@ -438,12 +438,12 @@ pub enum ClientEvent {
     NegotiationFailed(NegotiationFailedData),
 }
 
-// Payloads are built once per event and serialised at once; boxing the large members would
-// cost one allocation per event for no saving.
-#[allow(clippy::large_enum_variant)]
 /// `task_gated`: a logical task parked at a gate and waits for the host's answer.
 pub type TaskGatedData = OpenGate;
 
+// Payloads are built once per event and serialised at once; boxing the large members would
+// cost one allocation per event for no saving.
+#[allow(clippy::large_enum_variant)]
 /// The typed data of any event a run emits.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
