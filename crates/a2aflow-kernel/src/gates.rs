@@ -10,8 +10,9 @@
 
 use a2aflow_model::{ErrorCode, Failure, FailureCode, MessageContent, OpenGate};
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use tokio::sync::oneshot;
+use tokio::sync::{Notify, oneshot};
 
 /// What a run does when a remote task stops at a gate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -147,8 +148,13 @@ impl GateBoard {
     }
 }
 
-/// `workflow.gate_not_open` for task `local_task_id` of run `execution_id`.
-pub(crate) fn not_open(execution_id: &str, local_task_id: &str) -> Failure {
+/// `workflow.gate_not_open` for task `local_task_id` of run `execution_id` (the details name
+/// both): what an answer or decline to a task without an open gate is refused with.
+pub fn gate_not_open(execution_id: &str, local_task_id: &str) -> Failure {
+    not_open(execution_id, local_task_id)
+}
+
+fn not_open(execution_id: &str, local_task_id: &str) -> Failure {
     Failure::new(
         ErrorCode::WorkflowGateNotOpen,
         format!(
@@ -158,6 +164,78 @@ pub(crate) fn not_open(execution_id: &str, local_task_id: &str) -> Failure {
     )
     .with_detail("executionId", execution_id)
     .with_detail("localTaskId", local_task_id)
+}
+
+/// How a durable run that parks gates suspends (`RunOptions::suspend_when_parked`): how many of
+/// its tasks wait at a gate, the executor's wake-up when that changes, and whether the run
+/// suspended (its tasks then stop without a result and without a remote cancel).
+#[derive(Debug, Default)]
+pub(crate) struct Suspension {
+    parked: AtomicUsize,
+    changed: Notify,
+    suspended: AtomicBool,
+    gates: Mutex<Vec<OpenGate>>,
+}
+
+impl Suspension {
+    /// One task waits at its gate until the guard is dropped.
+    pub(crate) fn park(self: &Arc<Self>) -> ParkedGuard {
+        self.parked.fetch_add(1, Ordering::AcqRel);
+        self.changed.notify_one();
+        ParkedGuard(self.clone())
+    }
+
+    /// How many tasks wait at a gate now.
+    pub(crate) fn parked(&self) -> usize {
+        self.parked.load(Ordering::Acquire)
+    }
+
+    /// Resolves when the number of parked tasks changed (a permit is kept when nobody waits).
+    pub(crate) async fn changed(&self) {
+        self.changed.notified().await;
+    }
+
+    /// The run suspends with `gates` open.
+    pub(crate) fn suspend(&self, gates: Vec<OpenGate>) {
+        *self.gates.lock().unwrap_or_else(PoisonError::into_inner) = gates;
+        self.suspended.store(true, Ordering::Release);
+    }
+
+    /// Whether the run suspended.
+    pub(crate) fn is_suspended(&self) -> bool {
+        self.suspended.load(Ordering::Acquire)
+    }
+
+    /// The result of a suspended run: `workflow.parked` with its open gates.
+    pub(crate) fn parked_failure(&self, execution_id: &str) -> Failure {
+        let gates = self
+            .gates
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let list = serde_json::to_value(&gates).unwrap_or_default();
+        let tasks: Vec<&str> = gates.iter().map(|g| g.local_task_id.as_str()).collect();
+        Failure::new(
+            ErrorCode::WorkflowParked,
+            format!(
+                "run {execution_id} is parked at {} open gate(s) ({}): answer them, then resume it",
+                gates.len(),
+                tasks.join(", ")
+            ),
+        )
+        .with_detail("executionId", execution_id)
+        .with_detail("openGates", list)
+    }
+}
+
+/// A parked task, counted until dropped.
+pub(crate) struct ParkedGuard(Arc<Suspension>);
+
+impl Drop for ParkedGuard {
+    fn drop(&mut self) {
+        self.0.parked.fetch_sub(1, Ordering::AcqRel);
+        self.0.changed.notify_one();
+    }
 }
 
 /// An open gate held by its waiting task: the host's reply arrives on `reply`; dropping the

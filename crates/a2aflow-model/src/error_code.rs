@@ -118,6 +118,10 @@ error_codes! {
     /// answered or declined, unknown, or of another run); nothing was sent. The details name the
     /// execution id and the local task id.
     WorkflowGateNotOpen => "workflow.gate_not_open",
+    /// The run suspended at its open gates (`RunOptions::suspend_when_parked`): nothing else was
+    /// left to do, so the driver stopped and released the lease; the run stays unfinished in its
+    /// store. The details list the open gates (`openGates`); answer them, then resume the run.
+    WorkflowParked => "workflow.parked",
 
     // ---- a2a.* : remote agents and the wire ----
     /// The remote task ended in TASK_STATE_FAILED.

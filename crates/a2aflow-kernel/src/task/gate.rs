@@ -108,8 +108,20 @@ async fn park(
     run.emit_task(&request.step_name, &request.local_task_id, || open.clone())
         .await;
     let mut ticket = board.open(&run.execution_id, open.clone());
+    let parked = run.suspension.as_ref().map(|s| s.park());
     let reply = guard(&mut ticket.reply, bounds).await;
+    if matches!(reply, Guarded::Interrupted(_)) && run.is_suspended() {
+        // A reply that arrived as the run suspended is journaled for the resume to act on.
+        let late = ticket.reply.try_recv().ok();
+        drop(ticket);
+        if let Some(reply) = late {
+            let _ = journal(t, replied(&open, reply)).await;
+        }
+        drop(parked);
+        return Settled::Ended(Graced::Interrupted(Interrupt::Cancelled, None));
+    }
     drop(ticket);
+    drop(parked);
     match reply {
         Guarded::Done(Ok(GateReply::Answer(content))) => {
             let answered = JournalRecord::GateAnswered {
@@ -151,6 +163,22 @@ async fn park(
             ),
             failure,
         )),
+    }
+}
+
+/// The journal record of the host's `reply` to `open`.
+fn replied(open: &OpenGate, reply: GateReply) -> JournalRecord {
+    let local_task_id = open.local_task_id.clone();
+    match reply {
+        GateReply::Answer(content) => JournalRecord::GateAnswered {
+            local_task_id,
+            content,
+        },
+        GateReply::Decline { code, reason } => JournalRecord::GateDeclined {
+            local_task_id,
+            code,
+            reason,
+        },
     }
 }
 

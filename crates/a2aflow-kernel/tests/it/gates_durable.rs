@@ -7,7 +7,7 @@ use a2aflow_kernel::{
     AgentScript, GateBoard, GatePolicy, InMemoryClient, JournalRecord, MemoryStore, RunInput,
     RunOptions, RunStore, ScriptedReply, resume,
 };
-use a2aflow_model::{ExecutionResult, Gate, MessageContent, OpenGate};
+use a2aflow_model::{ErrorCode, ExecutionResult, Gate, MessageContent, OpenGate};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -146,4 +146,119 @@ async fn a_journaled_answer_not_yet_sent_is_sent_on_resume() {
     assert_eq!(follow_ups[0].context_id, gate.context_id);
     assert_eq!(Some(follow_ups[0].continues.clone()), gate.remote_task_id);
     assert!(board.open_gates(EXEC).is_empty());
+}
+
+#[tokio::test]
+async fn a_run_with_only_open_gates_left_suspends_and_resumes_with_the_answer() {
+    let store = Arc::new(MemoryStore::new());
+    let client = Arc::new(
+        InMemoryClient::new()
+            .agent(
+                "gated",
+                AgentScript::reply(ScriptedReply::Gate {
+                    gate: Gate::InputRequired,
+                    then: Box::new(ScriptedReply::Echo),
+                }),
+            )
+            .agent(
+                "slow",
+                AgentScript::reply(ScriptedReply::Echo).after(Duration::from_millis(100)),
+            ),
+    );
+    let w = wf(vec![
+        step("ask", &["gated"], &["join"]),
+        step("other", &["slow"], &["join"]),
+        step("join", &["slow"], &[]),
+    ]);
+    let board = GateBoard::new();
+    let suspending = RunOptions {
+        suspend_when_parked: true,
+        ..options(&store, &board)
+    };
+    let host = Arc::new(Host::default());
+    let first = a2aflow_kernel::run(
+        w,
+        RunInput::default(),
+        host.clone(),
+        client.clone(),
+        suspending,
+    );
+    let r = tokio::time::timeout(HANG, first).await.unwrap();
+    let failure = r.failure.clone().unwrap();
+    assert!(failure.is(ErrorCode::WorkflowParked), "{failure:?}");
+    let open = &failure.details["openGates"];
+    assert_eq!(open.as_array().unwrap().len(), 1, "{open}");
+    let local = open[0]["localTaskId"].as_str().unwrap().to_owned();
+    // The slow branch finished before the run suspended; the gated task did not end.
+    let journal = store.load(EXEC).await.unwrap();
+    assert!(journal.finished().is_none(), "the run stays unfinished");
+    let steps: Vec<&str> = journal
+        .entries
+        .iter()
+        .filter_map(|e| match &e.record {
+            JournalRecord::StepFinished { result } => Some(result.step_name.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(steps, ["other"]);
+    assert!(
+        client.remote_cancels().is_empty(),
+        "suspending cancels nothing"
+    );
+
+    store
+        .append(
+            EXEC,
+            JournalRecord::GateAnswered {
+                local_task_id: local.clone(),
+                content: MessageContent::text("Paris"),
+            },
+        )
+        .await
+        .unwrap();
+    // The lease was released: a resume right away takes the run.
+    let board = GateBoard::new();
+    let resumed = RunOptions {
+        suspend_when_parked: true,
+        ..options(&store, &board)
+    };
+    let r = tokio::time::timeout(
+        HANG,
+        resume(EXEC, store.clone(), host, client.clone(), resumed),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert!(r.success, "{:?}", r.failure);
+    let follow_ups = client.follow_ups();
+    assert_eq!(follow_ups.len(), 1);
+    assert_eq!(follow_ups[0].local_task_id, local);
+    assert_eq!(
+        client.dispatches("gated"),
+        2,
+        "the first send and the answer"
+    );
+}
+
+#[tokio::test]
+async fn without_the_option_a_parked_durable_run_keeps_waiting() {
+    let store = Arc::new(MemoryStore::new());
+    let client = client();
+    let board = GateBoard::new();
+    let w = wf(vec![step("ask", &["gated"], &[])]);
+    let run = tokio::spawn(a2aflow_kernel::run(
+        w,
+        RunInput::default(),
+        Arc::new(Host::default()),
+        client.clone(),
+        options(&store, &board),
+    ));
+    let gate = open_gate(&board).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!run.is_finished(), "the run waits at its gate");
+    board
+        .answer(EXEC, &gate.local_task_id, MessageContent::text("x"))
+        .unwrap();
+    let r = tokio::time::timeout(HANG, run).await.unwrap().unwrap();
+    assert!(r.success, "{:?}", r.failure);
 }

@@ -147,7 +147,7 @@ async fn a_stored_run_shows_its_open_gate_as_waiting_and_takes_the_answer() {
     let gate = open_gate(&board).await;
     let view = get_execution(&*store, "gated").await.unwrap();
     assert_eq!(view.state, RunState::Waiting);
-    assert_eq!(view.open_gates, [gate.clone()]);
+    assert_eq!(view.open_gates, std::slice::from_ref(&gate));
     let json = serde_json::to_value(&view).unwrap();
     assert_eq!(
         json["openGates"][0]["localTaskId"],
