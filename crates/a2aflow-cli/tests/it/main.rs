@@ -7,6 +7,7 @@ mod support;
 mod cli;
 mod diagnostics;
 mod durable;
+mod gates;
 mod run_registry;
 mod run_safety;
 mod runs;
