@@ -198,3 +198,37 @@ async fn a_stored_run_shows_its_open_gate_as_waiting_and_takes_the_answer() {
     assert!(again.is(ErrorCode::WorkflowGateNotOpen), "{again:?}");
     assert_eq!(sent_messages(&server).len(), 3);
 }
+
+#[tokio::test]
+async fn a_declined_gate_fails_with_the_hosts_code_and_sends_a_cancel_task() {
+    let (server, cards) = started().await;
+    let board = GateBoard::new();
+    let run = spawn_run(cards, parking(&board, None));
+    let gate = open_gate(&board).await;
+    board
+        .decline(
+            "gated",
+            &gate.local_task_id,
+            "biz.no_city",
+            "we do not know",
+        )
+        .unwrap();
+    let r = tokio::time::timeout(HANG, run).await.unwrap().unwrap();
+    assert!(!r.success);
+    let ask = r.steps.iter().find(|s| s.step_name == "ask").unwrap();
+    assert_eq!(
+        ask.task_results[0].error_code.as_deref(),
+        Some("biz.no_city")
+    );
+    let cancels: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.route == Some(Route::Cancel))
+        .collect();
+    assert_eq!(cancels.len(), 1, "one CancelTask");
+    let body = serde_json::to_string(&cancels[0].body).unwrap();
+    assert!(
+        body.contains(gate.remote_task_id.as_deref().unwrap()),
+        "{body}"
+    );
+}
