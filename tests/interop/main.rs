@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod engine;
+mod gates;
 mod peer;
 
 use std::sync::Arc;
