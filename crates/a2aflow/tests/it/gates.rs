@@ -1,21 +1,24 @@
 //! Gates through `execute_workflow` against testkit agents (`input …`: INPUT_REQUIRED, any
 //! follow-up on the task completes it): a parked branch while another completes, the host's
-//! answer as a follow-up carrying both ids, the stored run's view of its open gates, and
-//! answers to tasks without an open gate refused.
+//! answer as a follow-up carrying both ids, the stored run's view of its open gates, answers to
+//! tasks without an open gate refused, a decline, and an AUTH_REQUIRED gate answered after the
+//! host refreshed the credentials its `AuthProvider` supplies.
 
 use a2aflow::kernel::{
     CallbackError, ControlPoint, GateBoard, GatePolicy, MemoryStore, RunInput, RunOptions,
 };
 use a2aflow::model::a2a::AgentCard;
 use a2aflow::model::{
-    ErrorCode, ExecutionResult, Gate, LoadOptions, MessageContent, OpenGate, TaskRequest, Workflow,
-    load_workflow_str,
+    ErrorCode, ExecutionResult, Failure, Gate, LoadOptions, MessageContent, OpenGate, TaskRequest,
+    Workflow, load_workflow_str,
 };
+use a2aflow::protocol::auth::{AuthProvider, AuthRequest};
 use a2aflow::{
     EngineConfig, GateDelivery, HostHooks, RunState, answer_gate, execute_workflow,
     fetch_agent_cards, get_execution,
 };
 use a2aflow_testkit::{AgentSpec, Route, TestServer};
+use http::HeaderMap;
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
@@ -231,4 +234,64 @@ async fn a_declined_gate_fails_with_the_hosts_code_and_sends_a_cancel_task() {
         body.contains(gate.remote_task_id.as_deref().unwrap()),
         "{body}"
     );
+}
+
+/// A host credential source whose token the host replaces while the run waits.
+struct RefreshableToken(std::sync::Mutex<String>);
+
+#[async_trait::async_trait]
+impl AuthProvider for RefreshableToken {
+    async fn headers(&self, _request: AuthRequest<'_>) -> Result<HeaderMap, Failure> {
+        let token = self.0.lock().unwrap().clone();
+        let mut headers = HeaderMap::new();
+        headers.insert("authorization", format!("Bearer {token}").parse().unwrap());
+        Ok(headers)
+    }
+}
+
+#[tokio::test]
+async fn an_auth_gate_is_answered_with_the_hosts_refreshed_credentials() {
+    let (server, cards) = started().await;
+    let board = GateBoard::new();
+    let token = Arc::new(RefreshableToken(std::sync::Mutex::new("old".into())));
+    let mut hooks = parking(&board, None);
+    hooks.auth_provider = Some(token.clone());
+    let workflow = load_workflow_str(
+        r#"{"id": "auth", "steps": [{"name": "ask", "subtasks": [{"agent": "alpha", "description": "auth please"}]}]}"#,
+        LoadOptions::STRICT,
+    )
+    .unwrap()
+    .workflow;
+    let run = tokio::spawn(async move {
+        execute_workflow(
+            workflow,
+            &cards,
+            Arc::new(Verbatim),
+            &EngineConfig::default(),
+            RunInput::default(),
+            hooks,
+        )
+        .await
+        .unwrap()
+    });
+    let gate = open_gate(&board).await;
+    assert_eq!(gate.gate, Gate::AuthRequired);
+    *token.0.lock().unwrap() = "fresh".into();
+    board
+        .answer(
+            "gated",
+            &gate.local_task_id,
+            MessageContent::text("signed in"),
+        )
+        .unwrap();
+    let r = tokio::time::timeout(HANG, run).await.unwrap().unwrap();
+    assert!(r.success, "{:#?}", r.failure);
+    let sends: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|r| matches!(r.route, Some(Route::Send | Route::Stream)))
+        .collect();
+    assert_eq!(sends.len(), 2);
+    assert_eq!(sends[0].header("authorization"), Some("Bearer old"));
+    assert_eq!(sends[1].header("authorization"), Some("Bearer fresh"));
 }
