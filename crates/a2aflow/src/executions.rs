@@ -482,7 +482,8 @@ pub enum GateDelivery {
 /// `board` when the run is live in this process and waits there, otherwise appended to the
 /// store as a `gateAnswered` record, which the next resume sends as the follow-up.
 /// `workflow.gate_not_open` when the task has no open gate (not gated, already answered or
-/// declined, unknown, or the run finished); `store.unknown_execution` for an unknown run.
+/// declined, unknown, or the run finished); `store.unknown_execution` for an unknown run;
+/// `store.locked` when another driver holds the run (answer through its board instead).
 pub async fn answer_gate(
     store: &dyn RunStore,
     board: Option<&GateBoard>,
@@ -546,6 +547,18 @@ async fn journal_reply(
         .any(|g| g.local_task_id == local_task_id)
     {
         return Err(gate_not_open(execution_id, local_task_id));
+    }
+    if lease_live(store, execution_id).await? {
+        // Its driver would never read the journaled reply: it waits on its own board.
+        return Err(Failure::new(
+            ErrorCode::StoreLocked,
+            format!(
+                "run '{execution_id}' is being driven (its lease is live): answer task \
+                 {local_task_id} through the GateBoard of the process that drives it"
+            ),
+        )
+        .with_detail("executionId", execution_id)
+        .with_detail("localTaskId", local_task_id));
     }
     store.append(execution_id, record).await?;
     Ok(GateDelivery::Journaled)

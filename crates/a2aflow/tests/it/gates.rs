@@ -167,6 +167,17 @@ async fn a_stored_run_shows_its_open_gate_as_waiting_and_takes_the_answer() {
     .await
     .unwrap_err();
     assert!(wrong.is(ErrorCode::WorkflowGateNotOpen), "{wrong:?}");
+    // Without the board of the process that drives the run, the journal is not the way in.
+    let driven = answer_gate(
+        &*store,
+        None,
+        "gated",
+        &gate.local_task_id,
+        MessageContent::text("Paris"),
+    )
+    .await
+    .unwrap_err();
+    assert!(driven.is(ErrorCode::StoreLocked), "{driven:?}");
     let delivered = answer_gate(
         &*store,
         Some(&board),
