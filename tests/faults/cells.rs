@@ -38,6 +38,9 @@ pub enum Place {
     NegotiationReply,
     /// The engine's own best-effort CancelTask of a task still running at the run deadline.
     EngineCancel,
+    /// The follow-up that answers a parked INPUT_REQUIRED gate (`GatePolicy::Park`), sent on
+    /// the gated task when the host answers.
+    GateAnswer,
 }
 
 /// A binding, or none for the card fetch.
@@ -76,6 +79,8 @@ pub enum Trouble {
     /// A hostile card fetched over https whose interfaces are plain http, credentials configured
     /// (and the http origin even listed in `allowed_origins`: no opt-in exists).
     DowngradeCard,
+    /// Nothing goes wrong: the parked gate is answered and its follow-up completes the task.
+    AnsweredGate,
 }
 
 /// What the cell must end with.
@@ -120,7 +125,7 @@ impl Cell {
     pub fn route(&self) -> Route {
         match self.place {
             Place::Card => Route::Card,
-            Place::Send | Place::NegotiationReply => Route::Send,
+            Place::Send | Place::NegotiationReply | Place::GateAnswer => Route::Send,
             Place::Poll => Route::Get,
             Place::Stream => Route::Stream,
             Place::Subscribe => Route::Subscribe,
@@ -326,7 +331,28 @@ pub fn matrix() -> Vec<Cell> {
     }
     hostile_stream_cells(&mut cells);
     hostile_cards(&mut cells);
+    gate_answer_cells(&mut cells);
     cells
+}
+
+/// A parked gate answered by the host: the follow-up on the gated task meets each unary fault
+/// (armed only when the gate opened) and fails with its code; without a fault it completes.
+fn gate_answer_cells(cells: &mut Vec<Cell>) {
+    let mut add = |wire, trouble, expect| {
+        cells.push(Cell {
+            place: Place::GateAnswer,
+            wire,
+            trouble,
+            expect,
+            finding: None,
+        })
+    };
+    for wire in [Wire::JsonRpc, Wire::Rest] {
+        add(wire, Trouble::AnsweredGate, Expect::Recovers);
+        for (fault, expect) in unary_faults() {
+            add(wire, Trouble::Inject(fault), expect);
+        }
+    }
 }
 
 fn chunk_flood() -> Fault {

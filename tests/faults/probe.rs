@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 use a2aflow::a2at::Performative;
 use a2aflow::config::{BindingName, Timeouts};
 use a2aflow::engine::A2aEngineClient;
-use a2aflow::kernel::{CallbackError, ControlPoint, RunInput, RunOptions, run};
+use a2aflow::kernel::{
+    CallbackError, ControlPoint, GateBoard, GatePolicy, RunInput, RunOptions, run,
+};
 use a2aflow::model::a2a::{
     self, AgentCard, CancelTaskRequest, Message, Part, Role, SendMessageConfiguration,
     SendMessageRequest, SendMessageResponse, SubscribeToTaskRequest,
@@ -432,7 +434,8 @@ async fn exercise(
         | Place::Subscribe
         | Place::Cancel
         | Place::NegotiationReply
-        | Place::EngineCancel => {
+        | Place::EngineCancel
+        | Place::GateAnswer => {
             let mut faulty_card = if tls {
                 let mut insecure = config.clone();
                 insecure.tls.insecure_skip_verify = true;
@@ -460,9 +463,12 @@ async fn exercise(
                     .set_fault("faulty", cell.route(), fault.clone())
                     .map_err(|e| e.to_string())?;
             }
+            let mut gate_fault = None;
             if let Trouble::Inject(fault) = &cell.trouble {
                 if cell.place == Place::NegotiationReply {
                     reply_fault = Some(fault.clone());
+                } else if cell.place == Place::GateAnswer {
+                    gate_fault = Some(fault.clone());
                 } else {
                     faulty
                         .set_fault("faulty", cell.route(), fault.clone())
@@ -475,6 +481,7 @@ async fn exercise(
                 (_, Place::Stream | Place::Subscribe) => "stream three chunks",
                 (_, Place::Poll) => "slow 0.3 polled",
                 (_, Place::EngineCancel) => "hang past the deadline",
+                (_, Place::GateAnswer) => "input which city",
                 _ => "task sent",
             };
             let host = Host {
@@ -484,10 +491,17 @@ async fn exercise(
                 armed: AtomicBool::new(false),
             };
             let cards = vec![faulty_card, healthy_cards[0].clone()];
-            let hooks = HostHooks {
+            let mut hooks = HostHooks {
                 auth_provider: Some(Arc::new(WrongToken)),
                 ..HostHooks::default()
             };
+            let answering = (cell.place == Place::GateAnswer).then(|| {
+                let board = GateBoard::new();
+                hooks.run_options.gate_policy = GatePolicy::Park;
+                hooks.run_options.gate_board = Some(board.clone());
+                hooks.run_options.execution_id = Some(GATED_RUN.into());
+                tokio::spawn(answer_the_gate(board, Arc::clone(faulty), gate_fault))
+            });
             let result = if cell.place == Place::Poll {
                 run_polling(workflow(Some(text)), &cards, Arc::new(host), config).await?
             } else {
@@ -502,6 +516,12 @@ async fn exercise(
                 .await
                 .map_err(|f| format!("construction failed: {f}"))?
             };
+            if let Some(answering) = answering {
+                answering.abort();
+                if matches!(answering.await, Ok(false)) {
+                    return Err("the gate never opened".into());
+                }
+            }
             healthy_completed(&result)?;
             let step = result
                 .steps
@@ -547,6 +567,28 @@ async fn exercise(
                 .map_err(|e| format!("{e} (status {:?}: {:?})", task.status, task.error)),
             }
         }
+    }
+}
+
+/// The execution id of a run whose gate the probe answers.
+const GATED_RUN: &str = "faults-gated";
+
+/// Waits for the faulty task's gate, arms `fault` on the faulty agent's send route, then answers
+/// the gate; true once it answered (bounded by the run's own deadline: aborted after the run).
+async fn answer_the_gate(board: GateBoard, faulty: Arc<TestServer>, fault: Option<Fault>) -> bool {
+    loop {
+        if let Some(gate) = board.open_gates(GATED_RUN).into_iter().next() {
+            if let Some(fault) = fault
+                && faulty
+                    .set_fault("faulty", a2aflow::testkit::Route::Send, fault)
+                    .is_err()
+            {
+                return false;
+            }
+            let answer = MessageContent::text("Paris");
+            return board.answer(GATED_RUN, &gate.local_task_id, answer).is_ok();
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 

@@ -5,6 +5,7 @@
 //! **What it owns.** Argument parsing, progress output and exit codes; everything else comes from
 //! the `a2aflow` facade. Nothing depends on it.
 
+mod answer_cmd;
 mod card_cmd;
 mod declarative;
 mod demo;

@@ -1,14 +1,18 @@
 //! `a2aflow runs resume ID --store PATH [--agent NAME=URL …]`: continue a journaled run after
 //! its host stopped or died, with the built-in declarative ControlPoint.
 //!
-//! The output and exit codes are `run`'s (0 success, 1 failure, 130/143 after a signal); a
-//! store problem (no such file, not an a2aflow store, a newer schema, a damaged file, an unknown
+//! With `--gates park` (as `run --gates park` started it) a task stopped at a gate parks and the
+//! run stops at its open gates with exit 3, to be answered with `runs answer` (which resumes
+//! with it always); without it, a gate fails its task.
+//!
+//! The output and exit codes are `run`'s (0 success, 1 failure, 3 parked, 130/143 after a
+//! signal); a store problem (no such file, not an a2aflow store, a newer schema, a damaged file, an unknown
 //! id, a run another process is driving) is exit 2 with its `store.*` code, the file unchanged.
 
 use crate::OutputFormat;
 use crate::declarative::{DeclarativeControlPoint, NegotiationPolicy};
 use crate::demo::negotiating_agents;
-use crate::run_cmd::{RunInputs, follow, runtime};
+use crate::run_cmd::{GatesArg, RunInputs, follow, runtime};
 use crate::signals::Interrupts;
 use crate::terminal::block;
 use a2aflow::kernel::ResumePolicy;
@@ -48,6 +52,10 @@ pub struct ResumeArgs {
     /// Write every event of the resumed run as one JSON line to this file.
     #[arg(long, value_name = "EVENTS.jsonl")]
     pub events: Option<PathBuf>,
+    /// What a task stopped at a gate does: `fail` it, or `park` it (the run stops at its open
+    /// gates with exit 3); resume a run started with `run --gates park` with `park`.
+    #[arg(long, value_enum, default_value_t = GatesArg::Fail)]
+    pub gates: GatesArg,
     /// Output format of the result.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
@@ -111,6 +119,9 @@ pub fn run(args: ResumeArgs) -> u8 {
         let mut hooks = HostHooks::default();
         if args.resend {
             hooks.run_options.resume_policy = ResumePolicy::resend_all();
+        }
+        if args.gates == GatesArg::Park {
+            crate::run_cmd::park_gates(&mut hooks.run_options);
         }
         let stream = match resume_stream(&args.id, &agents, Arc::new(host), &config, hooks).await {
             Ok(s) => s,

@@ -85,9 +85,33 @@ pub struct RunArgs {
     /// `--format json` the first line on stdout is `{"executionId": "…"}`.
     #[arg(long, value_name = "PATH")]
     pub store: Option<String>,
+    /// What a task stopped at INPUT_REQUIRED (nothing to negotiate) or AUTH_REQUIRED does:
+    /// `fail` it, or `park` it (needs --store): the run then stops at its open gates with exit
+    /// 3, to be answered with `a2aflow runs answer ID --task LOCAL_TASK_ID --text TEXT`.
+    #[arg(long, value_enum, default_value_t = GatesArg::Fail)]
+    pub gates: GatesArg,
     /// Output format of the result.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
+}
+
+/// What a gate does, as `--gates` takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GatesArg {
+    /// The task fails at its gate.
+    Fail,
+    /// The task parks at its gate; the run stops there (exit 3) to be answered and resumed.
+    Park,
+}
+
+/// Exit status of a run parked at its open gates.
+pub(crate) const PARKED: u8 = 3;
+
+/// Parks gates in `options`: a command-line run suspends at its open gates (nobody can answer
+/// them while it runs).
+pub(crate) fn park_gates(options: &mut a2aflow::kernel::RunOptions) {
+    options.gate_policy = a2aflow::kernel::GatePolicy::Park;
+    options.suspend_when_parked = true;
 }
 
 /// Prints an error on stderr, escaped: it may carry peer-controlled text.
@@ -282,6 +306,12 @@ pub fn run(args: RunArgs) -> u8 {
     if let Err(f) = config.validate() {
         return usage(f);
     }
+    if args.gates == GatesArg::Park && config.store.is_none() {
+        return usage(
+            "--gates park needs --store PATH: a parked run stops at its gates and is answered \
+             later with `a2aflow runs answer`",
+        );
+    }
     let RunInputs {
         routes,
         named,
@@ -386,6 +416,9 @@ pub fn run(args: RunArgs) -> u8 {
             hooks.run_options.execution_id = Some(journal.execution_id);
             hooks.run_options.store = Some(journal.store);
         }
+        if args.gates == GatesArg::Park {
+            park_gates(&mut hooks.run_options);
+        }
         let stream =
             match execute_workflow_stream(workflow, &agents, Arc::new(host), &config, input, hooks)
             {
@@ -443,7 +476,7 @@ fn announce(execution_id: &str, format: OutputFormat, config: &EngineConfig) -> 
 
 /// Follows a run's events to its end (progress on stderr in text mode, `--events` lines, a
 /// first SIGINT/SIGTERM cancels it), prints its result as `format` says and returns the exit
-/// code (0 success, 1 failure, 130/143 after a signal).
+/// code (0 success, 1 failure, 3 parked at its open gates, 130/143 after a signal).
 pub(crate) async fn follow(
     mut stream: EventStream,
     interrupts: Interrupts,
@@ -481,11 +514,19 @@ pub(crate) async fn follow(
         let _ = out.flush();
     }
     let result = stream.result().await;
+    let parked = parked_gates(&result);
     match format {
         OutputFormat::Json => match serde_json::to_string_pretty(&result) {
             Ok(json) => println!("{}", crate::terminal::json(&json)),
             Err(e) => return usage(format!("cannot render the result: {e}")),
         },
+        OutputFormat::Text if parked.is_some() => {
+            println!(
+                "run {} parked at its open gates",
+                inline(&result.execution_id)
+            );
+            print!("{}", gates_text(parked.unwrap_or_default()));
+        }
         OutputFormat::Text => {
             let verdict = if result.success {
                 "succeeded"
@@ -501,8 +542,39 @@ pub(crate) async fn follow(
     match interrupts.exit_status() {
         Some(status) => status,
         None if result.success => 0,
+        None if parked.is_some() => PARKED,
         None => 1,
     }
+}
+
+/// The open gates of a run that parked (`workflow.parked`), `None` for any other result.
+fn parked_gates(result: &a2aflow::model::ExecutionResult) -> Option<&[serde_json::Value]> {
+    let f = result.failure.as_ref()?;
+    if !f.is(a2aflow::model::ErrorCode::WorkflowParked) {
+        return None;
+    }
+    Some(
+        f.details
+            .get("openGates")?
+            .as_array()
+            .map_or(&[], Vec::as_slice),
+    )
+}
+
+/// The open gates as lines (local task id, gate, agent, the agent's text), everything escaped.
+pub(crate) fn gates_text(gates: &[serde_json::Value]) -> String {
+    let mut out = String::from("gates\n");
+    let field = |g: &serde_json::Value, k: &str| inline(g[k].as_str().unwrap_or("-"));
+    for g in gates {
+        out.push_str(&format!(
+            "  {}  {}  {}  {}\n",
+            field(g, "localTaskId"),
+            field(g, "gate"),
+            field(g, "agent"),
+            field(g, "text"),
+        ));
+    }
+    out
 }
 
 #[cfg(test)]

@@ -65,6 +65,9 @@ enum RunsCommand {
     /// sent tasks are found again (never resent unless --resend). Output and exit codes as
     /// `run`'s.
     Resume(Box<crate::resume_cmd::ResumeArgs>),
+    /// Answer an open gate of a parked run (`run --gates park`), then continue the run as
+    /// `resume` does. Exit 2 when the task has no open gate.
+    Answer(Box<crate::answer_cmd::AnswerArgs>),
 }
 
 /// The commands that read (or, `cancel`, append to) an existing store.
@@ -144,6 +147,7 @@ fn fail(f: Failure) -> u8 {
 pub fn run(args: RunsArgs) -> u8 {
     let command = match args.command {
         RunsCommand::Resume(resume) => return crate::resume_cmd::run(*resume),
+        RunsCommand::Answer(answer) => return crate::answer_cmd::run(*answer),
         RunsCommand::Inspect(command) => command,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -322,6 +326,14 @@ fn show_text(view: &ExecutionView) -> String {
     out.push_str("tasks\n");
     for task in &view.tasks {
         task_text(&mut out, task);
+    }
+    if !view.open_gates.is_empty() {
+        let gates: Vec<serde_json::Value> = view
+            .open_gates
+            .iter()
+            .filter_map(|g| serde_json::to_value(g).ok())
+            .collect();
+        out.push_str(&crate::run_cmd::gates_text(&gates));
     }
     out
 }

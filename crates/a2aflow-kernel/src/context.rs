@@ -7,6 +7,7 @@ use crate::control_point::ControlPoint;
 use crate::delegation::{Inherited, Scope};
 use crate::durable::Durable;
 use crate::events::EventHub;
+use crate::gates::{GateBoard, Suspension};
 use crate::interrupt::{Bounds, Interrupt};
 use a2aflow_model::{EventData, ExecutionResult, Failure, Step, Workflow};
 use std::future::Future;
@@ -58,12 +59,21 @@ pub(crate) struct RunContext {
     pub(crate) start_child: StartChild,
     /// The run's journal, for a durable root run.
     pub(crate) durable: Option<Arc<Durable>>,
+    /// Where the run's gates park ([`crate::GatePolicy::Park`]); `None`: gates fail the task.
+    pub(crate) gates: Option<GateBoard>,
+    /// How the run suspends at its open gates, when it may.
+    pub(crate) suspension: Option<Arc<Suspension>>,
 }
 
 impl RunContext {
     /// Step `s` of the run's workflow.
     pub(crate) fn step(&self, s: usize) -> &Step {
         &self.workflow.steps[s]
+    }
+
+    /// Whether the run suspended at its open gates (nothing it stops is journaled as ended).
+    pub(crate) fn is_suspended(&self) -> bool {
+        self.suspension.as_ref().is_some_and(|s| s.is_suspended())
     }
 
     /// The failure an interruption of this run's work is recorded with.

@@ -14,8 +14,8 @@ use crate::client::{
 use a2aflow_model::a2a::{Artifact, Message, Part, Role, TaskState};
 use a2aflow_model::event_data::{LocalRequestData, LocalResponseData};
 use a2aflow_model::{
-    ErrorCode, Failure, MessageContent, NegotiationExchange, NegotiationReply, NegotiationRequest,
-    Output, ReceivedKind, ReceivedMessage,
+    ErrorCode, Failure, Gate, MessageContent, NegotiationExchange, NegotiationReply,
+    NegotiationRequest, Output, ReceivedKind, ReceivedMessage,
 };
 use async_trait::async_trait;
 use serde_json::json;
@@ -41,6 +41,15 @@ pub enum ScriptedReply {
         /// How many proposals to make.
         rounds: u32,
         /// The answer after the last accepted round.
+        then: Box<ScriptedReply>,
+    },
+    /// Stop at `gate` (INPUT_REQUIRED with nothing to negotiate, or AUTH_REQUIRED: the gate's
+    /// failure, with a status message as evidence); a follow-up on the task (a dispatch that
+    /// `continues` it) answers with `then`, which may be another gate.
+    Gate {
+        /// Which gate.
+        gate: Gate,
+        /// The answer to the follow-up.
         then: Box<ScriptedReply>,
     },
 }
@@ -94,6 +103,22 @@ struct Stats {
     contexts: HashMap<String, u32>,
     reattached: usize,
     remote_cancels: Vec<(String, String)>,
+    /// Follow-ups sent, in order.
+    follow_ups: Vec<FollowUpSent>,
+}
+
+/// A follow-up the client was asked to send: a dispatch that continues a remote task.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct FollowUpSent {
+    /// The logical task.
+    pub local_task_id: String,
+    /// The context id the follow-up named.
+    pub context_id: Option<String>,
+    /// The remote task it continues.
+    pub continues: String,
+    /// The content.
+    pub content: MessageContent,
 }
 
 /// Whether a script runs for a fresh send or for a task found again after a restart.
@@ -207,6 +232,21 @@ impl InMemoryClient {
         self.stats().remote_cancels.clone()
     }
 
+    /// Every follow-up sent (a dispatch that continued a remote task, e.g. a gate's answer).
+    pub fn follow_ups(&self) -> Vec<FollowUpSent> {
+        self.stats().follow_ups.clone()
+    }
+
+    /// How many follow-ups the logical task `local_task_id` got.
+    fn follow_ups_of(&self, local_task_id: &str) -> usize {
+        let stats = self.stats();
+        stats
+            .follow_ups
+            .iter()
+            .filter(|f| f.local_task_id == local_task_id)
+            .count()
+    }
+
     /// Every completed negotiation exchange, in order.
     pub fn exchanges(&self) -> Vec<NegotiationExchange> {
         self.stats().exchanges.clone()
@@ -221,6 +261,16 @@ impl InMemoryClient {
                 .or_default() += 1;
         }
         self.note_sent(agent, task, content);
+    }
+
+    fn note_follow_up(&self, request: &DispatchRequest<'_>, continues: &str) {
+        self.stats().follow_ups.push(FollowUpSent {
+            local_task_id: request.local_task_id.to_owned(),
+            context_id: request.context_id.map(str::to_owned),
+            continues: continues.to_owned(),
+            content: request.content.clone(),
+        });
+        self.note_sent(request.agent, request.local_task_id, &request.content);
     }
 
     fn note_sent(&self, agent: &str, task: &str, content: &MessageContent) {
@@ -261,12 +311,17 @@ impl RemoteClient for InMemoryClient {
                 }
             }
         }
+        let follow_up = request.continues.map(|_| self.follow_ups_of(task_id) + 1);
         if request.journal.is_enabled() {
             let context_id = context_of(&request);
+            let message_id = match follow_up {
+                Some(n) => format!("{task_id}-follow-up-{n}"),
+                None => [task_id, "-msg-0"].concat(),
+            };
             let intent = SendIntent {
                 context_id: &context_id,
-                message_id: &[task_id, "-msg-0"].concat(),
-                remote_task_id: None,
+                message_id: &message_id,
+                remote_task_id: request.continues,
                 content: &request.content,
             };
             request
@@ -274,9 +329,12 @@ impl RemoteClient for InMemoryClient {
                 .before_send(intent)
                 .await
                 .map_err(TaskFailure::new)?;
-            self.stats().contexts.insert(context_id, 0);
+            self.stats().contexts.entry(context_id).or_insert(0);
         }
-        self.note_initial(agent, task_id, &request.content);
+        match request.continues {
+            Some(continues) => self.note_follow_up(&request, continues),
+            None => self.note_initial(agent, task_id, &request.content),
+        }
         self.play(request, Mode::Sent).await
     }
 
@@ -302,6 +360,28 @@ impl RemoteClient for InMemoryClient {
             .remote_cancels
             .push((agent.to_owned(), remote_task_id.to_owned()));
         Ok(())
+    }
+}
+
+/// The failure of a task stopped at `gate`, as the engine client reports it.
+fn gate_failure(gate: Gate) -> Failure {
+    Failure::new(gate.code(), "the agent waits at a gate").with_gate(gate)
+}
+
+/// The task at `gate`, with its status message: the evidence of a gate.
+fn gate_evidence(gate: Gate, remote_id: &str, context_id: &str) -> ReceivedMessage {
+    let (state, text) = match gate {
+        Gate::AuthRequired => (TaskState::AuthRequired, "sign in to continue"),
+        _ => (TaskState::InputRequired, "need more input"),
+    };
+    ReceivedMessage {
+        kind: ReceivedKind::Task,
+        task_id: Some(remote_id.to_owned()),
+        context_id: Some(context_id.to_owned()),
+        state: Some(state),
+        message: Some(message(format!("{remote_id}-gate"), text.to_owned())),
+        task_metadata: None,
+        artifacts: Vec::new(),
     }
 }
 
@@ -372,6 +452,16 @@ impl InMemoryClient {
             }
         }
         let mut reply = script.reply;
+        // The gates this task's follow-ups answered already (a task found again keeps them).
+        let mut answered = self.follow_ups_of(task_id);
+        while let ScriptedReply::Gate { gate, then } = reply {
+            if answered == 0 {
+                let evidence = gate_evidence(gate, &remote_id, &context_id);
+                return Err(with_ids(gate_failure(gate), vec![evidence]));
+            }
+            answered -= 1;
+            reply = *then;
+        }
         let mut received = Vec::new();
         let mut previous: Vec<NegotiationExchange> = Vec::new();
         while let ScriptedReply::Negotiate { rounds, then } = reply {
@@ -490,7 +580,7 @@ impl InMemoryClient {
                 ))
             }
             ScriptedReply::Fail(f) => Err(with_ids(f, received)),
-            ScriptedReply::Negotiate { .. } => Err(with_ids(
+            ScriptedReply::Negotiate { .. } | ScriptedReply::Gate { .. } => Err(with_ids(
                 Failure::new(ErrorCode::WorkflowExecutionFailed, "unreachable script"),
                 received,
             )),

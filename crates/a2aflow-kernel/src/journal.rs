@@ -15,6 +15,8 @@
 //!   identity the message goes out with (messageId, contextId) and its content.
 //! * `RemoteTaskKnown`, `RemoteState`, `TaskFinished`, `StepFinished`, `CancelRequested`,
 //!   `CancelSent`, and last `RunFinished` with the [`ExecutionResult`].
+//! * `GateOpened` when a task parks at a gate, `GateAnswered` / `GateDeclined` for the host's
+//!   reply (before the follow-up's `TaskIntent`).
 //!
 //! Events are not journal records: they are the bulk of what a run writes and recovery does not
 //! need them, so a store keeps them apart ([`RunStore::record_events`], [`RunStore::events`]),
@@ -37,8 +39,8 @@ pub use memory::{DEFAULT_LEASE_TTL, MemoryStore};
 
 use a2aflow_model::a2a::TaskState;
 use a2aflow_model::{
-    ErrorCode, Event, ExecutionResult, Failure, MessageContent, NegotiationReply, RouteDecision,
-    StepResult, TaskResult, TaskResultView, Workflow,
+    ErrorCode, Event, ExecutionResult, Failure, FailureCode, MessageContent, NegotiationReply,
+    OpenGate, ReceivedMessage, RouteDecision, StepResult, TaskResult, TaskResultView, Workflow,
 };
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -417,6 +419,31 @@ pub enum JournalRecord {
         /// The run's result.
         result: ExecutionResult,
     },
+    /// A logical task parked at a gate and waits for the host's answer.
+    GateOpened {
+        /// The gate.
+        gate: OpenGate,
+        /// The evidence the agent sent up to the gate (a resumed run parks with it).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        evidence: Vec<ReceivedMessage>,
+    },
+    /// The host answered a task's open gate; the answer is sent as a follow-up (its own
+    /// `TaskIntent` follows, write-ahead as any send).
+    GateAnswered {
+        /// The local task id.
+        local_task_id: String,
+        /// The answer, exactly as it is sent.
+        content: MessageContent,
+    },
+    /// The host declined a task's open gate: the task fails with this code and reason.
+    GateDeclined {
+        /// The local task id.
+        local_task_id: String,
+        /// The host's code.
+        code: FailureCode,
+        /// The host's reason.
+        reason: String,
+    },
 }
 
 impl JournalRecord {
@@ -433,6 +460,9 @@ impl JournalRecord {
             JournalRecord::CancelRequested { .. } => "cancelRequested",
             JournalRecord::CancelSent { .. } => "cancelSent",
             JournalRecord::RunFinished { .. } => "runFinished",
+            JournalRecord::GateOpened { .. } => "gateOpened",
+            JournalRecord::GateAnswered { .. } => "gateAnswered",
+            JournalRecord::GateDeclined { .. } => "gateDeclined",
         }
     }
 }

@@ -58,6 +58,7 @@ mod delegation;
 mod durable;
 mod events;
 mod executor;
+mod gates;
 mod graph;
 mod ids;
 mod in_memory;
@@ -82,7 +83,8 @@ pub use delegation::{
 };
 pub use durable::ResumePolicy;
 pub use events::{EventCallback, EventEmitter};
-pub use in_memory::{AgentScript, InMemoryClient, ScriptedReply, SentContent};
+pub use gates::{GateBoard, GatePolicy, gate_not_open};
+pub use in_memory::{AgentScript, FollowUpSent, InMemoryClient, ScriptedReply, SentContent};
 pub use journal::{
     JournalRecord, MemoryStore, RunJournal, RunState, RunStore, RunSummary, StoreError,
 };

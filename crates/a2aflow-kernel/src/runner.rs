@@ -9,6 +9,7 @@ use crate::delegation::{DelegationPolicy, Inherited, Root, Scope, WorkflowCatalo
 use crate::durable::{Durable, ResumePolicy};
 use crate::events::{EventCallback, EventHub, SinkKind};
 use crate::executor::Executor;
+use crate::gates::{GateBoard, GatePolicy, Suspension};
 use crate::ids::fresh_execution_id;
 use crate::journal::{JournaledOptions, RunStarted, RunStore, millis, wall_clock_ms};
 use crate::panic_guard::panic_message;
@@ -70,6 +71,18 @@ pub struct RunOptions {
     pub resume_policy: ResumePolicy,
     /// The name this driver holds the run's lease under; a fresh unique one when `None`.
     pub lease_owner: Option<String>,
+    /// What a remote task stopped at INPUT_REQUIRED (nothing to negotiate) or AUTH_REQUIRED
+    /// does: fail (the default) or park until the host answers (see [`crate::GateBoard`]).
+    pub gate_policy: GatePolicy,
+    /// Where the host answers the run's open gates ([`GatePolicy::Park`]); `None`: the run has
+    /// a board of its own that nobody answers.
+    pub gate_board: Option<GateBoard>,
+    /// A durable run ([`RunOptions::store`]) with [`GatePolicy::Park`] suspends when nothing is
+    /// left to do but wait at open gates: the drive ends, the lease is released, the run stays
+    /// unfinished in its store with its open gates, and the result fails with
+    /// `workflow.parked` (its details list `openGates`). Answer the gates, then resume the run.
+    /// Ignored without a store or without `Park`. Default false.
+    pub suspend_when_parked: bool,
 }
 
 impl Default for RunOptions {
@@ -88,6 +101,9 @@ impl Default for RunOptions {
             store: None,
             resume_policy: ResumePolicy::default(),
             lease_owner: None,
+            gate_policy: GatePolicy::default(),
+            gate_board: None,
+            suspend_when_parked: false,
         }
     }
 }
@@ -128,6 +144,9 @@ impl std::fmt::Debug for RunOptions {
             .field("store", &self.store.is_some())
             .field("resume_policy", &self.resume_policy)
             .field("lease_owner", &self.lease_owner)
+            .field("gate_policy", &self.gate_policy)
+            .field("gate_board", &self.gate_board.is_some())
+            .field("suspend_when_parked", &self.suspend_when_parked)
             .finish_non_exhaustive()
     }
 }
@@ -351,6 +370,8 @@ pub(crate) async fn run_with_sink(
             Ok(prepared) => scheduled(&ctx, &prepared).await,
         };
         let result = match &durable {
+            // A suspended run stays unfinished in its store.
+            Some(_) if ctx.is_suspended() => result,
             Some(d) => d.finish_run(result).await,
             None => result,
         };
@@ -382,6 +403,12 @@ fn context(
     let execution_id: Arc<str> = Arc::from(options.execution_id.unwrap_or_else(fresh_execution_id));
     let deadline = Instant::now() + options.timeout;
     let run_token = options.cancel.child_token();
+    let gates = match options.gate_policy {
+        GatePolicy::Park => Some(options.gate_board.unwrap_or_default()),
+        GatePolicy::Fail => None,
+    };
+    let suspension = (gates.is_some() && durable.is_some() && options.suspend_when_parked)
+        .then(|| Arc::new(Suspension::default()));
     // Delegation: where this run sits in its tree (depth 0 and a fresh tree for a root run).
     let delegation = match parent {
         Some(parent) => Scope::child(parent),
@@ -417,6 +444,8 @@ fn context(
         delegation,
         start_child,
         durable,
+        gates,
+        suspension,
     }
 }
 
@@ -448,9 +477,12 @@ async fn rejected(ctx: &RunContext, errors: &ValidationErrors) -> ExecutionResul
 
 /// A valid workflow scheduled to its end, then `complete` (success) or `error` (failure).
 async fn scheduled(ctx: &Arc<RunContext>, prepared: &PreparedWorkflow) -> ExecutionResult {
-    let result = Executor::new(ctx.clone(), prepared.plan().clone())
+    let mut result = Executor::new(ctx.clone(), prepared.plan().clone())
         .run()
         .await;
+    if let Some(s) = ctx.suspension.as_ref().filter(|s| s.is_suspended()) {
+        result.failure = Some(s.parked_failure(&ctx.execution_id));
+    }
     match &result.failure {
         None => {
             ctx.emit_run(|| CompleteData {

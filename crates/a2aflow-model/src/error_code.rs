@@ -114,6 +114,14 @@ error_codes! {
     /// has no task for the journaled context id, or cannot list tasks); nothing was resent. The
     /// details name the agent, the local task id and the context id, for the host to decide.
     WorkflowOutcomeUnknown => "workflow.outcome_unknown",
+    /// An answer or decline names a task that has no open gate in that run (not gated, already
+    /// answered or declined, unknown, or of another run); nothing was sent. The details name the
+    /// execution id and the local task id.
+    WorkflowGateNotOpen => "workflow.gate_not_open",
+    /// The run suspended at its open gates (`RunOptions::suspend_when_parked`): nothing else was
+    /// left to do, so the driver stopped and released the lease; the run stays unfinished in its
+    /// store. The details list the open gates (`openGates`); answer them, then resume the run.
+    WorkflowParked => "workflow.parked",
 
     // ---- a2a.* : remote agents and the wire ----
     /// The remote task ended in TASK_STATE_FAILED.
@@ -171,6 +179,9 @@ error_codes! {
     A2aResponseTooLarge => "a2a.response_too_large",
     /// A response could not be parsed as the A2A object it should be.
     A2aInvalidResponse => "a2a.invalid_response",
+    /// A task parked at TASK_STATE_INPUT_REQUIRED was still waiting for the host's answer when
+    /// the run's deadline passed.
+    A2aInputRequired => "a2a.input_required",
 
     // ---- negotiation.* : Negotiation-T ----
     /// INPUT_REQUIRED without a valid Negotiation-T context: a gate with evidence.

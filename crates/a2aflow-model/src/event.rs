@@ -70,6 +70,9 @@ event_kinds! {
     AuthorizationResolved => "authorization_resolved",
     /// Reserved for Notification-T.
     Notification => "notification",
+    /// A logical task parked at a gate (INPUT_REQUIRED or AUTH_REQUIRED) and waits for the
+    /// host's answer.
+    TaskGated => "task_gated",
 }
 
 impl std::fmt::Display for EventKind {

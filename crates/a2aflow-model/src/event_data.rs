@@ -22,6 +22,7 @@ use crate::definition::StepType;
 use crate::error_code::FailureCode;
 use crate::event::EventKind;
 use crate::failure::Failure;
+use crate::gate::OpenGate;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -437,6 +438,9 @@ pub enum ClientEvent {
     NegotiationFailed(NegotiationFailedData),
 }
 
+/// `task_gated`: a logical task parked at a gate and waits for the host's answer.
+pub type TaskGatedData = OpenGate;
+
 // Payloads are built once per event and serialised at once; boxing the large members would
 // cost one allocation per event for no saving.
 #[allow(clippy::large_enum_variant)]
@@ -468,6 +472,8 @@ pub enum EventPayload {
     Error(ErrorData),
     /// An `agent_*` or `negotiation_*` event.
     Client(ClientEvent),
+    /// `task_gated`.
+    TaskGated(TaskGatedData),
 }
 
 /// Why an event's data is not its kind's payload.
@@ -538,6 +544,7 @@ impl EventPayload {
             EventPayload::WorkflowComplete(_) => EventKind::WorkflowComplete,
             EventPayload::Error(_) => EventKind::Error,
             EventPayload::Client(c) => c.kind(),
+            EventPayload::TaskGated(_) => EventKind::TaskGated,
         }
     }
 
@@ -557,6 +564,7 @@ impl EventPayload {
             EventPayload::WorkflowComplete(d) => serde_json::to_value(d),
             EventPayload::Error(d) => serde_json::to_value(d),
             EventPayload::Client(c) => c.to_data(),
+            EventPayload::TaskGated(d) => serde_json::to_value(d),
         }
     }
 
@@ -594,6 +602,7 @@ impl EventPayload {
             EventKind::AuthorizationRequest
             | EventKind::AuthorizationResolved
             | EventKind::Notification => Err(PayloadError::Reserved(kind)),
+            EventKind::TaskGated => read(kind, data).map(P::TaskGated),
         }
     }
 }
@@ -649,6 +658,7 @@ kernel_payloads! {
     RouteDecisionData => RouteDecision,
     WorkflowCompleteData => WorkflowComplete,
     ErrorData => Error,
+    TaskGatedData => TaskGated,
 }
 
 client_payloads! {

@@ -28,7 +28,10 @@ const RETRYABLE_KEY: &str = "retryable";
 
 /// Where a remote task stopped without failing for good: the interaction ends, the remote task
 /// may be resumed later (it is not cancelled unless the client is configured to).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+///
+/// Serialised as `"AUTH_REQUIRED"` / `"INPUT_REQUIRED"` (events, journals, run views).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 #[non_exhaustive]
 pub enum Gate {
     /// `TASK_STATE_AUTH_REQUIRED` (code `a2a.auth_required`).
@@ -52,6 +55,15 @@ impl Gate {
         match self {
             Gate::AuthRequired => ErrorCode::A2aAuthRequired,
             Gate::InputRequired => ErrorCode::NegotiationNotNegotiable,
+        }
+    }
+
+    /// The code a task parked at this gate ends with when the run's deadline passes before the
+    /// host answered: `a2a.auth_required` or `a2a.input_required`.
+    pub const fn expired_code(self) -> ErrorCode {
+        match self {
+            Gate::AuthRequired => ErrorCode::A2aAuthRequired,
+            Gate::InputRequired => ErrorCode::A2aInputRequired,
         }
     }
 }

@@ -24,6 +24,7 @@ pub mod event_data;
 #[cfg(feature = "schema")]
 pub mod event_schema;
 pub mod failure;
+pub mod gate;
 pub mod load;
 pub mod names;
 pub mod problem;
@@ -41,6 +42,7 @@ pub use error_code::{BusinessCode, ErrorCode, FailureCode};
 pub use event::{Event, EventKind};
 pub use event_data::{ClientEvent, EventData, EventPayload, PayloadError};
 pub use failure::{Failure, FailureCause, FailureFacts, Gate};
+pub use gate::OpenGate;
 pub use load::{
     LoadErrors, LoadOptions, Loaded, load_workflow_bytes, load_workflow_str, load_workflow_value,
     parse_step_type,

@@ -1,16 +1,20 @@
 //! The runs a store holds, as a host or the CLI inspects them: [`list_executions`],
 //! [`get_execution`] (an [`ExecutionView`] built from the journal by the pure
-//! [`execution_view`]), [`execution_events`] and [`request_cancel`].
+//! [`execution_view`]), [`execution_events`], [`request_cancel`], and the answers to a parked
+//! run's gates, [`answer_gate`] and [`decline_gate`].
 //!
-//! Every error is a [`Failure`] with the store's `store.*` code.
+//! Every error is a [`Failure`] with the store's `store.*` code (an answer to a task without an
+//! open gate: `workflow.gate_not_open`).
 
 use a2aflow_kernel::journal::{
     CallbackAnswered, JournalRecord, RunFilter, RunJournal, RunState, RunStore, RunSummary,
     StoreError,
 };
+use a2aflow_kernel::{GateBoard, gate_not_open};
 use a2aflow_model::a2a::TaskState;
 use a2aflow_model::{
-    ErrorCode, Event, Failure, StepResult, StepStatus, TaskOutcomeStatus, TaskResultView,
+    ErrorCode, Event, Failure, FailureCode, MessageContent, OpenGate, StepResult, StepStatus,
+    TaskOutcomeStatus, TaskResultView,
 };
 use serde::{Deserialize, Serialize};
 
@@ -142,6 +146,10 @@ pub struct ExecutionView {
     pub skipped_steps: Vec<String>,
     /// The logical tasks the journal names.
     pub tasks: Vec<TaskView>,
+    /// The tasks parked at a gate, waiting for the host's answer (each with its
+    /// `localTaskId`); the run is `waiting` while there is one. Not written when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub open_gates: Vec<OpenGate>,
 }
 
 impl ExecutionView {
@@ -206,7 +214,12 @@ impl ExecutionView {
         task
     }
 
+    fn close_gate(&mut self, local_task_id: &str) {
+        self.open_gates.retain(|g| g.local_task_id != local_task_id);
+    }
+
     fn task_finished(&mut self, step: Option<&str>, result: &TaskResultView) {
+        self.close_gate(&result.task_id);
         if let Some(step) = step {
             self.step_mut(step);
         }
@@ -291,7 +304,14 @@ impl ExecutionView {
                 local_task_id: Some(id),
                 ..
             } => self.task_mut(id).cancel_requested = true,
+            JournalRecord::GateOpened { gate, .. } => {
+                self.close_gate(&gate.local_task_id);
+                self.open_gates.push(gate.clone());
+            }
+            JournalRecord::GateAnswered { local_task_id, .. }
+            | JournalRecord::GateDeclined { local_task_id, .. } => self.close_gate(local_task_id),
             JournalRecord::RunFinished { result } => {
+                self.open_gates.clear();
                 self.failure.clone_from(&result.failure);
                 self.skipped_steps.clone_from(&result.skipped_steps);
                 for step in &result.steps {
@@ -327,9 +347,13 @@ pub fn execution_view(journal: &RunJournal, lease_live: bool) -> Result<Executio
         steps: Vec::new(),
         skipped_steps: Vec::new(),
         tasks: Vec::new(),
+        open_gates: Vec::new(),
     };
     for entry in journal.entries.iter().skip(1) {
         view.apply(&entry.record);
+    }
+    if !view.open_gates.is_empty() && journal.finished().is_none() {
+        view.state = RunState::Waiting;
     }
     if journal.finished().is_some() {
         view.mark_unfinished();
@@ -427,6 +451,102 @@ pub async fn request_cancel(
         )
         .await?;
     Ok(CancelRequest::Requested)
+}
+
+/// Where an answer or a decline of a gate went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GateDelivery {
+    /// A run live in this process took it from its board (and journaled it).
+    Delivered,
+    /// It was appended to the run's journal; the next resume sends it.
+    Journaled,
+}
+
+/// Answers the open gate of task `local_task_id` in run `execution_id`: handed to the run's
+/// `board` when the run is live in this process and waits there, otherwise appended to the
+/// store as a `gateAnswered` record, which the next resume sends as the follow-up.
+/// `workflow.gate_not_open` when the task has no open gate (not gated, already answered or
+/// declined, unknown, or the run finished); `store.unknown_execution` for an unknown run;
+/// `store.locked` when another driver holds the run (answer through its board instead).
+pub async fn answer_gate(
+    store: &dyn RunStore,
+    board: Option<&GateBoard>,
+    execution_id: &str,
+    local_task_id: &str,
+    content: MessageContent,
+) -> Result<GateDelivery, Failure> {
+    if let Some(board) = board.filter(|b| is_open(b, execution_id, local_task_id)) {
+        board.answer(execution_id, local_task_id, content)?;
+        return Ok(GateDelivery::Delivered);
+    }
+    let record = JournalRecord::GateAnswered {
+        local_task_id: local_task_id.to_owned(),
+        content,
+    };
+    journal_reply(store, execution_id, local_task_id, record).await
+}
+
+/// Declines the open gate of task `local_task_id` in run `execution_id`: the task fails with
+/// `code` and `reason` (and a best-effort CancelTask goes to the remote task). Delivered and
+/// refused as [`answer_gate`].
+pub async fn decline_gate(
+    store: &dyn RunStore,
+    board: Option<&GateBoard>,
+    execution_id: &str,
+    local_task_id: &str,
+    code: FailureCode,
+    reason: String,
+) -> Result<GateDelivery, Failure> {
+    if let Some(board) = board.filter(|b| is_open(b, execution_id, local_task_id)) {
+        board.decline(execution_id, local_task_id, code, reason)?;
+        return Ok(GateDelivery::Delivered);
+    }
+    let record = JournalRecord::GateDeclined {
+        local_task_id: local_task_id.to_owned(),
+        code,
+        reason,
+    };
+    journal_reply(store, execution_id, local_task_id, record).await
+}
+
+fn is_open(board: &GateBoard, execution_id: &str, local_task_id: &str) -> bool {
+    board
+        .open_gates(execution_id)
+        .iter()
+        .any(|g| g.local_task_id == local_task_id)
+}
+
+/// Appends a gate's reply when the journal shows the gate open.
+async fn journal_reply(
+    store: &dyn RunStore,
+    execution_id: &str,
+    local_task_id: &str,
+    record: JournalRecord,
+) -> Result<GateDelivery, Failure> {
+    let journal = store.load(execution_id).await?;
+    let view = execution_view(&journal, false)?;
+    if !view
+        .open_gates
+        .iter()
+        .any(|g| g.local_task_id == local_task_id)
+    {
+        return Err(gate_not_open(execution_id, local_task_id));
+    }
+    if lease_live(store, execution_id).await? {
+        // Its driver would never read the journaled reply: it waits on its own board.
+        return Err(Failure::new(
+            ErrorCode::StoreLocked,
+            format!(
+                "run '{execution_id}' is being driven (its lease is live): answer task \
+                 {local_task_id} through the GateBoard of the process that drives it"
+            ),
+        )
+        .with_detail("executionId", execution_id)
+        .with_detail("localTaskId", local_task_id));
+    }
+    store.append(execution_id, record).await?;
+    Ok(GateDelivery::Journaled)
 }
 
 #[cfg(test)]

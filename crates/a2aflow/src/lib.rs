@@ -63,9 +63,11 @@ pub use execute::{
     AgentEndpoint, HostHooks, TransportFactory, build_engine_client, discover_agents,
     execute_workflow, execute_workflow_stream, fetch_agent_cards, resume, resume_stream,
 };
-/// The runs a store holds: listing, one run's view, its events, a cancel request.
+/// The runs a store holds: listing, one run's view, its events, a cancel request, the answers
+/// to its open gates.
 pub use executions::{
-    CancelRequest, ExecutionView, execution_events, get_execution, list_executions, request_cancel,
+    CancelRequest, ExecutionView, GateDelivery, answer_gate, decline_gate, execution_events,
+    get_execution, list_executions, request_cancel,
 };
 pub use store::StoreLocation;
 

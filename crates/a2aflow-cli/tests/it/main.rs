@@ -8,6 +8,7 @@ mod cli;
 mod diagnostics;
 mod durable;
 mod examples;
+mod gates;
 mod run_registry;
 mod run_safety;
 mod runs;

@@ -8,7 +8,7 @@
 mod replay;
 mod task_journal;
 
-pub(crate) use replay::Replay;
+pub(crate) use replay::{GateState, Replay};
 pub(crate) use task_journal::TaskJournal;
 
 use crate::events::EventLog;

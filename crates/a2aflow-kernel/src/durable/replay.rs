@@ -2,10 +2,42 @@
 //! already finished, what was sent and not finished, and the cancels still to send.
 
 use crate::journal::{Answer, CallbackAnswered, JournalRecord, RunJournal, TaskIntent};
+use a2aflow_model::{FailureCode, OpenGate, ReceivedMessage};
 use a2aflow_model::{
     MessageContent, NegotiationReply, RouteDecision, StepResult, TaskResult, TaskResultView,
 };
 use std::collections::{HashMap, HashSet};
+
+/// Where a task's gate stands in the journal, when its last round stopped at one.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum GateState {
+    /// Open: the host has not answered.
+    Open {
+        gate: OpenGate,
+        evidence: Vec<ReceivedMessage>,
+    },
+    /// Answered, and the answer not sent yet.
+    Answered {
+        gate: OpenGate,
+        content: MessageContent,
+    },
+    /// Declined by the host.
+    Declined {
+        gate: OpenGate,
+        code: FailureCode,
+        reason: String,
+    },
+}
+
+impl GateState {
+    fn gate(&self) -> &OpenGate {
+        match self {
+            GateState::Open { gate, .. }
+            | GateState::Answered { gate, .. }
+            | GateState::Declined { gate, .. } => gate,
+        }
+    }
+}
 
 /// A remote task to cancel on resume: its cancel was journaled and never sent.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,6 +65,8 @@ pub(crate) struct Replay {
     cancels: Vec<(String, String)>,
     /// The cancels sent: (local task id, remote task id).
     sent: HashSet<(String, String)>,
+    /// The tasks whose last round stopped at a gate, with where it stands.
+    gates: HashMap<String, GateState>,
 }
 
 impl Replay {
@@ -51,8 +85,33 @@ impl Replay {
         match record {
             JournalRecord::CallbackAnswered(a) => self.answer(a),
             JournalRecord::TaskIntent(i) => {
+                // A send after the gate's answer: the answer is out, the task in flight again.
+                self.gates.remove(&i.local_task_id);
                 self.intents.insert(i.local_task_id.clone(), i.clone());
             }
+            JournalRecord::GateOpened { gate, evidence } => {
+                let state = GateState::Open {
+                    gate: gate.clone(),
+                    evidence: evidence.clone(),
+                };
+                self.gates.insert(gate.local_task_id.clone(), state);
+            }
+            JournalRecord::GateAnswered {
+                local_task_id,
+                content,
+            } => self.gate_replied(local_task_id, |gate| GateState::Answered {
+                gate,
+                content: content.clone(),
+            }),
+            JournalRecord::GateDeclined {
+                local_task_id,
+                code,
+                reason,
+            } => self.gate_replied(local_task_id, |gate| GateState::Declined {
+                gate,
+                code: code.clone(),
+                reason: reason.clone(),
+            }),
             JournalRecord::RemoteTaskKnown {
                 local_task_id,
                 remote_task_id,
@@ -86,6 +145,19 @@ impl Replay {
             }
             _ => {}
         }
+    }
+
+    /// The host's reply to the open gate of `local_task_id` (a reply to no open gate is
+    /// ignored: the board refuses those before they are journaled).
+    fn gate_replied(&mut self, local_task_id: &str, reply: impl FnOnce(OpenGate) -> GateState) {
+        if let Some(state @ GateState::Open { .. }) = self.gates.get_mut(local_task_id) {
+            *state = reply(state.gate().clone());
+        }
+    }
+
+    /// Where the gate of `local_task_id` stands, when its last round stopped at one.
+    pub(crate) fn gate(&self, local_task_id: &str) -> Option<&GateState> {
+        self.gates.get(local_task_id)
     }
 
     fn answer(&mut self, a: &CallbackAnswered) {

@@ -86,6 +86,23 @@ pub(crate) struct Executor {
     walk: Walk,
 }
 
+/// What woke the executor's loop (moved out at once, so the size of a job costs nothing).
+#[allow(clippy::large_enum_variant)]
+enum Wake {
+    /// A job ended.
+    Joined(Result<Job, JoinError>),
+    /// The number of tasks parked at a gate changed.
+    Parked,
+}
+
+/// Resolves when the number of the run's parked tasks changed; never without a suspension.
+async fn parked_changed(ctx: &RunContext) {
+    match &ctx.suspension {
+        Some(s) => s.changed().await,
+        None => std::future::pending().await,
+    }
+}
+
 /// See [`Executor::late_ids`].
 type LateIds = (usize, usize, Option<String>, Option<String>);
 
@@ -141,11 +158,16 @@ impl Executor {
             }
             let next = tokio::select! {
                 biased;
-                j = self.jobs.join_next() => j,
+                j = self.jobs.join_next() => j.map(Wake::Joined),
                 _ = sleep.as_mut() => None,
+                () = parked_changed(&self.ctx) => Some(Wake::Parked),
             };
             match next {
-                Some(joined) => self.on_joined(joined).await,
+                Some(Wake::Joined(joined)) => {
+                    self.on_joined(joined).await;
+                    self.maybe_suspend();
+                }
+                Some(Wake::Parked) => self.maybe_suspend(),
                 None => self.on_backstop().await,
             }
         }
@@ -184,6 +206,27 @@ impl Executor {
                 tracing::error!(error = %e, "a run job ended abnormally");
             }
         }
+    }
+
+    /// Suspends the run when every job left is a task parked at a gate and nothing is ready:
+    /// the parked tasks stop (the run's token), and nothing they or their steps end with is
+    /// journaled.
+    fn maybe_suspend(&mut self) {
+        let Some(s) = &self.ctx.suspension else {
+            return;
+        };
+        let only_gates = !self.jobs.is_empty() && s.parked() == self.jobs.len();
+        if !only_gates || !self.ready.is_empty() || self.stopped || s.is_suspended() {
+            return;
+        }
+        let gates = self
+            .ctx
+            .gates
+            .as_ref()
+            .map(|b| b.open_gates(&self.ctx.execution_id))
+            .unwrap_or_default();
+        s.suspend(gates);
+        self.ctx.run_token.cancel();
     }
 
     /// Jobs outlived the run's deadline and grace: they are aborted and the run times out.

@@ -209,7 +209,7 @@ impl Executor {
             .await;
             self.fail_run(f.clone());
         }
-        if let Some(d) = &ctx.durable {
+        if let Some(d) = ctx.durable.as_ref().filter(|_| !ctx.is_suspended()) {
             let result = StepResult {
                 step_name: step.name.clone(),
                 step_type: step.step_type,

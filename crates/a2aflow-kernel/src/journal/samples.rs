@@ -14,9 +14,9 @@ use super::{
 use crate::RunOptions;
 use a2aflow_model::a2a::TaskState;
 use a2aflow_model::{
-    ErrorCode, Event, EventKind, ExecutionResult, Failure, MessageContent, NegotiationReply,
-    Output, RouteDecision, StepResult, StepStatus, StepType, TaskOutcomeStatus, TaskResult,
-    TaskResultView, Workflow,
+    ErrorCode, Event, EventKind, ExecutionResult, Failure, Gate, MessageContent, NegotiationReply,
+    OpenGate, Output, RouteDecision, StepResult, StepStatus, StepType, TaskOutcomeStatus,
+    TaskResult, TaskResultView, Workflow,
 };
 use serde_json::json;
 
@@ -160,6 +160,27 @@ pub fn every_record(id: &str) -> Vec<JournalRecord> {
         JournalRecord::CancelSent {
             local_task_id: local.into(),
             remote_task_id: "t-1".into(),
+        },
+        JournalRecord::GateOpened {
+            gate: OpenGate {
+                step: "a".into(),
+                local_task_id: local.into(),
+                agent: "agent".into(),
+                gate: Gate::InputRequired,
+                context_id: Some("ctx-1".into()),
+                remote_task_id: Some("t-1".into()),
+                text: Some("which city?".into()),
+            },
+            evidence: Vec::new(),
+        },
+        JournalRecord::GateAnswered {
+            local_task_id: local.into(),
+            content: MessageContent::text("Paris"),
+        },
+        JournalRecord::GateDeclined {
+            local_task_id: local.into(),
+            code: "biz.no".into(),
+            reason: "declined".into(),
         },
         JournalRecord::TaskFinished {
             local_task_id: local.into(),

@@ -3,9 +3,11 @@
 //! the task's cancellation token, each turned into a [`TaskResultView`].
 //!
 //! A SELF_LOOP subtask is one host callback (here); a remote one goes through `remote` (with the
-//! negotiation hook of `negotiation`); one naming a child workflow through `delegated`.
+//! negotiation hook of `negotiation`, and a gate parked by `gate`); one naming a child workflow
+//! through `delegated`.
 
 mod delegated;
+mod gate;
 mod negotiation;
 mod remote;
 

@@ -2,6 +2,7 @@
 //! client, and the outcome written into the view.
 
 use super::ask_host;
+use super::gate;
 use super::negotiation::KernelNegotiation;
 use crate::client::{
     AttachRequest, DispatchJournal, DispatchRequest, NoJournal, TaskFailure, TaskOutcome,
@@ -20,7 +21,16 @@ use std::sync::atomic::AtomicU32;
 use tokio::sync::OwnedSemaphorePermit;
 
 /// What the remote client's dispatch came to.
-type Dispatched = Graced<Result<TaskOutcome, TaskFailure>>;
+pub(super) type Dispatched = Graced<Result<TaskOutcome, TaskFailure>>;
+
+/// A follow-up send: a message that continues a remote task in its context (a gate's answer).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct FollowUp<'a> {
+    /// The logical task's context id.
+    pub(super) context_id: Option<&'a str>,
+    /// The remote task the message continues.
+    pub(super) remote_task_id: &'a str,
+}
 
 /// Runs the remote path of one subtask; an interruption is returned for the caller to record.
 pub(super) async fn execute_remote(
@@ -39,6 +49,7 @@ pub(super) async fn execute_remote(
         Err(interrupt) => return interrupt,
     };
     let dispatched = Box::pin(dispatch(t, request, content, &mut bounds)).await;
+    let dispatched = Box::pin(gate::settle(t, request, dispatched, &mut bounds)).await;
     record(view, dispatched)
 }
 
@@ -88,6 +99,22 @@ async fn dispatch(
     content: MessageContent,
     bounds: &mut Bounds<'_>,
 ) -> Dispatched {
+    if let Some(resumed) = Box::pin(gate::resumed(t, request, bounds)).await {
+        return resumed;
+    }
+    send(t, request, content, None, bounds).await
+}
+
+/// Sends `content` (a first send, or a `follow_up` on a remote task) and waits for the outcome,
+/// with the grace period to wind down when interrupted. A first send of a task a resumed run
+/// finds in flight re-attaches to it instead.
+pub(super) async fn send(
+    t: &TaskCtx,
+    request: &TaskRequest,
+    content: MessageContent,
+    follow_up: Option<FollowUp<'_>>,
+    bounds: &mut Bounds<'_>,
+) -> Dispatched {
     let run = &*t.run;
     let emitter = emitter(t, request);
     let hook = KernelNegotiation {
@@ -111,8 +138,8 @@ async fn dispatch(
         agent: &request.agent,
         skill: &request.skill,
         content,
-        context_id: None,
-        continues: None,
+        context_id: follow_up.and_then(|f| f.context_id),
+        continues: follow_up.map(|f| f.remote_task_id),
         reference_task_ids: &[],
         task: request,
         deadline: run.deadline,
@@ -124,6 +151,7 @@ async fn dispatch(
     let in_flight = run
         .durable
         .as_ref()
+        .filter(|_| follow_up.is_none())
         .and_then(|d| Some((d, d.replay().in_flight(&request.local_task_id)?)));
     match in_flight {
         Some((d, intent)) => {

@@ -113,7 +113,35 @@ async fn all_runs() -> Vec<(&'static str, Vec<Event>)> {
     for (label, w, host, catalog) in runs {
         out.push((label, events_of(w, host, client(), catalog).await));
     }
+    out.push(("parked gate", parked_gate_events().await));
     out
+}
+
+/// A task parked at a gate until the run's deadline (`task_gated`).
+async fn parked_gate_events() -> Vec<Event> {
+    let client = Arc::new(InMemoryClient::new().agent(
+        "G",
+        AgentScript::reply(ScriptedReply::Gate {
+            gate: a2aflow_model::Gate::InputRequired,
+            then: Box::new(ScriptedReply::Echo),
+        }),
+    ));
+    let rec = Recorder::default();
+    let options = RunOptions {
+        gate_policy: a2aflow_kernel::GatePolicy::Park,
+        timeout: std::time::Duration::from_millis(200),
+        ..rec.options()
+    };
+    let w = wf(vec![step("g", &["G"], &[])]);
+    a2aflow_kernel::run(
+        w,
+        RunInput::default(),
+        Arc::new(Host::default()),
+        client,
+        options,
+    )
+    .await;
+    rec.events()
 }
 
 /// The family member a payload is, for the shapes only these runs reach.

@@ -9,6 +9,8 @@ mod context;
 mod delegation;
 mod durable;
 mod event_bytes;
+mod gates;
+mod gates_durable;
 mod module_graph;
 mod negotiation;
 mod properties;

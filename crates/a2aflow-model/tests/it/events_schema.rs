@@ -263,6 +263,26 @@ fn samples() -> Vec<EventPayload> {
             error_code: ErrorCode::WorkflowExecutionFailed.into(),
         }
         .into(),
+        TaskGatedData {
+            step: "step".into(),
+            local_task_id: "x:step:0".into(),
+            agent: "a".into(),
+            gate: Gate::InputRequired,
+            context_id: Some("c1".into()),
+            remote_task_id: Some("t1".into()),
+            text: Some("which city?".into()),
+        }
+        .into(),
+        TaskGatedData {
+            step: "step".into(),
+            local_task_id: "x:step:1".into(),
+            agent: "a".into(),
+            gate: Gate::AuthRequired,
+            context_id: None,
+            remote_task_id: None,
+            text: None,
+        }
+        .into(),
     ]
 }
 

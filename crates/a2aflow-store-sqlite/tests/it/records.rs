@@ -53,7 +53,7 @@ fn every_record_type_round_trips_and_survives_a_reopen() {
         let got: Vec<_> = journal.entries.iter().map(|e| e.record.clone()).collect();
         assert_eq!(got, expected);
         let kinds: std::collections::BTreeSet<_> = got.iter().map(JournalRecord::kind).collect();
-        assert_eq!(kinds.len(), 10, "one of each record type: {kinds:?}");
+        assert_eq!(kinds.len(), 13, "one of each record type: {kinds:?}");
         assert_eq!(
             journal.started().unwrap().workflow().unwrap(),
             crate::support::workflow()

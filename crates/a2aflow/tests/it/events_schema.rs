@@ -3,7 +3,7 @@
 //! emit validates and reads back as its kind's typed payload.
 
 use a2aflow::a2at::{self, MetadataContent, NEGOTIATION_T_EXTENSION_URI, NegotiationContext};
-use a2aflow::kernel::{CallbackError, ControlPoint, RunInput};
+use a2aflow::kernel::{CallbackError, ControlPoint, GateBoard, GatePolicy, RunInput, RunOptions};
 use a2aflow::model::event_schema::check_event_schema;
 use a2aflow::model::{
     Event, EventKind, EventPayload, LoadOptions, MessageContent, NegotiationReply,
@@ -129,6 +129,55 @@ async fn events_of(workflow: &str, server: &TestServer) -> Vec<Event> {
     events
 }
 
+const GATED: &str = r#"{"id": "gated", "steps": [
+  {"name": "ask", "subtasks": [{"agent": "plain", "description": "input which city"}]}
+]}"#;
+
+/// A run whose task parks at its gate (`task_gated`), declined by the host when it opens.
+async fn gated_events(server: &TestServer) -> Vec<Event> {
+    let config = EngineConfig::default();
+    let cards = fetch_agent_cards(&[server.card_url("plain")], &config)
+        .await
+        .unwrap();
+    let workflow = load_workflow_str(GATED, LoadOptions::STRICT)
+        .unwrap()
+        .workflow;
+    let board = GateBoard::new();
+    let hooks = HostHooks {
+        run_options: RunOptions {
+            gate_policy: GatePolicy::Park,
+            gate_board: Some(board.clone()),
+            ..RunOptions::default()
+        },
+        ..HostHooks::default()
+    };
+    let mut stream = execute_workflow_stream(
+        workflow,
+        &cards,
+        Arc::new(Host),
+        &config,
+        RunInput::default(),
+        hooks,
+    )
+    .unwrap();
+    let mut events = Vec::new();
+    let collect = async {
+        while let Some(e) = stream.next().await {
+            if e.kind == EventKind::TaskGated {
+                let task = e.task_id.clone().unwrap();
+                board
+                    .decline(&e.execution_id, &task, "biz.declined", "no")
+                    .unwrap();
+            }
+            events.push(e);
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(60), collect)
+        .await
+        .expect("the run ends");
+    events
+}
+
 #[tokio::test]
 async fn every_event_of_real_runs_validates_and_reads_as_its_payload() {
     let server = TestServer::builder()
@@ -139,6 +188,7 @@ async fn every_event_of_real_runs_validates_and_reads_as_its_payload() {
         .unwrap();
     let mut events = events_of(SUCCEEDS, &server).await;
     events.extend(events_of(FAILS, &server).await);
+    events.extend(gated_events(&server).await);
     let mut seen = HashSet::new();
     let mut shapes = HashSet::new();
     for e in &events {

@@ -8,6 +8,7 @@ mod events_schema;
 mod execute;
 mod executions;
 mod extension_config;
+mod gates;
 mod oauth2;
 mod readme;
 mod support;
