@@ -22,6 +22,12 @@ pub struct MessageContent {
     /// Extension URIs this content activates.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub extensions: Vec<String>,
+    /// The context id the logical task is sent in, when the host owns it (a store passing its
+    /// own node id, say). Every attempt, follow-up and negotiation reply of the task uses it.
+    /// `None`: the kernel mints one for the logical task, once. Not a part of the message's
+    /// content: it becomes the message's `contextId`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_id: Option<String>,
 }
 
 impl MessageContent {
@@ -33,10 +39,27 @@ impl MessageContent {
         }
     }
 
+    /// The same content, sent in the host's context id `context_id`.
+    #[must_use]
+    pub fn in_context(mut self, context_id: impl Into<String>) -> Self {
+        self.context_id = Some(context_id.into());
+        self
+    }
+
     /// Checks that the content can go on the wire as given, before anything is sent: every
-    /// extension URI is nonblank. A violation is `workflow.invalid_content` with the index of
-    /// the offending URI in the details.
+    /// extension URI is nonblank, and a host's context id is nonblank and holds no control
+    /// character. A violation is `workflow.invalid_content` naming the field (and, for an
+    /// extension, the index of the offending URI) in the details.
     pub fn check_sendable(&self) -> Result<(), Failure> {
+        if let Some(id) = &self.context_id
+            && (id.trim().is_empty() || id.chars().any(char::is_control))
+        {
+            return Err(Failure::new(
+                ErrorCode::WorkflowInvalidContent,
+                "MessageContent.context_id is blank or holds a control character; give a visible id or leave it unset for a minted one",
+            )
+            .with_detail("field", "contextId"));
+        }
         if let Some(index) = self.extensions.iter().position(|u| u.trim().is_empty()) {
             return Err(Failure::new(
                 ErrorCode::WorkflowInvalidContent,

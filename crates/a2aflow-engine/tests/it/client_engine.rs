@@ -448,6 +448,7 @@ fn reply(round: i64, max: i64, perf: &str) -> MessageContent {
         parts: vec![Part::text("area: Songshanhu")],
         metadata: Some(meta),
         extensions: vec![NEG.to_owned()],
+        context_id: None,
     }
 }
 

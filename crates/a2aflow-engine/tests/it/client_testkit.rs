@@ -99,6 +99,7 @@ fn answer(request: &NegotiationRequest, performative: &str) -> NegotiationReply 
             parts: vec![Part::text("area: Songshanhu")],
             metadata: Some(meta),
             extensions: vec![NEG.to_owned()],
+            context_id: None,
         },
     }
 }

@@ -13,7 +13,7 @@ use crate::events::EventEmitter;
 use crate::interrupt::{Bounds, Graced, Guarded, Interrupt, guard, with_grace};
 use crate::view::fail_view;
 use a2aflow_model::{
-    ErrorCode, Failure, MessageContent, TaskOutcomeStatus, TaskRequest, TaskResultView,
+    ErrorCode, Failure, MessageContent, TaskOutcomeStatus, TaskRequest, TaskResultView, a2a,
 };
 use std::sync::Arc;
 use std::sync::atomic::AtomicU32;
@@ -105,13 +105,14 @@ async fn dispatch(
         }
         None => &NoJournal,
     };
+    let context_id = context_of(run, request, &content);
     let dispatch = DispatchRequest {
         execution_id: &run.execution_id,
         local_task_id: &request.local_task_id,
         agent: &request.agent,
         skill: &request.skill,
         content,
-        context_id: None,
+        context_id: Some(&context_id),
         continues: None,
         reference_task_ids: &[],
         task: request,
@@ -139,6 +140,18 @@ async fn dispatch(
         }
         None => with_grace(run.client.dispatch(dispatch), bounds, run.grace).await,
     }
+}
+
+/// The context id of a logical task: the host's (in its content), else the one a resumed run
+/// journaled for it, else a fresh one, minted here once so that every send of the task shares it.
+fn context_of(run: &RunContext, request: &TaskRequest, content: &MessageContent) -> String {
+    if let Some(id) = &content.context_id {
+        return id.clone();
+    }
+    run.durable
+        .as_ref()
+        .and_then(|d| d.replay().in_flight(&request.local_task_id))
+        .map_or_else(a2a::new_context_id, |intent| intent.context_id.clone())
 }
 
 /// Writes what the dispatch came to into `view`; an interruption is returned.

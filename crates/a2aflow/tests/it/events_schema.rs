@@ -47,6 +47,7 @@ fn accept(request: &NegotiationRequest) -> Result<NegotiationReply, CallbackErro
             parts: vec![a2aflow::model::a2a::Part::text("ACCEPT")],
             metadata: Some(metadata),
             extensions: vec![NEGOTIATION_T_EXTENSION_URI.to_owned()],
+            context_id: None,
         },
     })
 }

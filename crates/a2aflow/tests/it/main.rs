@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
 
+mod context_ids;
 mod credentials;
 mod durable_runs;
 mod events_schema;
