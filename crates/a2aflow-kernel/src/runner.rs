@@ -14,7 +14,9 @@ use crate::journal::{JournaledOptions, RunStarted, RunStore, millis, wall_clock_
 use crate::panic_guard::panic_message;
 use crate::prepared::PreparedWorkflow;
 use a2aflow_model::event_data::{CloseData, CompleteData, ErrorData, StartData};
-use a2aflow_model::{ErrorCode, Event, ExecutionResult, Failure, ValidationErrors, Workflow};
+use a2aflow_model::{
+    ErrorCode, Event, ExecutionResult, Failure, RetryPolicy, ValidationErrors, Workflow,
+};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -70,6 +72,9 @@ pub struct RunOptions {
     pub resume_policy: ResumePolicy,
     /// The name this driver holds the run's lease under; a fresh unique one when `None`.
     pub lease_owner: Option<String>,
+    /// The retry policy of every subtask whose workflow entry gives none. `None` (the default):
+    /// such subtasks are sent once.
+    pub retry: Option<RetryPolicy>,
 }
 
 impl Default for RunOptions {
@@ -88,6 +93,7 @@ impl Default for RunOptions {
             store: None,
             resume_policy: ResumePolicy::default(),
             lease_owner: None,
+            retry: None,
         }
     }
 }
@@ -128,6 +134,7 @@ impl std::fmt::Debug for RunOptions {
             .field("store", &self.store.is_some())
             .field("resume_policy", &self.resume_policy)
             .field("lease_owner", &self.lease_owner)
+            .field("retry", &self.retry)
             .finish_non_exhaustive()
     }
 }

@@ -114,6 +114,15 @@ error_codes! {
     /// has no task for the journaled context id, or cannot list tasks); nothing was resent. The
     /// details name the agent, the local task id and the context id, for the host to decide.
     WorkflowOutcomeUnknown => "workflow.outcome_unknown",
+    /// A retry policy's values cannot work: no attempt at all, a first wait longer than the
+    /// longest, a multiplier below 1, or a jitter outside 0 to 1.
+    WorkflowInvalidRetry => "workflow.invalid_retry",
+    /// A retry policy's `on` names a code no new attempt can change (a `workflow.*`,
+    /// `negotiation.*`, `config.*`, `store.*` or `delegation.*` code, `a2a.task_rejected`, the
+    /// `a2a.auth_required` gate) or a code a2aflow does not know.
+    WorkflowRetryCodeRefused => "workflow.retry_code_refused",
+    /// A step's or subtask's `timeout` is not a positive number of seconds.
+    WorkflowInvalidTimeout => "workflow.invalid_timeout",
 
     // ---- a2a.* : remote agents and the wire ----
     /// The remote task ended in TASK_STATE_FAILED.

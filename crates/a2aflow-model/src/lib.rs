@@ -27,9 +27,11 @@ pub mod failure;
 pub mod load;
 pub mod names;
 pub mod problem;
+pub mod retry;
 pub mod rpc_status;
 #[cfg(feature = "schema")]
 pub mod schema;
+mod seconds;
 pub mod source_map;
 pub mod validate;
 
@@ -46,6 +48,7 @@ pub use load::{
     parse_step_type,
 };
 pub use problem::{Position, Problem};
+pub use retry::{Backoff, RetryPolicy};
 pub use rpc_status::{ErrorEnvelope, RpcStatus};
 pub use source_map::SourceMap;
 pub use validate::{ValidationErrors, validate};

@@ -11,4 +11,5 @@ mod executions;
 mod extension_config;
 mod oauth2;
 mod readme;
+mod retries;
 mod support;
