@@ -8,7 +8,7 @@ use crate::delegation::{Inherited, Scope};
 use crate::durable::Durable;
 use crate::events::EventHub;
 use crate::interrupt::{Bounds, Interrupt};
-use a2aflow_model::{EventData, ExecutionResult, Failure, Step, Workflow};
+use a2aflow_model::{EventData, ExecutionResult, Failure, RetryPolicy, Step, Workflow};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -58,6 +58,8 @@ pub(crate) struct RunContext {
     pub(crate) start_child: StartChild,
     /// The run's journal, for a durable root run.
     pub(crate) durable: Option<Arc<Durable>>,
+    /// The retry policy of the subtasks whose workflow entry gives none.
+    pub(crate) retry: Option<RetryPolicy>,
 }
 
 impl RunContext {

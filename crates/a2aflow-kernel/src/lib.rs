@@ -82,6 +82,7 @@ pub use delegation::{
 };
 pub use durable::ResumePolicy;
 pub use events::{EventCallback, EventEmitter};
+pub use ids::task_context_id;
 pub use in_memory::{AgentScript, InMemoryClient, ScriptedReply, SentContent};
 pub use journal::{
     JournalRecord, MemoryStore, RunJournal, RunState, RunStore, RunSummary, StoreError,

@@ -424,6 +424,7 @@ fn context(
         delegation,
         start_child,
         durable,
+        retry: options.retry,
     }
 }
 
@@ -491,13 +492,14 @@ fn call_on_finish(hook: Option<&OnFinish>, result: &ExecutionResult) {
 
 /// Starts a child run of `parent` (the [`crate::context::StartChild`] of every run): the
 /// parent's control point and client, its remaining deadline and grace, the parent's hub as
-/// the sink.
+/// the sink, its default retry policy.
 fn start_child(parent: &RunContext, child: ChildRun) -> ChildFuture {
     let options = RunOptions {
         timeout: parent.deadline.saturating_duration_since(Instant::now()),
         cancel: child.cancel,
         execution_id: Some(child.execution_id),
         cleanup_grace: parent.grace,
+        retry: parent.retry.clone(),
         ..RunOptions::default()
     };
     let spec = RunSpec {

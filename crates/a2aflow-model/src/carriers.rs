@@ -212,6 +212,18 @@ pub struct TaskResultView {
     /// Safe error details when failed.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub error_details: Map<String, Value>,
+    /// How many times the task was sent (its retry policy's attempts so far): absent in JSON
+    /// when 1, the usual case.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub attempts: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 /// One business output: an artifact's parts, or the final message's parts, or local output.

@@ -70,6 +70,8 @@ event_kinds! {
     AuthorizationResolved => "authorization_resolved",
     /// Reserved for Notification-T.
     Notification => "notification",
+    /// An attempt of a logical task failed and the task's retry policy sends it again.
+    TaskRetry => "task_retry",
 }
 
 impl std::fmt::Display for EventKind {

@@ -115,6 +115,32 @@ pub struct TaskResponseData {
     pub result: TaskResultView,
 }
 
+/// `task_retry`: an attempt of a logical task failed, and the task is sent again after `delayMs`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TaskRetryData {
+    /// The step.
+    pub step: String,
+    /// Index of the subtask within its step.
+    pub subtask_index: usize,
+    /// The task's agent.
+    pub agent: String,
+    /// The attempt that failed, from 1 (the next one is `attempt + 1`).
+    pub attempt: u32,
+    /// The attempts the policy allows in all.
+    pub max_attempts: u32,
+    /// The failed attempt's code (the cause of the retry).
+    pub code: FailureCode,
+    /// The failed attempt's message.
+    pub message: String,
+    /// The failed attempt's remote task, when the agent created one (the next attempt names it in
+    /// `referenceTaskIds`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote_task_id: Option<String>,
+    /// The wait before the next attempt, in milliseconds.
+    pub delay_ms: u64,
+}
+
 /// `task_status_changed`: a logical task reached its end state.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -468,6 +494,8 @@ pub enum EventPayload {
     Error(ErrorData),
     /// An `agent_*` or `negotiation_*` event.
     Client(ClientEvent),
+    /// `task_retry`.
+    TaskRetry(TaskRetryData),
 }
 
 /// Why an event's data is not its kind's payload.
@@ -538,6 +566,7 @@ impl EventPayload {
             EventPayload::WorkflowComplete(_) => EventKind::WorkflowComplete,
             EventPayload::Error(_) => EventKind::Error,
             EventPayload::Client(c) => c.kind(),
+            EventPayload::TaskRetry(_) => EventKind::TaskRetry,
         }
     }
 
@@ -557,6 +586,7 @@ impl EventPayload {
             EventPayload::WorkflowComplete(d) => serde_json::to_value(d),
             EventPayload::Error(d) => serde_json::to_value(d),
             EventPayload::Client(c) => c.to_data(),
+            EventPayload::TaskRetry(d) => serde_json::to_value(d),
         }
     }
 
@@ -594,6 +624,7 @@ impl EventPayload {
             EventKind::AuthorizationRequest
             | EventKind::AuthorizationResolved
             | EventKind::Notification => Err(PayloadError::Reserved(kind)),
+            EventKind::TaskRetry => read(kind, data).map(P::TaskRetry),
         }
     }
 }
@@ -649,6 +680,7 @@ kernel_payloads! {
     RouteDecisionData => RouteDecision,
     WorkflowCompleteData => WorkflowComplete,
     ErrorData => Error,
+    TaskRetryData => TaskRetry,
 }
 
 client_payloads! {

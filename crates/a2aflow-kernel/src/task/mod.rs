@@ -3,11 +3,13 @@
 //! the task's cancellation token, each turned into a [`TaskResultView`].
 //!
 //! A SELF_LOOP subtask is one host callback (here); a remote one goes through `remote` (with the
-//! negotiation hook of `negotiation`); one naming a child workflow through `delegated`.
+//! negotiation hook of `negotiation`, each attempt of its retry policy by `retry`); one naming a
+//! child workflow through `delegated`.
 
 mod delegated;
 mod negotiation;
 mod remote;
+mod retry;
 
 use crate::context::{RunContext, TaskCtx};
 use crate::control_point::CallbackError;

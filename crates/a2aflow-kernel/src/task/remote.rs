@@ -1,8 +1,9 @@
 //! The remote path of one subtask: `on_task`, the limiter, the dispatch through the remote
-//! client, and the outcome written into the view.
+//! client (each attempt of it: see `retry`), and the outcome written into the view.
 
 use super::ask_host;
 use super::negotiation::KernelNegotiation;
+use super::retry::attempts;
 use crate::client::{
     AttachRequest, DispatchJournal, DispatchRequest, NoJournal, TaskFailure, TaskOutcome,
     project_outputs,
@@ -11,16 +12,29 @@ use crate::context::{RunContext, TaskCtx};
 use crate::durable::TaskJournal;
 use crate::events::EventEmitter;
 use crate::interrupt::{Bounds, Graced, Guarded, Interrupt, guard, with_grace};
+use crate::journal::TaskIntent;
 use crate::view::fail_view;
 use a2aflow_model::{
-    ErrorCode, Failure, MessageContent, TaskOutcomeStatus, TaskRequest, TaskResultView, a2a,
+    ErrorCode, Failure, MessageContent, TaskOutcomeStatus, TaskRequest, TaskResultView,
 };
 use std::sync::Arc;
 use std::sync::atomic::AtomicU32;
 use tokio::sync::OwnedSemaphorePermit;
 
 /// What the remote client's dispatch came to.
-type Dispatched = Graced<Result<TaskOutcome, TaskFailure>>;
+pub(super) type Dispatched = Graced<Result<TaskOutcome, TaskFailure>>;
+
+/// Which send of a logical task a dispatch is: its attempt, the task's context id, the earlier
+/// attempts' remote tasks, and — for a resumed run — the journaled send to find again.
+pub(super) struct Attempt<'a> {
+    /// From 1.
+    pub(super) number: u32,
+    pub(super) context_id: &'a str,
+    /// The remote tasks of the earlier attempts, oldest first.
+    pub(super) references: &'a [String],
+    /// The journaled send of this attempt, when a resumed run re-attaches to it.
+    pub(super) journaled: Option<&'a TaskIntent>,
+}
 
 /// Runs the remote path of one subtask; an interruption is returned for the caller to record.
 pub(super) async fn execute_remote(
@@ -38,7 +52,8 @@ pub(super) async fn execute_remote(
         Ok(p) => p,
         Err(interrupt) => return interrupt,
     };
-    let dispatched = Box::pin(dispatch(t, request, content, &mut bounds)).await;
+    let (dispatched, attempts) = Box::pin(attempts(t, request, content, &mut bounds)).await;
+    view.attempts = attempts;
     record(view, dispatched)
 }
 
@@ -82,10 +97,11 @@ fn emitter(t: &TaskCtx, request: &TaskRequest) -> EventEmitter {
 
 /// Sends the host's content through the remote client and waits for the outcome, with the
 /// grace period to wind down when interrupted.
-async fn dispatch(
+pub(super) async fn dispatch(
     t: &TaskCtx,
     request: &TaskRequest,
     content: MessageContent,
+    attempt: Attempt<'_>,
     bounds: &mut Bounds<'_>,
 ) -> Dispatched {
     let run = &*t.run;
@@ -100,21 +116,24 @@ async fn dispatch(
     let task_journal;
     let journal: &dyn DispatchJournal = match &run.durable {
         Some(durable) => {
-            task_journal = TaskJournal { durable, request };
+            task_journal = TaskJournal {
+                durable,
+                request,
+                attempt: attempt.number,
+            };
             &task_journal
         }
         None => &NoJournal,
     };
-    let context_id = context_of(run, request, &content);
     let dispatch = DispatchRequest {
         execution_id: &run.execution_id,
         local_task_id: &request.local_task_id,
         agent: &request.agent,
         skill: &request.skill,
         content,
-        context_id: Some(&context_id),
+        context_id: Some(attempt.context_id),
         continues: None,
-        reference_task_ids: &[],
+        reference_task_ids: attempt.references,
         task: request,
         deadline: run.deadline,
         cancel: t.token.clone(),
@@ -122,10 +141,7 @@ async fn dispatch(
         events: emitter,
         journal,
     };
-    let in_flight = run
-        .durable
-        .as_ref()
-        .and_then(|d| Some((d, d.replay().in_flight(&request.local_task_id)?)));
+    let in_flight = run.durable.as_ref().zip(attempt.journaled);
     match in_flight {
         Some((d, intent)) => {
             let remote_task_id = d.remote_id(&request.local_task_id);
@@ -140,18 +156,6 @@ async fn dispatch(
         }
         None => with_grace(run.client.dispatch(dispatch), bounds, run.grace).await,
     }
-}
-
-/// The context id of a logical task: the host's (in its content), else the one a resumed run
-/// journaled for it, else a fresh one, minted here once so that every send of the task shares it.
-fn context_of(run: &RunContext, request: &TaskRequest, content: &MessageContent) -> String {
-    if let Some(id) = &content.context_id {
-        return id.clone();
-    }
-    run.durable
-        .as_ref()
-        .and_then(|d| d.replay().in_flight(&request.local_task_id))
-        .map_or_else(a2a::new_context_id, |intent| intent.context_id.clone())
 }
 
 /// Writes what the dispatch came to into `view`; an interruption is returned.
