@@ -21,7 +21,8 @@ pub(crate) struct Replay {
     on_task: HashMap<String, Answer<MessageContent>>,
     on_self_task: HashMap<String, Answer<TaskResult>>,
     on_route: HashMap<(String, String), Answer<RouteDecision>>,
-    on_negotiation: HashMap<(String, u32), Answer<NegotiationReply>>,
+    /// Keyed by local task id, attempt and exchange.
+    on_negotiation: HashMap<(String, u32, u32), Answer<NegotiationReply>>,
     /// The last send of each logical task.
     intents: HashMap<String, TaskIntent>,
     remote_ids: HashMap<String, String>,
@@ -117,7 +118,7 @@ impl Replay {
                 self.on_route.insert(edge, answer.clone());
             }
             CallbackAnswered::OnNegotiation { key, answer } => {
-                let exchange = (key.local_task_id.clone(), key.exchange);
+                let exchange = (key.local_task_id.clone(), key.attempt, key.exchange);
                 self.on_negotiation.insert(exchange, answer.clone());
             }
         }
@@ -138,10 +139,11 @@ impl Replay {
     pub(crate) fn on_negotiation(
         &self,
         local_task_id: &str,
+        attempt: u32,
         exchange: u32,
     ) -> Option<&Answer<NegotiationReply>> {
         self.on_negotiation
-            .get(&(local_task_id.to_owned(), exchange))
+            .get(&(local_task_id.to_owned(), attempt, exchange))
     }
 
     /// The last journaled send of a task that did not finish.

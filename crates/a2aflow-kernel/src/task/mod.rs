@@ -19,6 +19,7 @@ use crate::journal::{CallbackAnswered, JournalRecord};
 use crate::view::{copy_name, fail_view, name_view, unnamed_view};
 use a2aflow_model::{MessageContent, StepType, TaskOutcomeStatus, TaskRequest, TaskResultView};
 use std::sync::atomic::Ordering;
+use tokio::time::Instant;
 
 /// What a subtask job hands back to the scheduler.
 pub(crate) struct TaskDone {
@@ -49,6 +50,7 @@ pub(crate) async fn run_task(t: TaskCtx, request: TaskRequest) -> TaskDone {
         Some(target) => delegated::run_subtask(&t, target, request, &mut view).await,
         None => Box::pin(execute(&t, request, &mut view)).await,
     };
+    let interrupt = own_timeout(&t, interrupt, &mut view);
     if let Some(i) = interrupt {
         fail_view(
             &mut view,
@@ -70,6 +72,24 @@ pub(crate) async fn run_task(t: TaskCtx, request: TaskRequest) -> TaskDone {
         view: *view,
         interrupt,
     }
+}
+
+/// A task stopped by its step's or its own `timeout` (before the run's deadline) fails alone:
+/// `workflow.timeout` naming it, and no interruption of the run. Any other interruption is
+/// passed on.
+fn own_timeout(
+    t: &TaskCtx,
+    interrupt: Option<Interrupt>,
+    view: &mut TaskResultView,
+) -> Option<Interrupt> {
+    let limit = match (interrupt, t.limit) {
+        (Some(Interrupt::Timeout), Some(limit)) if Instant::now() < t.run.deadline => limit,
+        _ => return interrupt,
+    };
+    let failure = t.timeout_failure(limit, &view.task_id);
+    fail_view(view, TaskOutcomeStatus::Failed, failure);
+    view.outputs.clear();
+    None
 }
 
 /// Journals a task's end (a store failure stops the run; see `Durable::write`).
@@ -101,7 +121,7 @@ async fn self_loop(
     request: TaskRequest,
     view: &mut TaskResultView,
 ) -> Option<Interrupt> {
-    let sleep = std::pin::pin!(t.run.sleep());
+    let sleep = std::pin::pin!(t.sleep());
     let mut bounds = t.bounds(sleep);
     // The host gets the request itself, so the view's identity is copied first.
     copy_name(view, &request);

@@ -42,7 +42,7 @@ pub(super) async fn execute_remote(
     request: &TaskRequest,
     view: &mut TaskResultView,
 ) -> Option<Interrupt> {
-    let sleep = std::pin::pin!(t.run.sleep());
+    let sleep = std::pin::pin!(t.sleep());
     let mut bounds = t.bounds(sleep);
     let content = match ask_host(&t.run, request, &mut bounds, view).await {
         Ok(c) => c,
@@ -112,6 +112,8 @@ pub(super) async fn dispatch(
         emitter: emitter.clone(),
         agent: &request.agent,
         exchanges: AtomicU32::new(0),
+        attempt: attempt.number,
+        deadline: t.deadline,
     };
     let task_journal;
     let journal: &dyn DispatchJournal = match &run.durable {
@@ -135,7 +137,7 @@ pub(super) async fn dispatch(
         continues: None,
         reference_task_ids: attempt.references,
         task: request,
-        deadline: run.deadline,
+        deadline: t.deadline,
         cancel: t.token.clone(),
         negotiation: &hook,
         events: emitter,

@@ -13,3 +13,4 @@ mod oauth2;
 mod readme;
 mod retries;
 mod support;
+mod timeouts;
