@@ -112,6 +112,11 @@ pub struct TaskRequest {
     pub input: TaskInput,
     /// The history window selected by the step's `contextFrom`.
     pub workflow_input: WorkflowInput,
+    /// The time left for this task when the callback was called, in milliseconds: until the
+    /// earliest of the run's deadline and the step's and subtask's timeouts (a host budgets its
+    /// own work with it). It only decreases from one callback of a task to the next.
+    #[serde(default)]
+    pub remaining_ms: u64,
 }
 
 /// The run-level input and the upstream results a task may see.
@@ -388,6 +393,10 @@ pub struct NegotiationRequest {
     pub previous_exchanges: Vec<NegotiationExchange>,
     /// How many more replies the budget allows, this one included.
     pub remaining_budget: u32,
+    /// The time left for the task when the proposal reached the host, in milliseconds (see
+    /// [`TaskRequest::remaining_ms`]).
+    #[serde(default)]
+    pub remaining_ms: u64,
 }
 
 /// The host's answer to a proposal.

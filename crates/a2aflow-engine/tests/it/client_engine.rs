@@ -422,6 +422,7 @@ fn task_request() -> TaskRequest {
         description: "do it".into(),
         input: TaskInput::default(),
         workflow_input: WorkflowInput::default(),
+        remaining_ms: 0,
     }
 }
 

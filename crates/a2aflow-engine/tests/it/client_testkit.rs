@@ -156,6 +156,7 @@ fn task_request(agent: &str) -> TaskRequest {
         description: "d".into(),
         input: TaskInput::default(),
         workflow_input: WorkflowInput::default(),
+        remaining_ms: 0,
     }
 }
 

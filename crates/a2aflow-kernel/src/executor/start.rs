@@ -195,6 +195,7 @@ fn task_request(
             data: None,
         },
         workflow_input,
+        remaining_ms: 0,
     }
 }
 

@@ -14,7 +14,7 @@ mod retry;
 use crate::context::{RunContext, TaskCtx};
 use crate::control_point::CallbackError;
 use crate::durable::{Durable, answer_of, replayed, task_key};
-use crate::interrupt::{Bounds, Guarded, Interrupt, guard, panicked};
+use crate::interrupt::{Bounds, Guarded, Interrupt, guard, panicked, remaining_ms};
 use crate::journal::{CallbackAnswered, JournalRecord};
 use crate::view::{copy_name, fail_view, name_view, unnamed_view};
 use a2aflow_model::{MessageContent, StepType, TaskOutcomeStatus, TaskRequest, TaskResultView};
@@ -92,6 +92,12 @@ fn own_timeout(
     None
 }
 
+/// `request` as a callback gets it: with the time left within `bounds`.
+fn with_remaining(mut request: TaskRequest, bounds: &Bounds<'_>) -> TaskRequest {
+    request.remaining_ms = remaining_ms(bounds.deadline);
+    request
+}
+
 /// Journals a task's end (a store failure stops the run; see `Durable::write`).
 async fn journal_finished(d: &Durable, view: &TaskResultView) {
     let record = JournalRecord::TaskFinished {
@@ -125,6 +131,7 @@ async fn self_loop(
     let mut bounds = t.bounds(sleep);
     // The host gets the request itself, so the view's identity is copied first.
     copy_name(view, &request);
+    let request = with_remaining(request, &bounds);
     if let Some(d) = &t.run.durable {
         return Box::pin(journaled_self_task(t, d, request, view, &mut bounds)).await;
     }
@@ -196,7 +203,12 @@ async fn ask_host(
     if let Some(d) = &run.durable {
         return Box::pin(journaled_on_task(run, d, request, bounds, view)).await;
     }
-    match guard(run.cp.on_task(request.clone()), bounds).await {
+    match guard(
+        run.cp.on_task(with_remaining(request.clone(), bounds)),
+        bounds,
+    )
+    .await
+    {
         Guarded::Done(Ok(c)) => Ok(c),
         Guarded::Done(Err(e)) => {
             fail_view(view, TaskOutcomeStatus::Failed, e.into_failure());
@@ -222,7 +234,8 @@ async fn journaled_on_task(
     let answer = match d.replay().on_task(&request.local_task_id) {
         Some(a) => replayed(a),
         None => {
-            let answer = match guard(run.cp.on_task(request.clone()), bounds).await {
+            let asked = with_remaining(request.clone(), bounds);
+            let answer = match guard(run.cp.on_task(asked), bounds).await {
                 Guarded::Done(r) => r.map_err(CallbackError::into_failure),
                 Guarded::Panicked(m) => {
                     // A panic gave no answer: not journaled (a resumed run asks again).

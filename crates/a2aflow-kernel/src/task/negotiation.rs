@@ -5,7 +5,7 @@ use crate::context::RunContext;
 use crate::control_point::CallbackError;
 use crate::durable::{Durable, answer_of, replayed};
 use crate::events::EventEmitter;
-use crate::interrupt::{Bounds, Guarded, guard, panicked};
+use crate::interrupt::{Bounds, Guarded, guard, panicked, remaining_ms};
 use crate::journal::{CallbackAnswered, NegotiationKey};
 use a2aflow_model::event_data::{
     HostNegotiationFailedData, NegotiationRequestData, NegotiationResolvedData,
@@ -32,7 +32,12 @@ pub(super) struct KernelNegotiation<'a> {
 
 #[async_trait]
 impl NegotiationHook for KernelNegotiation<'_> {
-    async fn negotiate(&self, request: NegotiationRequest) -> Result<NegotiationReply, Failure> {
+    async fn negotiate(
+        &self,
+        mut request: NegotiationRequest,
+    ) -> Result<NegotiationReply, Failure> {
+        request.remaining_ms = remaining_ms(self.deadline);
+        request.task.remaining_ms = request.remaining_ms;
         let exchange = self.exchanges.fetch_add(1, Ordering::Relaxed) + 1;
         // The span the `otel` feature exports for one Negotiation-T exchange (a child of `task`).
         let span = tracing::info_span!(

@@ -11,6 +11,7 @@ mod executions;
 mod extension_config;
 mod oauth2;
 mod readme;
+mod remaining_time;
 mod retries;
 mod support;
 mod timeouts;
