@@ -12,6 +12,7 @@ mod event_bytes;
 mod module_graph;
 mod negotiation;
 mod properties;
+mod retry_resume;
 mod routing;
 mod runner;
 mod scheduling;
