@@ -114,8 +114,9 @@ error_codes! {
     /// has no task for the journaled context id, or cannot list tasks); nothing was resent. The
     /// details name the agent, the local task id and the context id, for the host to decide.
     WorkflowOutcomeUnknown => "workflow.outcome_unknown",
-    /// A retry policy's values cannot work: no attempt at all, a first wait longer than the
-    /// longest, a multiplier below 1, or a jitter outside 0 to 1.
+    /// A retry policy cannot work: no attempt at all, a first wait longer than the longest, a
+    /// multiplier below 1, a jitter outside 0 to 1, or a subtask that is never sent (SELF_LOOP,
+    /// delegating).
     WorkflowInvalidRetry => "workflow.invalid_retry",
     /// A retry policy's `on` names a code no new attempt can change (a `workflow.*`,
     /// `negotiation.*`, `config.*`, `store.*` or `delegation.*` code, `a2a.task_rejected`, the

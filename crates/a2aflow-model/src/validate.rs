@@ -153,9 +153,22 @@ fn check_policies(step: &Step, sp: &str, who: &str, out: &mut Vec<Problem>) {
             format!("subtask #{j} of {who}"),
         );
     }
+    let self_loop = step.step_type == StepType::SelfLoop;
     for (j, t) in step.subtasks.iter().enumerate() {
         if let Some(policy) = &t.retry {
             let path = format!("{sp}/subtasks/{j}/retry");
+            if self_loop || t.workflow.is_some() {
+                let what = if self_loop { "SELF_LOOP" } else { "delegating" };
+                out.push(
+                    Problem::new(
+                        ErrorCode::WorkflowInvalidRetry,
+                        path,
+                        format!("subtask #{j} of {who} is {what}, and only a remote agent's subtask is retried; remove `retry`"),
+                    )
+                    .with_steps([name]),
+                );
+                continue;
+            }
             out.extend(
                 policy
                     .problems(&path)

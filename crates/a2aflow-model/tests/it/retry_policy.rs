@@ -111,3 +111,25 @@ fn values_that_cannot_work_are_invalid_retry_or_invalid_timeout() {
         ]
     );
 }
+
+#[test]
+fn a_policy_on_a_subtask_that_is_never_sent_is_invalid_retry() {
+    let text = r#"{"steps": [
+      {"name": "local", "type": "SELF_LOOP", "subtasks": [{"retry": {"attempts": 2}}], "next": [{"step": "child"}]},
+      {"name": "child", "subtasks": [{"workflow": "w2", "retry": {"attempts": 2}}]}]}"#;
+    let loaded = load_workflow_str(text, LoadOptions::STRICT).unwrap();
+    let errors = validate(&loaded.workflow).unwrap_err();
+    let found: Vec<(ErrorCode, &str)> = errors
+        .problems
+        .iter()
+        .map(|p| (p.code, p.path.as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (ErrorCode::WorkflowInvalidRetry, "/steps/0/subtasks/0/retry"),
+            (ErrorCode::WorkflowInvalidRetry, "/steps/1/subtasks/0/retry"),
+        ]
+    );
+    assert!(errors.problems[0].message.contains("SELF_LOOP"), "{errors}");
+}
