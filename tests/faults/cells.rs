@@ -81,6 +81,9 @@ pub enum Trouble {
     DowngradeCard,
     /// Nothing goes wrong: the parked gate is answered and its follow-up completes the task.
     AnsweredGate,
+    /// The `flaky 2` behaviour: the first two attempts fail (TASK_STATE_FAILED), the third
+    /// completes; the run's default retry policy allows three attempts on `a2a.task_failed`.
+    FailsTwiceThenSucceeds,
 }
 
 /// What the cell must end with.
@@ -332,6 +335,7 @@ pub fn matrix() -> Vec<Cell> {
     hostile_stream_cells(&mut cells);
     hostile_cards(&mut cells);
     gate_answer_cells(&mut cells);
+    retry_cells(&mut cells);
     cells
 }
 
@@ -452,6 +456,23 @@ fn hostile_cards(cells: &mut Vec<Cell>) {
                 wire,
                 trouble,
                 expect,
+                finding: None,
+            });
+        }
+    }
+}
+
+/// The retry cells: a task that fails twice and succeeds on the third attempt, sent and
+/// streamed on both bindings; every attempt goes in the same context, each naming the earlier
+/// attempts' tasks.
+fn retry_cells(cells: &mut Vec<Cell>) {
+    for wire in [Wire::JsonRpc, Wire::Rest] {
+        for place in [Place::Send, Place::Stream] {
+            cells.push(Cell {
+                place,
+                wire,
+                trouble: Trouble::FailsTwiceThenSucceeds,
+                expect: Expect::Recovers,
                 finding: None,
             });
         }

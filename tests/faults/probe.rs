@@ -15,8 +15,9 @@ use a2aflow::model::a2a::{
     SendMessageRequest, SendMessageResponse, SubscribeToTaskRequest,
 };
 use a2aflow::model::{
-    ExecutionResult, Failure, LoadOptions, MessageContent, NegotiationReply, NegotiationRequest,
-    StepStatus, TaskOutcomeStatus, TaskRequest, TaskResult, load_workflow_str,
+    Backoff, ExecutionResult, Failure, LoadOptions, MessageContent, NegotiationReply,
+    NegotiationRequest, RetryPolicy, StepStatus, TaskOutcomeStatus, TaskRequest, TaskResult,
+    load_workflow_str,
 };
 use a2aflow::protocol::auth::{AgentAuth, AuthProvider, AuthRequest};
 use a2aflow::protocol::{Binding as WireBinding, CallOptions, HttpClient, Transport};
@@ -157,7 +158,62 @@ fn config(cell: &Cell, ca_bundle: Option<std::path::PathBuf>) -> EngineConfig {
     // (deadline + 3 s) leaves room for it.
     config.cancel_timeout_secs = 1.0;
     config.tls.ca_bundle = ca_bundle;
+    if cell.trouble == Trouble::FailsTwiceThenSucceeds {
+        config.retry = Some(RetryPolicy {
+            attempts: 3,
+            backoff: Backoff {
+                initial: Duration::from_millis(50),
+                ..Backoff::default()
+            },
+            on: vec!["a2a.task_failed".into()],
+        });
+    }
     config
+}
+
+/// The sends of a retried task: three, in one context, each naming the earlier attempts' tasks
+/// in `referenceTaskIds` (none for the first).
+fn check_retried(faulty: &TestServer) -> Result<(), String> {
+    let sent: Vec<serde_json::Value> = faulty
+        .requests()
+        .into_iter()
+        .filter(|r| {
+            matches!(
+                r.route,
+                Some(a2aflow::testkit::Route::Send | a2aflow::testkit::Route::Stream)
+            )
+        })
+        .filter_map(|r| {
+            let body = r.body?;
+            body.get("params")
+                .and_then(|p| p.get("message"))
+                .or_else(|| body.get("message"))
+                .cloned()
+        })
+        .collect();
+    if sent.len() != 3 {
+        return Err(format!("expected 3 attempts, the agent got {}", sent.len()));
+    }
+    let context = &sent[0]["contextId"];
+    let mut earlier: Vec<serde_json::Value> = Vec::new();
+    for (n, m) in sent.iter().enumerate() {
+        if &m["contextId"] != context || !context.is_string() {
+            return Err(format!("attempt {} went in another context: {m}", n + 1));
+        }
+        let refs = match m.get("referenceTaskIds") {
+            None => Vec::new(),
+            Some(v) => v.as_array().cloned().unwrap_or_default(),
+        };
+        // Attempt n+1 names the n earlier tasks: the previous attempt's list, and one more.
+        if refs.len() != n || !refs.starts_with(&earlier) || !refs.iter().all(|r| r.is_string()) {
+            return Err(format!(
+                "attempt {} references {refs:?}, expected the {n} earlier attempts' tasks",
+                n + 1
+            ));
+        }
+        earlier = refs;
+    }
+    Ok(())
 }
 
 /// Sends a wrong bearer token on every request.
@@ -477,6 +533,7 @@ async fn exercise(
             }
             let text = match (&cell.trouble, cell.place) {
                 (Trouble::AuthRequiredTask, _) => "auth please",
+                (Trouble::FailsTwiceThenSucceeds, _) => "flaky 2 retried",
                 (_, Place::NegotiationReply) => "negotiate terms",
                 (_, Place::Stream | Place::Subscribe) => "stream three chunks",
                 (_, Place::Poll) => "slow 0.3 polled",
@@ -523,6 +580,9 @@ async fn exercise(
                 }
             }
             healthy_completed(&result)?;
+            if cell.trouble == Trouble::FailsTwiceThenSucceeds {
+                check_retried(faulty)?;
+            }
             let step = result
                 .steps
                 .iter()

@@ -7,10 +7,10 @@
 
 mod crash;
 mod engine;
+mod gates;
 #[allow(dead_code)] // the interop crash test uses the processes, not the random kills
 #[path = "../crash/host.rs"]
 mod host;
-mod gates;
 mod peer;
 mod relay;
 

@@ -59,6 +59,7 @@ pub fn negotiation_reply(
             parts: vec![a2aflow::model::a2a::Part::text(name)],
             metadata: Some(metadata),
             extensions: vec![NEGOTIATION_T_EXTENSION_URI.to_owned()],
+            context_id: None,
         },
     })
 }

@@ -210,6 +210,7 @@ impl ControlPoint for DeclarativeControlPoint {
                 ))],
                 metadata: Some(metadata),
                 extensions: vec![NEGOTIATION_T_EXTENSION_URI.to_owned()],
+                context_id: None,
             },
         })
     }

@@ -65,6 +65,8 @@ fn workflow(agent: &str) -> Arc<Workflow> {
                     skill: String::new(),
                     description: format!("task {i}"),
                     workflow: None,
+                    retry: None,
+                    timeout: None,
                 })
                 .collect(),
             ..Default::default()

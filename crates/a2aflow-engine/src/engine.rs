@@ -754,6 +754,7 @@ impl<'a> Interaction<'a> {
             evidence: proposal.evidence.clone(),
             previous_exchanges: neg.state.exchanges().to_vec(),
             remaining_budget: neg.state.remaining_budget(),
+            remaining_ms: 0,
         };
         let reply = self.stop.bounded(neg.hook.negotiate(request)).await??;
         match reply {

@@ -325,6 +325,7 @@ mod tests {
             parts: vec![],
             metadata: Some(meta),
             extensions: vec![NEGOTIATION_T_URI.to_owned()],
+            context_id: None,
         }
     }
 

@@ -727,6 +727,7 @@ mod tests {
             parts: MessageContent::text("sub").parts,
             metadata: Some(metadata),
             extensions: vec![NOTIFICATION_T_EXTENSION_URI.to_owned()],
+            context_id: None,
         };
         let sub = sender
             .open_notification(

@@ -33,6 +33,8 @@ fn step(name: String, next: Vec<String>) -> Step {
             skill: "skill".into(),
             description: name.clone(),
             workflow: None,
+            retry: None,
+            timeout: None,
         }],
         next: next
             .into_iter()

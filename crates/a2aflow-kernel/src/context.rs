@@ -9,7 +9,8 @@ use crate::durable::Durable;
 use crate::events::EventHub;
 use crate::gates::{GateBoard, Suspension};
 use crate::interrupt::{Bounds, Interrupt};
-use a2aflow_model::{EventData, ExecutionResult, Failure, Step, Workflow};
+use a2aflow_model::names::visible;
+use a2aflow_model::{ErrorCode, EventData, ExecutionResult, Failure, RetryPolicy, Step, Workflow};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -63,6 +64,8 @@ pub(crate) struct RunContext {
     pub(crate) gates: Option<GateBoard>,
     /// How the run suspends at its open gates, when it may.
     pub(crate) suspension: Option<Arc<Suspension>>,
+    /// The retry policy of the subtasks whose workflow entry gives none.
+    pub(crate) retry: Option<RetryPolicy>,
 }
 
 impl RunContext {
@@ -79,11 +82,6 @@ impl RunContext {
     /// The failure an interruption of this run's work is recorded with.
     pub(crate) fn interrupt_failure(&self, i: Interrupt) -> Failure {
         i.failure(self.timeout.as_millis())
-    }
-
-    /// A timer set to the run's deadline.
-    pub(crate) fn sleep(&self) -> Sleep {
-        tokio::time::sleep_until(self.deadline)
     }
 
     /// Emits a run-level event (no step, no task) with the payload `payload` builds (only
@@ -122,15 +120,90 @@ pub(crate) struct TaskCtx {
     pub(crate) index: usize,
     pub(crate) token: CancellationToken,
     pub(crate) closed: Arc<AtomicBool>,
+    /// The task's deadline: the run's, or earlier when its step's or its own `timeout` says so.
+    pub(crate) deadline: Instant,
+    /// The timeout that set `deadline`, when it is not the run's.
+    pub(crate) limit: Option<TaskLimit>,
+}
+
+/// A step's or a subtask's own `timeout`, when it ends the task before the run's deadline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TaskLimit {
+    /// The step's timeout (`true`) or the subtask's.
+    pub(crate) of_step: bool,
+    pub(crate) timeout: Duration,
+}
+
+impl TaskLimit {
+    /// The deadline of a task started now whose step started at `step_started`: the earliest of
+    /// the run's deadline, the step's and the subtask's timeouts, with the limit that set it.
+    pub(crate) fn deadline_of(
+        run: &RunContext,
+        s: usize,
+        i: usize,
+        step_started: Instant,
+    ) -> (Instant, Option<TaskLimit>) {
+        let step = run.step(s);
+        let mut out = (run.deadline, None);
+        let limits = [
+            (step.timeout, step_started, true),
+            (
+                step.subtasks.get(i).and_then(|t| t.timeout),
+                Instant::now(),
+                false,
+            ),
+        ];
+        for (timeout, from, of_step) in limits {
+            if let Some(timeout) = timeout
+                && let Some(at) = from.checked_add(timeout)
+                && at < out.0
+            {
+                out = (at, Some(TaskLimit { of_step, timeout }));
+            }
+        }
+        out
+    }
 }
 
 impl TaskCtx {
-    /// The bounds of this task's waits, on `sleep` (a timer set to the run's deadline).
+    /// The bounds of this task's waits, on `sleep` (a timer set to [`TaskCtx::sleep`]).
     pub(crate) fn bounds<'a>(&'a self, sleep: Pin<&'a mut Sleep>) -> Bounds<'a> {
         Bounds {
             token: &self.token,
             sleep,
-            deadline: self.run.deadline,
+            deadline: self.deadline,
         }
+    }
+
+    /// A timer set to the task's deadline.
+    pub(crate) fn sleep(&self) -> Sleep {
+        tokio::time::sleep_until(self.deadline)
+    }
+
+    /// The failure of a task stopped by its own limit (not the run's deadline): `workflow.timeout`
+    /// naming the subtask, its agent and its step.
+    pub(crate) fn timeout_failure(&self, limit: TaskLimit, local_task_id: &str) -> Failure {
+        let step = self.run.step(self.step);
+        let agent = step
+            .subtasks
+            .get(self.index)
+            .map_or("", |t| t.agent.as_str());
+        let whose = if limit.of_step { "its step's" } else { "its" };
+        let secs = limit.timeout.as_secs_f64();
+        Failure::new(
+            ErrorCode::WorkflowTimeout,
+            format!(
+                "subtask #{} (agent '{}') of step '{}' did not finish within {whose} timeout of {secs} s",
+                self.index,
+                visible(agent),
+                visible(&step.name)
+            ),
+        )
+        .with_detail("step", step.name.as_str())
+        .with_detail("subtaskIndex", self.index)
+        .with_detail("agent", agent)
+        .with_detail("localTaskId", local_task_id)
+        .with_detail("timeoutMs", crate::journal::millis(limit.timeout))
+        .with_detail("timeoutOf", if limit.of_step { "step" } else { "subtask" })
     }
 }

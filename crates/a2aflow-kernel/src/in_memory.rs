@@ -490,6 +490,7 @@ impl InMemoryClient {
                         evidence: proposal.clone(),
                         previous_exchanges: previous.clone(),
                         remaining_budget: rounds - round + 1,
+                        remaining_ms: 0,
                     })
                     .await;
                 match answer {

@@ -49,6 +49,12 @@ impl Bounds<'_> {
     }
 }
 
+/// The whole milliseconds left until `deadline` (0 once it passed).
+pub(crate) fn remaining_ms(deadline: Instant) -> u64 {
+    let left = deadline.saturating_duration_since(Instant::now());
+    u64::try_from(left.as_millis()).unwrap_or(u64::MAX)
+}
+
 /// The outcome of a guarded callback.
 pub(crate) enum Guarded<T> {
     Done(T),

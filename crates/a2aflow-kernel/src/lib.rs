@@ -84,6 +84,7 @@ pub use delegation::{
 pub use durable::ResumePolicy;
 pub use events::{EventCallback, EventEmitter};
 pub use gates::{GateBoard, GatePolicy, gate_not_open};
+pub use ids::task_context_id;
 pub use in_memory::{AgentScript, FollowUpSent, InMemoryClient, ScriptedReply, SentContent};
 pub use journal::{
     JournalRecord, MemoryStore, RunJournal, RunState, RunStore, RunSummary, StoreError,

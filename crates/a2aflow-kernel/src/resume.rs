@@ -45,7 +45,7 @@ pub async fn resume(
             source,
             spec,
             durable,
-        } => Ok(spawned(run_with_sink(source, spec, sink, None, Some(durable))).await),
+        } => Ok(spawned(run_with_sink(source, *spec, sink, None, Some(durable))).await),
     }
 }
 
@@ -71,7 +71,7 @@ pub async fn resume_stream(
                 spec,
                 durable,
             } => channel_run(buffer, cancel, |sink| {
-                run_with_sink(source, spec, sink, None, Some(durable))
+                run_with_sink(source, *spec, sink, None, Some(durable))
             }),
         },
     )
@@ -82,7 +82,8 @@ enum Prepared {
     Finished(ExecutionResult),
     Ready {
         source: Source,
-        spec: RunSpec,
+        // Boxed: a run spec (its options) is much larger than the finished variant.
+        spec: Box<RunSpec>,
         durable: Arc<Durable>,
     },
 }
@@ -163,7 +164,7 @@ async fn prepare(
     };
     Ok(Prepared::Ready {
         source: Source::Raw(Arc::new(workflow)),
-        spec,
+        spec: Box::new(spec),
         durable,
     })
 }

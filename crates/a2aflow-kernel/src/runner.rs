@@ -15,7 +15,9 @@ use crate::journal::{JournaledOptions, RunStarted, RunStore, millis, wall_clock_
 use crate::panic_guard::panic_message;
 use crate::prepared::PreparedWorkflow;
 use a2aflow_model::event_data::{CloseData, CompleteData, ErrorData, StartData};
-use a2aflow_model::{ErrorCode, Event, ExecutionResult, Failure, ValidationErrors, Workflow};
+use a2aflow_model::{
+    ErrorCode, Event, ExecutionResult, Failure, RetryPolicy, ValidationErrors, Workflow,
+};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -83,6 +85,9 @@ pub struct RunOptions {
     /// `workflow.parked` (its details list `openGates`). Answer the gates, then resume the run.
     /// Ignored without a store or without `Park`. Default false.
     pub suspend_when_parked: bool,
+    /// The retry policy of every subtask whose workflow entry gives none. `None` (the default):
+    /// such subtasks are sent once.
+    pub retry: Option<RetryPolicy>,
 }
 
 impl Default for RunOptions {
@@ -104,6 +109,7 @@ impl Default for RunOptions {
             gate_policy: GatePolicy::default(),
             gate_board: None,
             suspend_when_parked: false,
+            retry: None,
         }
     }
 }
@@ -147,6 +153,7 @@ impl std::fmt::Debug for RunOptions {
             .field("gate_policy", &self.gate_policy)
             .field("gate_board", &self.gate_board.is_some())
             .field("suspend_when_parked", &self.suspend_when_parked)
+            .field("retry", &self.retry)
             .finish_non_exhaustive()
     }
 }
@@ -446,6 +453,7 @@ fn context(
         durable,
         gates,
         suspension,
+        retry: options.retry,
     }
 }
 
@@ -516,13 +524,14 @@ fn call_on_finish(hook: Option<&OnFinish>, result: &ExecutionResult) {
 
 /// Starts a child run of `parent` (the [`crate::context::StartChild`] of every run): the
 /// parent's control point and client, its remaining deadline and grace, the parent's hub as
-/// the sink.
+/// the sink, its default retry policy.
 fn start_child(parent: &RunContext, child: ChildRun) -> ChildFuture {
     let options = RunOptions {
         timeout: parent.deadline.saturating_duration_since(Instant::now()),
         cancel: child.cancel,
         execution_id: Some(child.execution_id),
         cleanup_grace: parent.grace,
+        retry: parent.retry.clone(),
         ..RunOptions::default()
     };
     let spec = RunSpec {

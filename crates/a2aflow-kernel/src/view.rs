@@ -18,6 +18,7 @@ pub(crate) fn unnamed_view() -> TaskResultView {
         error: None,
         error_code: None,
         error_details: serde_json::Map::new(),
+        attempts: 1,
     }
 }
 

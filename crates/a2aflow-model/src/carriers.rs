@@ -22,6 +22,12 @@ pub struct MessageContent {
     /// Extension URIs this content activates.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub extensions: Vec<String>,
+    /// The context id the logical task is sent in, when the host owns it (a store passing its
+    /// own node id, say). Every attempt, follow-up and negotiation reply of the task uses it.
+    /// `None`: the kernel mints one for the logical task, once. Not a part of the message's
+    /// content: it becomes the message's `contextId`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_id: Option<String>,
 }
 
 impl MessageContent {
@@ -33,10 +39,27 @@ impl MessageContent {
         }
     }
 
+    /// The same content, sent in the host's context id `context_id`.
+    #[must_use]
+    pub fn in_context(mut self, context_id: impl Into<String>) -> Self {
+        self.context_id = Some(context_id.into());
+        self
+    }
+
     /// Checks that the content can go on the wire as given, before anything is sent: every
-    /// extension URI is nonblank. A violation is `workflow.invalid_content` with the index of
-    /// the offending URI in the details.
+    /// extension URI is nonblank, and a host's context id is nonblank and holds no control
+    /// character. A violation is `workflow.invalid_content` naming the field (and, for an
+    /// extension, the index of the offending URI) in the details.
     pub fn check_sendable(&self) -> Result<(), Failure> {
+        if let Some(id) = &self.context_id
+            && (id.trim().is_empty() || id.chars().any(char::is_control))
+        {
+            return Err(Failure::new(
+                ErrorCode::WorkflowInvalidContent,
+                "MessageContent.context_id is blank or holds a control character; give a visible id or leave it unset for a minted one",
+            )
+            .with_detail("field", "contextId"));
+        }
         if let Some(index) = self.extensions.iter().position(|u| u.trim().is_empty()) {
             return Err(Failure::new(
                 ErrorCode::WorkflowInvalidContent,
@@ -89,6 +112,11 @@ pub struct TaskRequest {
     pub input: TaskInput,
     /// The history window selected by the step's `contextFrom`.
     pub workflow_input: WorkflowInput,
+    /// The time left for this task when the callback was called, in milliseconds: until the
+    /// earliest of the run's deadline and the step's and subtask's timeouts (a host budgets its
+    /// own work with it). It only decreases from one callback of a task to the next.
+    #[serde(default)]
+    pub remaining_ms: u64,
 }
 
 /// The run-level input and the upstream results a task may see.
@@ -189,6 +217,18 @@ pub struct TaskResultView {
     /// Safe error details when failed.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub error_details: Map<String, Value>,
+    /// How many times the task was sent (its retry policy's attempts so far): absent in JSON
+    /// when 1, the usual case.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub attempts: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 /// One business output: an artifact's parts, or the final message's parts, or local output.
@@ -353,6 +393,10 @@ pub struct NegotiationRequest {
     pub previous_exchanges: Vec<NegotiationExchange>,
     /// How many more replies the budget allows, this one included.
     pub remaining_budget: u32,
+    /// The time left for the task when the proposal reached the host, in milliseconds (see
+    /// [`TaskRequest::remaining_ms`]).
+    #[serde(default)]
+    pub remaining_ms: u64,
 }
 
 /// The host's answer to a proposal.

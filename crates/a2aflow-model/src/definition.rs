@@ -4,7 +4,9 @@
 //! column) lives in [`crate::load`]; graph validation in [`mod@crate::validate`]. These types are what
 //! both produce and what the kernel schedules.
 
+use crate::retry::RetryPolicy;
 use serde::{Deserialize, Serialize};
+use std::time::Duration;
 
 /// Step names reserved for terminal routes; no step may use them.
 pub const RESERVED_STEP_NAMES: &[&str] = &["end", "retry", "endNode"];
@@ -52,6 +54,14 @@ pub struct Step {
     /// Design-time hint from the PSOP format; accepted and ignored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layer: Option<i64>,
+    /// The longest the step's subtasks may take, together, from the step's start (seconds in
+    /// JSON); always inside the run's own deadline. `None`: the run's deadline alone.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::seconds::option"
+    )]
+    pub timeout: Option<Duration>,
 }
 
 /// One logical subtask: a remote agent (or, with delegation, a child workflow) and what to ask.
@@ -70,6 +80,18 @@ pub struct Subtask {
     /// A child workflow id to run instead of an agent (delegation).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workflow: Option<String>,
+    /// How the subtask's dispatch is retried; `None`: the run's default policy, if any (none
+    /// unless the host configured one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<RetryPolicy>,
+    /// The longest this subtask may take, every attempt included, from its start (seconds in
+    /// JSON); always inside its step's timeout and the run's deadline.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::seconds::option"
+    )]
+    pub timeout: Option<Duration>,
 }
 
 /// An outgoing edge. A blank condition is unconditional.

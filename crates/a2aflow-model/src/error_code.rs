@@ -122,6 +122,16 @@ error_codes! {
     /// left to do, so the driver stopped and released the lease; the run stays unfinished in its
     /// store. The details list the open gates (`openGates`); answer them, then resume the run.
     WorkflowParked => "workflow.parked",
+    /// A retry policy cannot work: no attempt at all, a first wait longer than the longest, a
+    /// multiplier below 1, a jitter outside 0 to 1, or a subtask that is never sent (SELF_LOOP,
+    /// delegating).
+    WorkflowInvalidRetry => "workflow.invalid_retry",
+    /// A retry policy's `on` names a code no new attempt can change (a `workflow.*`,
+    /// `negotiation.*`, `config.*`, `store.*` or `delegation.*` code, `a2a.task_rejected`, the
+    /// `a2a.auth_required` gate) or a code a2aflow does not know.
+    WorkflowRetryCodeRefused => "workflow.retry_code_refused",
+    /// A step's or subtask's `timeout` is not a positive number of seconds.
+    WorkflowInvalidTimeout => "workflow.invalid_timeout",
 
     // ---- a2a.* : remote agents and the wire ----
     /// The remote task ended in TASK_STATE_FAILED.

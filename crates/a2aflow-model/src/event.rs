@@ -73,6 +73,8 @@ event_kinds! {
     /// A logical task parked at a gate (INPUT_REQUIRED or AUTH_REQUIRED) and waits for the
     /// host's answer.
     TaskGated => "task_gated",
+    /// An attempt of a logical task failed and the task's retry policy sends it again.
+    TaskRetry => "task_retry",
 }
 
 impl std::fmt::Display for EventKind {

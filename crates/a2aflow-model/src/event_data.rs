@@ -116,6 +116,32 @@ pub struct TaskResponseData {
     pub result: TaskResultView,
 }
 
+/// `task_retry`: an attempt of a logical task failed, and the task is sent again after `delayMs`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TaskRetryData {
+    /// The step.
+    pub step: String,
+    /// Index of the subtask within its step.
+    pub subtask_index: usize,
+    /// The task's agent.
+    pub agent: String,
+    /// The attempt that failed, from 1 (the next one is `attempt + 1`).
+    pub attempt: u32,
+    /// The attempts the policy allows in all.
+    pub max_attempts: u32,
+    /// The failed attempt's code (the cause of the retry).
+    pub code: FailureCode,
+    /// The failed attempt's message.
+    pub message: String,
+    /// The failed attempt's remote task, when the agent created one (the next attempt names it in
+    /// `referenceTaskIds`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote_task_id: Option<String>,
+    /// The wait before the next attempt, in milliseconds.
+    pub delay_ms: u64,
+}
+
 /// `task_status_changed`: a logical task reached its end state.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -474,6 +500,8 @@ pub enum EventPayload {
     Client(ClientEvent),
     /// `task_gated`.
     TaskGated(TaskGatedData),
+    /// `task_retry`.
+    TaskRetry(TaskRetryData),
 }
 
 /// Why an event's data is not its kind's payload.
@@ -545,6 +573,7 @@ impl EventPayload {
             EventPayload::Error(_) => EventKind::Error,
             EventPayload::Client(c) => c.kind(),
             EventPayload::TaskGated(_) => EventKind::TaskGated,
+            EventPayload::TaskRetry(_) => EventKind::TaskRetry,
         }
     }
 
@@ -565,6 +594,7 @@ impl EventPayload {
             EventPayload::Error(d) => serde_json::to_value(d),
             EventPayload::Client(c) => c.to_data(),
             EventPayload::TaskGated(d) => serde_json::to_value(d),
+            EventPayload::TaskRetry(d) => serde_json::to_value(d),
         }
     }
 
@@ -603,6 +633,7 @@ impl EventPayload {
             | EventKind::AuthorizationResolved
             | EventKind::Notification => Err(PayloadError::Reserved(kind)),
             EventKind::TaskGated => read(kind, data).map(P::TaskGated),
+            EventKind::TaskRetry => read(kind, data).map(P::TaskRetry),
         }
     }
 }
@@ -659,6 +690,7 @@ kernel_payloads! {
     WorkflowCompleteData => WorkflowComplete,
     ErrorData => Error,
     TaskGatedData => TaskGated,
+    TaskRetryData => TaskRetry,
 }
 
 client_payloads! {

@@ -28,9 +28,11 @@ pub mod gate;
 pub mod load;
 pub mod names;
 pub mod problem;
+pub mod retry;
 pub mod rpc_status;
 #[cfg(feature = "schema")]
 pub mod schema;
+mod seconds;
 pub mod source_map;
 pub mod validate;
 
@@ -48,6 +50,7 @@ pub use load::{
     parse_step_type,
 };
 pub use problem::{Position, Problem};
+pub use retry::{Backoff, RetryPolicy};
 pub use rpc_status::{ErrorEnvelope, RpcStatus};
 pub use source_map::SourceMap;
 pub use validate::{ValidationErrors, validate};

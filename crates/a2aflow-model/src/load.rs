@@ -27,6 +27,8 @@
 //! is reported at once, each with its JSON pointer and, when loaded from text, line and column.
 //! Loading does not validate the graph: run [`crate::validate()`] on the result.
 
+mod policy;
+
 use crate::definition::{ContextFrom, Edge, Step, StepType, Subtask, Workflow};
 use crate::error_code::{ErrorCode, Failure};
 use crate::names::{first_hidden, is_invisible_character, visible};
@@ -387,8 +389,16 @@ const STEP_KEYS: &[&str] = &[
     "context_from",
     "contextFrom",
     "layer",
+    "timeout",
 ];
-const SUBTASK_KEYS: &[&str] = &["agent", "skill", "description", "workflow"];
+const SUBTASK_KEYS: &[&str] = &[
+    "agent",
+    "skill",
+    "description",
+    "workflow",
+    "retry",
+    "timeout",
+];
 const EDGE_KEYS: &[&str] = &["step", "condition"];
 
 /// The loader's working state: problems so far.
@@ -702,6 +712,7 @@ impl Cx {
             }
         };
 
+        let timeout = self.seconds(obj, "timeout", path);
         Step {
             name,
             subtasks,
@@ -709,6 +720,7 @@ impl Cx {
             step_type,
             context_from,
             layer,
+            timeout,
         }
     }
 
@@ -777,6 +789,8 @@ impl Cx {
             skill: self.string(obj, "skill", path).unwrap_or_default(),
             description: self.string(obj, "description", path).unwrap_or_default(),
             workflow: self.name(obj, "workflow", path),
+            retry: self.retry(obj, path),
+            timeout: self.seconds(obj, "timeout", path),
         }
     }
 

@@ -23,12 +23,18 @@
 //! | `workflow.context_not_upstream` | `contextFrom` names a step that is not an ancestor |
 //! | `workflow.cycle` | the steps form a cycle (one cycle path is reported) |
 //! | `workflow.no_root` | every step has an incoming edge |
+//! | `workflow.invalid_timeout` | a step's or subtask's `timeout` is 0 |
+//! | `workflow.invalid_retry` | a retry policy has no attempt, `initial` > `max`, a multiplier below 1 or a jitter outside 0..=1 |
+//! | `workflow.retry_code_refused` | a retry policy's `on` names a code no attempt can change, or an unknown one |
 
-use crate::definition::{CONTEXT_WILDCARD, ContextFrom, RESERVED_STEP_NAMES, StepType, Workflow};
+use crate::definition::{
+    CONTEXT_WILDCARD, ContextFrom, RESERVED_STEP_NAMES, Step, StepType, Workflow,
+};
 use crate::error_code::{ErrorCode, Failure};
 use crate::names::{first_hidden, is_control_character, visible};
 use crate::problem::{Problem, problems_to_failure, write_problems};
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::time::Duration;
 
 /// The workflow is invalid; every problem found is listed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -122,6 +128,55 @@ fn control_in_name(what: &str, value: &str, path: &str, steps: &[&str]) -> Optio
         )
         .with_steps(steps.iter().copied()),
     )
+}
+
+/// The step's and its subtasks' timeouts and retry policies (see [`crate::RetryPolicy::problems`]).
+fn check_policies(step: &Step, sp: &str, who: &str, out: &mut Vec<Problem>) {
+    let name = step.name.as_str();
+    let mut timeout = |t: Option<Duration>, path: String, what: String| {
+        if t.is_some_and(|t| t.is_zero()) {
+            out.push(
+                Problem::new(
+                    ErrorCode::WorkflowInvalidTimeout,
+                    path,
+                    format!("{what} has a timeout of 0 seconds, so it could never run; give a positive number of seconds or leave `timeout` out"),
+                )
+                .with_steps([name]),
+            );
+        }
+    };
+    timeout(step.timeout, format!("{sp}/timeout"), who.to_owned());
+    for (j, t) in step.subtasks.iter().enumerate() {
+        timeout(
+            t.timeout,
+            format!("{sp}/subtasks/{j}/timeout"),
+            format!("subtask #{j} of {who}"),
+        );
+    }
+    let self_loop = step.step_type == StepType::SelfLoop;
+    for (j, t) in step.subtasks.iter().enumerate() {
+        if let Some(policy) = &t.retry {
+            let path = format!("{sp}/subtasks/{j}/retry");
+            if self_loop || t.workflow.is_some() {
+                let what = if self_loop { "SELF_LOOP" } else { "delegating" };
+                out.push(
+                    Problem::new(
+                        ErrorCode::WorkflowInvalidRetry,
+                        path,
+                        format!("subtask #{j} of {who} is {what}, and only a remote agent's subtask is retried; remove `retry`"),
+                    )
+                    .with_steps([name]),
+                );
+                continue;
+            }
+            out.extend(
+                policy
+                    .problems(&path)
+                    .into_iter()
+                    .map(|p| p.with_steps([name])),
+            );
+        }
+    }
 }
 
 fn is_reserved(name: &str) -> bool {
@@ -394,6 +449,7 @@ fn check_step(
             _ => {}
         }
     }
+    check_policies(step, &sp, &who, out);
 
     // next
     let mut targets = HashSet::new();

@@ -56,6 +56,7 @@ mod tests {
             parts: MessageContent::text("hi").parts,
             metadata: Some(metadata),
             extensions: vec![],
+            context_id: None,
         };
         let m = user_message(
             content.clone(),

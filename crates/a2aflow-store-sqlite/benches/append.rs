@@ -54,6 +54,7 @@ fn task_records(n: u64) -> [JournalRecord; 3] {
                 error: None,
                 error_code: None,
                 error_details: serde_json::Map::new(),
+                attempts: 1,
             },
         },
     ]

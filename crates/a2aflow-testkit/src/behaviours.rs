@@ -14,6 +14,7 @@
 //! | `negotiate …` | INPUT_REQUIRED with a Negotiation-T PROPOSE (round 1 of 3); ACCEPT completes, REJECT proposes the next round (FAILED after the last), ABORT or an invalid reply fails |
 //! | `hang …` | WORKING until cancelled |
 //! | `crash …` | WORKING, then the agent "raises" ([`crate::Step::Crash`]) |
+//! | `flaky N …` | WORKING → FAILED ("attempt k of N+1 fails") while the message names fewer than N `referenceTaskIds` (earlier attempts); then artifact `result` `{"echo": text, "attempt": k}`, COMPLETED |
 
 use std::time::Duration;
 
@@ -89,6 +90,7 @@ pub fn builtin(msg: &IncomingMessage) -> Script {
             .working_with("hanging until cancelled")
             .hang()
             .into(),
+        "flaky" => flaky(msg, &text).into(),
         "crash" => TaskScript::new()
             .working()
             .crash(format!("agent crashed on purpose: {text}"))
@@ -98,6 +100,27 @@ pub fn builtin(msg: &IncomingMessage) -> Script {
                 .with_metadata("requestedExtensions", json!(msg.requested_extensions())),
         ),
     }
+}
+
+/// `flaky N …`: attempt k (one more than the earlier attempts the message references) fails
+/// while k ≤ N, and completes after that.
+fn flaky(msg: &IncomingMessage, text: &str) -> TaskScript {
+    let failures = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|n| n.parse::<usize>().ok())
+        .unwrap_or(1);
+    let attempt = msg.reference_task_ids().len() + 1;
+    if attempt <= failures {
+        return TaskScript::new().working().fail(format!(
+            "attempt {attempt} of {} fails as asked",
+            failures + 1
+        ));
+    }
+    TaskScript::new()
+        .working()
+        .artifact_data("result", json!({ "echo": text, "attempt": attempt }))
+        .complete()
 }
 
 fn complete_follow_up(
@@ -201,6 +224,24 @@ mod tests {
                 .iter()
                 .any(|s| matches!(s, Step::Delay(d) if *d == Duration::from_millis(500)))
         );
+    }
+
+    #[test]
+    fn flaky_fails_until_enough_earlier_attempts_are_referenced() {
+        let attempt = |refs: Value| {
+            let m = IncomingMessage::from_json(json!({"messageId": "m", "role": "ROLE_USER",
+                "parts": [{"text": "flaky 2 x"}], "referenceTaskIds": refs}));
+            let Script::Task(t) = builtin(&m) else {
+                panic!()
+            };
+            match t.steps().last() {
+                Some(Step::Status { state, .. }) => state.clone(),
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(attempt(json!([])), a2a::TaskState::Failed);
+        assert_eq!(attempt(json!(["t1"])), a2a::TaskState::Failed);
+        assert_eq!(attempt(json!(["t1", "t2"])), a2a::TaskState::Completed);
     }
 
     #[test]

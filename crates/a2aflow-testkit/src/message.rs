@@ -86,6 +86,15 @@ impl IncomingMessage {
         self.raw.get("contextId").and_then(Value::as_str)
     }
 
+    /// `message.referenceTaskIds`: the string entries, in order (none when absent).
+    pub fn reference_task_ids(&self) -> Vec<&str> {
+        self.raw
+            .get("referenceTaskIds")
+            .and_then(Value::as_array)
+            .map(|ids| ids.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default()
+    }
+
     /// `message.metadata`, if present and an object.
     pub fn metadata(&self) -> Option<&Map<String, Value>> {
         self.raw.get("metadata").and_then(Value::as_object)

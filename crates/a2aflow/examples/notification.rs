@@ -70,6 +70,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         parts: MessageContent::text("subscribe north-city incidents").parts,
         metadata: Some(metadata),
         extensions: vec![NOTIFICATION_T_EXTENSION_URI.to_owned()],
+        context_id: None,
     };
     let subscription = sender.open_notification(
         "noc",

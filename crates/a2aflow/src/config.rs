@@ -6,7 +6,7 @@ use crate::store::StoreLocation;
 use a2aflow_engine::ClientConfig;
 use a2aflow_kernel::ResumePolicy;
 use a2aflow_kernel::journal::RunStore;
-use a2aflow_model::{ErrorCode, Failure};
+use a2aflow_model::{ErrorCode, Failure, RetryPolicy};
 use a2aflow_protocol::auth::{AuthProvider, Credentials, Environment};
 use a2aflow_protocol::{Binding, ChannelConfig, ChannelFactory, Limits, tls::TlsConfig};
 use a2aflow_store_sqlite::StoreOptions;
@@ -231,6 +231,10 @@ pub struct EngineConfig {
     pub store_lease_secs: f64,
     /// What a resumed run may resend (`[resume]`).
     pub resume: ResumeSection,
+    /// The retry policy of every subtask whose workflow entry gives none (`[retry]`, the same
+    /// keys as a subtask's `retry`: `attempts`, `on`, and `[retry.backoff]` with `initial` and
+    /// `max` in seconds, `multiplier`, `jitter`). Absent: no retry.
+    pub retry: Option<RetryPolicy>,
 }
 
 impl Default for EngineConfig {
@@ -251,6 +255,7 @@ impl Default for EngineConfig {
             store: None,
             store_lease_secs: a2aflow_kernel::journal::DEFAULT_LEASE_TTL.as_secs_f64(),
             resume: ResumeSection::default(),
+            retry: None,
         }
     }
 }
@@ -359,6 +364,7 @@ impl EngineConfig {
         }
         self.client_config()?;
         self.store_options()?;
+        self.retry_policy()?;
         #[cfg(feature = "extensions")]
         self.extension_config()?;
         Ok(())
@@ -380,6 +386,23 @@ impl EngineConfig {
         limits.max_artifact = self.limits.max_artifact_bytes;
         limits.max_task_evidence = self.limits.max_task_evidence_bytes;
         Ok(limits)
+    }
+
+    /// The default retry policy (`[retry]`), checked as a workflow's are: a value that cannot
+    /// work or a code no attempt can change is `config.invalid` naming the key.
+    pub fn retry_policy(&self) -> Result<Option<RetryPolicy>, Failure> {
+        let Some(policy) = &self.retry else {
+            return Ok(None);
+        };
+        match policy.problems("retry").into_iter().next() {
+            None => Ok(Some(policy.clone())),
+            Some(p) => {
+                let key = p.path.replace('/', ".");
+                Err(invalid(format!("{key}: {}", p.message))
+                    .with_detail("key", key)
+                    .with_detail("problem", p.code.as_str()))
+            }
+        }
     }
 
     /// The run's deadline budget.

@@ -422,6 +422,7 @@ fn task_request() -> TaskRequest {
         description: "do it".into(),
         input: TaskInput::default(),
         workflow_input: WorkflowInput::default(),
+        remaining_ms: 0,
     }
 }
 
@@ -448,6 +449,7 @@ fn reply(round: i64, max: i64, perf: &str) -> MessageContent {
         parts: vec![Part::text("area: Songshanhu")],
         metadata: Some(meta),
         extensions: vec![NEG.to_owned()],
+        context_id: None,
     }
 }
 

@@ -99,6 +99,7 @@ fn answer(request: &NegotiationRequest, performative: &str) -> NegotiationReply 
             parts: vec![Part::text("area: Songshanhu")],
             metadata: Some(meta),
             extensions: vec![NEG.to_owned()],
+            context_id: None,
         },
     }
 }
@@ -155,6 +156,7 @@ fn task_request(agent: &str) -> TaskRequest {
         description: "d".into(),
         input: TaskInput::default(),
         workflow_input: WorkflowInput::default(),
+        remaining_ms: 0,
     }
 }
 

@@ -230,6 +230,7 @@ pub fn task_request() -> TaskRequest {
         description: "d".into(),
         input: TaskInput::default(),
         workflow_input: WorkflowInput::default(),
+        remaining_ms: 0,
     }
 }
 

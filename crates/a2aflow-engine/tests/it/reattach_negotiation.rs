@@ -63,6 +63,7 @@ impl NegotiationHook for Host {
                 parts: vec![Part::text("ACCEPT")],
                 metadata: Some(metadata),
                 extensions: vec![NEGOTIATION_T_URI.to_owned()],
+                context_id: None,
             },
         })
     }

@@ -104,6 +104,7 @@ fn content(uri: &str, template: &str, text: &str) -> MessageContent {
         parts: MessageContent::text(text).parts,
         metadata: Some(metadata),
         extensions: vec![uri.to_owned()],
+        context_id: None,
     }
 }
 

@@ -60,7 +60,9 @@ pub(crate) struct Durable {
     /// Cancelled when a store failure stops the run (the run's token is a child of it).
     pub(crate) stop: CancellationToken,
     /// Remote task ids reported during this run, by local task id.
-    remote_ids: Mutex<HashMap<String, String>>,
+    /// Per local task, the remote task of its current attempt: `None` once a new attempt began
+    /// and before the agent named its task.
+    remote_ids: Mutex<HashMap<String, Option<String>>>,
     replay: Replay,
     policy: ResumePolicy,
     /// The `seq` the run's next event gets (after the events a resumed run stored before).
@@ -225,15 +227,21 @@ impl Durable {
 
     /// A remote task id reported during this run.
     pub(crate) fn note_remote_id(&self, local_task_id: &str, remote_task_id: &str) {
-        lock(&self.remote_ids).insert(local_task_id.to_owned(), remote_task_id.to_owned());
+        lock(&self.remote_ids).insert(local_task_id.to_owned(), Some(remote_task_id.to_owned()));
+    }
+
+    /// A new attempt of a logical task begins: the previous attempt's remote task is no longer
+    /// the task's (a cancel or a re-attachment must not reach it).
+    pub(crate) fn new_attempt(&self, local_task_id: &str) {
+        lock(&self.remote_ids).insert(local_task_id.to_owned(), None);
     }
 
     /// The remote task id of a logical task, reported now or journaled before.
     pub(crate) fn remote_id(&self, local_task_id: &str) -> Option<String> {
-        lock(&self.remote_ids)
-            .get(local_task_id)
-            .cloned()
-            .or_else(|| self.replay.remote_id(local_task_id).map(str::to_owned))
+        match lock(&self.remote_ids).get(local_task_id) {
+            Some(current) => current.clone(),
+            None => self.replay.remote_id(local_task_id).map(str::to_owned),
+        }
     }
 
     /// The run was stopped by its host (not by a store failure, not by a cancel this driver

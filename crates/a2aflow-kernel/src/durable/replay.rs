@@ -53,10 +53,13 @@ pub(crate) struct Replay {
     on_task: HashMap<String, Answer<MessageContent>>,
     on_self_task: HashMap<String, Answer<TaskResult>>,
     on_route: HashMap<(String, String), Answer<RouteDecision>>,
-    on_negotiation: HashMap<(String, u32), Answer<NegotiationReply>>,
+    /// Keyed by local task id, attempt and exchange.
+    on_negotiation: HashMap<(String, u32, u32), Answer<NegotiationReply>>,
     /// The last send of each logical task.
     intents: HashMap<String, TaskIntent>,
     remote_ids: HashMap<String, String>,
+    /// The remote tasks of a logical task's earlier attempts, oldest first.
+    earlier: HashMap<String, Vec<String>>,
     tasks: HashMap<String, TaskResultView>,
     steps: HashMap<String, StepResult>,
     /// A run-level cancel was journaled (`a2aflow runs cancel`).
@@ -87,7 +90,7 @@ impl Replay {
             JournalRecord::TaskIntent(i) => {
                 // A send after the gate's answer: the answer is out, the task in flight again.
                 self.gates.remove(&i.local_task_id);
-                self.intents.insert(i.local_task_id.clone(), i.clone());
+                self.intent(i);
             }
             JournalRecord::GateOpened { gate, evidence } => {
                 let state = GateState::Open {
@@ -160,6 +163,20 @@ impl Replay {
         self.gates.get(local_task_id)
     }
 
+    /// A send: the last one of its task. A send of a later attempt moves the previous attempt's
+    /// remote task to the earlier ones.
+    fn intent(&mut self, i: &TaskIntent) {
+        let local = &i.local_task_id;
+        let later = self
+            .intents
+            .get(local)
+            .is_some_and(|last| i.attempt > last.attempt);
+        if later && let Some(remote) = self.remote_ids.remove(local) {
+            self.earlier.entry(local.clone()).or_default().push(remote);
+        }
+        self.intents.insert(local.clone(), i.clone());
+    }
+
     fn answer(&mut self, a: &CallbackAnswered) {
         match a {
             CallbackAnswered::OnTask { key, answer } => {
@@ -175,7 +192,7 @@ impl Replay {
                 self.on_route.insert(edge, answer.clone());
             }
             CallbackAnswered::OnNegotiation { key, answer } => {
-                let exchange = (key.local_task_id.clone(), key.exchange);
+                let exchange = (key.local_task_id.clone(), key.attempt, key.exchange);
                 self.on_negotiation.insert(exchange, answer.clone());
             }
         }
@@ -196,15 +213,21 @@ impl Replay {
     pub(crate) fn on_negotiation(
         &self,
         local_task_id: &str,
+        attempt: u32,
         exchange: u32,
     ) -> Option<&Answer<NegotiationReply>> {
         self.on_negotiation
-            .get(&(local_task_id.to_owned(), exchange))
+            .get(&(local_task_id.to_owned(), attempt, exchange))
     }
 
     /// The last journaled send of a task that did not finish.
     pub(crate) fn in_flight(&self, local_task_id: &str) -> Option<&TaskIntent> {
         self.intents.get(local_task_id)
+    }
+
+    /// The remote tasks of the earlier attempts of a task, oldest first.
+    pub(crate) fn earlier_attempts(&self, local_task_id: &str) -> &[String] {
+        self.earlier.get(local_task_id).map_or(&[], Vec::as_slice)
     }
 
     pub(crate) fn remote_id(&self, local_task_id: &str) -> Option<&str> {
@@ -302,6 +325,30 @@ mod tests {
             local_task_id: local.into(),
             remote_task_id: remote.into(),
         }
+    }
+
+    fn attempt(local: &str, message_id: &str, n: u32) -> JournalRecord {
+        let JournalRecord::TaskIntent(mut i) = intent(local, message_id) else {
+            unreachable!()
+        };
+        i.attempt = n;
+        JournalRecord::TaskIntent(i)
+    }
+
+    #[test]
+    fn a_later_attempt_moves_the_remote_task_to_the_earlier_ones() {
+        let r = Replay::of(&journal(vec![
+            attempt("t", "m1", 1),
+            known("t", "r1"),
+            attempt("t", "m1b", 1),
+            attempt("t", "m2", 2),
+            known("t", "r2"),
+            attempt("t", "m3", 3),
+        ]));
+        assert_eq!(r.earlier_attempts("t"), ["r1", "r2"]);
+        assert_eq!(r.remote_id("t"), None, "attempt 3 has no remote task yet");
+        assert_eq!(r.in_flight("t").map(|i| i.attempt), Some(3));
+        assert!(r.earlier_attempts("other").is_empty());
     }
 
     #[test]

@@ -13,6 +13,8 @@ use async_trait::async_trait;
 pub(crate) struct TaskJournal<'a> {
     pub(crate) durable: &'a Durable,
     pub(crate) request: &'a TaskRequest,
+    /// The attempt whose sends this journal records, from 1.
+    pub(crate) attempt: u32,
 }
 
 #[async_trait]
@@ -29,7 +31,7 @@ impl DispatchJournal for TaskJournal<'_> {
             local_task_id: r.local_task_id.clone(),
             agent: r.agent.clone(),
             skill: r.skill.clone(),
-            attempt: 1,
+            attempt: self.attempt,
             message_id: send.message_id.to_owned(),
             context_id: send.context_id.to_owned(),
             content: send.content.clone(),

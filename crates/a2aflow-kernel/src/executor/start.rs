@@ -2,7 +2,7 @@
 //! per subtask (or none, when the run stopped while the step was being started).
 
 use super::{Executor, Job, Running, StepState};
-use crate::context::{RunContext, TaskCtx};
+use crate::context::{RunContext, TaskCtx, TaskLimit};
 use crate::ids::local_task_id;
 use crate::interrupt::{Interrupt, interrupted};
 use crate::panic_guard::CatchUnwind;
@@ -16,6 +16,7 @@ use a2aflow_model::{
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, Span};
 
@@ -24,6 +25,8 @@ struct Starting {
     s: usize,
     span: Span,
     running: Running,
+    /// When the step started (its `timeout` counts from here).
+    started: Instant,
 }
 
 impl Executor {
@@ -56,6 +59,7 @@ impl Executor {
             s,
             span,
             running: Running::new(n),
+            started: Instant::now(),
         };
         for i in 0..n {
             // A run cancelled (or past its deadline) while its step was being started, e.g. by
@@ -132,12 +136,15 @@ impl Executor {
             task_id = %request.local_task_id,
             agent = %sub.agent,
         );
+        let (deadline, limit) = TaskLimit::deadline_of(ctx, st.s, i, st.started);
         let job = TaskCtx {
             run: ctx.clone(),
             step: st.s,
             index: i,
             token,
             closed,
+            deadline,
+            limit,
         };
         self.jobs
             .spawn(task_job(job, request).instrument(task_span));
@@ -188,6 +195,7 @@ fn task_request(
             data: None,
         },
         workflow_input,
+        remaining_ms: 0,
     }
 }
 

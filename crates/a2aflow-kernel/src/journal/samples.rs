@@ -57,6 +57,7 @@ pub fn view(local: &str) -> TaskResultView {
         error: None,
         error_code: None,
         error_details: serde_json::Map::new(),
+        attempts: 1,
     }
 }
 

@@ -167,6 +167,7 @@ fn view() -> impl Strategy<Value = TaskResultView> {
             error: (!ok).then(|| "boom".into()),
             error_code: (!ok).then(|| "a2a.task_failed".into()),
             error_details: Map::new(),
+            attempts: 1,
         },
     )
 }

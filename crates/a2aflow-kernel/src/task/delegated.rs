@@ -106,7 +106,7 @@ impl Call<'_> {
             fail_view(view, TaskOutcomeStatus::Failed, self.no_catalog());
             return None;
         };
-        let sleep = std::pin::pin!(run.sleep());
+        let sleep = std::pin::pin!(self.t.sleep());
         let mut bounds = self.t.bounds(sleep);
         let resolved = match self.resolve(catalog, &mut bounds, view).await {
             Ok(resolved) => resolved,

@@ -4,7 +4,7 @@
 //! context, whose result may gate again), its decline (the host's code, a best-effort
 //! CancelTask), cancellation (a best-effort CancelTask) or the deadline (the gate's own code).
 
-use super::remote::{Dispatched, FollowUp, send};
+use super::remote::{Attempt, Dispatched, FollowUp, send};
 use crate::client::{TaskFailure, TaskOutcome};
 use crate::context::TaskCtx;
 use crate::durable::GateState;
@@ -29,6 +29,7 @@ enum Settled {
 pub(super) async fn settle(
     t: &TaskCtx,
     request: &TaskRequest,
+    attempt: Attempt<'_>,
     first: Dispatched,
     bounds: &mut Bounds<'_>,
 ) -> Dispatched {
@@ -43,7 +44,8 @@ pub(super) async fn settle(
             return with_earlier(dispatched, earlier);
         };
         let open = open_gate(request, gate, failure);
-        match Box::pin(park(t, request, &board, open, failure.clone(), bounds)).await {
+        let parked = park(t, request, attempt, &board, open, failure.clone(), bounds);
+        match Box::pin(parked).await {
             Settled::Answered(next) => {
                 if let Graced::Done(Ok(Err(f))) = dispatched {
                     earlier.add(f);
@@ -92,6 +94,7 @@ fn open_gate(request: &TaskRequest, gate: Gate, failure: &TaskFailure) -> OpenGa
 async fn park(
     t: &TaskCtx,
     request: &TaskRequest,
+    attempt: Attempt<'_>,
     board: &GateBoard,
     open: OpenGate,
     failure: TaskFailure,
@@ -131,7 +134,7 @@ async fn park(
             if let Err(f) = journal(t, answered).await {
                 return Settled::Ended(ended(f, failure));
             }
-            Settled::Answered(answer(t, request, &open, content, failure, bounds).await)
+            Settled::Answered(answer(t, request, attempt, &open, content, failure, bounds).await)
         }
         Guarded::Done(Ok(GateReply::Decline { code, reason })) => {
             let declined_record = JournalRecord::GateDeclined {
@@ -186,6 +189,7 @@ fn replied(open: &OpenGate, reply: GateReply) -> JournalRecord {
 async fn answer(
     t: &TaskCtx,
     request: &TaskRequest,
+    attempt: Attempt<'_>,
     open: &OpenGate,
     content: MessageContent,
     gate: TaskFailure,
@@ -194,11 +198,15 @@ async fn answer(
     let Some(remote_task_id) = open.remote_task_id.as_deref() else {
         return ended(no_task_to_continue(open), gate);
     };
-    let follow_up = FollowUp {
-        context_id: open.context_id.as_deref(),
-        remote_task_id,
+    let follow_up = FollowUp { remote_task_id };
+    // The answer continues the gated task in the attempt's context (the gate's own, which the
+    // task's one context id is).
+    let attempt = Attempt {
+        context_id: open.context_id.as_deref().unwrap_or(attempt.context_id),
+        journaled: None,
+        ..attempt
     };
-    send(t, request, content, Some(follow_up), bounds).await
+    send(t, request, content, attempt, Some(follow_up), bounds).await
 }
 
 /// Journals `record` in a durable run (a store failure stops the run; see `Durable::write`).
@@ -215,6 +223,7 @@ async fn journal(t: &TaskCtx, record: JournalRecord) -> Result<(), Failure> {
 pub(super) async fn resumed(
     t: &TaskCtx,
     request: &TaskRequest,
+    attempt: Attempt<'_>,
     bounds: &mut Bounds<'_>,
 ) -> Option<Dispatched> {
     let state = t
@@ -238,7 +247,7 @@ pub(super) async fn resumed(
         GateState::Open { gate, evidence } => Graced::Done(Ok(Err(at_gate(&gate, evidence)))),
         GateState::Answered { gate, content } => {
             let failure = at_gate(&gate, Vec::new());
-            answer(t, request, &gate, content, failure, bounds).await
+            answer(t, request, attempt, &gate, content, failure, bounds).await
         }
         GateState::Declined { gate, code, reason } => {
             cancel_remote(t, &gate).await;

@@ -3,22 +3,24 @@
 //! the task's cancellation token, each turned into a [`TaskResultView`].
 //!
 //! A SELF_LOOP subtask is one host callback (here); a remote one goes through `remote` (with the
-//! negotiation hook of `negotiation`, and a gate parked by `gate`); one naming a child workflow
-//! through `delegated`.
+//! negotiation hook of `negotiation`, each attempt of its retry policy by `retry`, and a gate
+//! parked by `gate`); one naming a child workflow through `delegated`.
 
 mod delegated;
 mod gate;
 mod negotiation;
 mod remote;
+mod retry;
 
 use crate::context::{RunContext, TaskCtx};
 use crate::control_point::CallbackError;
 use crate::durable::{Durable, answer_of, replayed, task_key};
-use crate::interrupt::{Bounds, Guarded, Interrupt, guard, panicked};
+use crate::interrupt::{Bounds, Guarded, Interrupt, guard, panicked, remaining_ms};
 use crate::journal::{CallbackAnswered, JournalRecord};
 use crate::view::{copy_name, fail_view, name_view, unnamed_view};
 use a2aflow_model::{MessageContent, StepType, TaskOutcomeStatus, TaskRequest, TaskResultView};
 use std::sync::atomic::Ordering;
+use tokio::time::Instant;
 
 /// What a subtask job hands back to the scheduler.
 pub(crate) struct TaskDone {
@@ -49,6 +51,7 @@ pub(crate) async fn run_task(t: TaskCtx, request: TaskRequest) -> TaskDone {
         Some(target) => delegated::run_subtask(&t, target, request, &mut view).await,
         None => Box::pin(execute(&t, request, &mut view)).await,
     };
+    let interrupt = own_timeout(&t, interrupt, &mut view);
     if let Some(i) = interrupt {
         fail_view(
             &mut view,
@@ -70,6 +73,30 @@ pub(crate) async fn run_task(t: TaskCtx, request: TaskRequest) -> TaskDone {
         view: *view,
         interrupt,
     }
+}
+
+/// A task stopped by its step's or its own `timeout` (before the run's deadline) fails alone:
+/// `workflow.timeout` naming it, and no interruption of the run. Any other interruption is
+/// passed on.
+fn own_timeout(
+    t: &TaskCtx,
+    interrupt: Option<Interrupt>,
+    view: &mut TaskResultView,
+) -> Option<Interrupt> {
+    let limit = match (interrupt, t.limit) {
+        (Some(Interrupt::Timeout), Some(limit)) if Instant::now() < t.run.deadline => limit,
+        _ => return interrupt,
+    };
+    let failure = t.timeout_failure(limit, &view.task_id);
+    fail_view(view, TaskOutcomeStatus::Failed, failure);
+    view.outputs.clear();
+    None
+}
+
+/// `request` as a callback gets it: with the time left within `bounds`.
+fn with_remaining(mut request: TaskRequest, bounds: &Bounds<'_>) -> TaskRequest {
+    request.remaining_ms = remaining_ms(bounds.deadline);
+    request
 }
 
 /// Journals a task's end (a store failure stops the run; see `Durable::write`).
@@ -101,10 +128,11 @@ async fn self_loop(
     request: TaskRequest,
     view: &mut TaskResultView,
 ) -> Option<Interrupt> {
-    let sleep = std::pin::pin!(t.run.sleep());
+    let sleep = std::pin::pin!(t.sleep());
     let mut bounds = t.bounds(sleep);
     // The host gets the request itself, so the view's identity is copied first.
     copy_name(view, &request);
+    let request = with_remaining(request, &bounds);
     if let Some(d) = &t.run.durable {
         return Box::pin(journaled_self_task(t, d, request, view, &mut bounds)).await;
     }
@@ -176,7 +204,12 @@ async fn ask_host(
     if let Some(d) = &run.durable {
         return Box::pin(journaled_on_task(run, d, request, bounds, view)).await;
     }
-    match guard(run.cp.on_task(request.clone()), bounds).await {
+    match guard(
+        run.cp.on_task(with_remaining(request.clone(), bounds)),
+        bounds,
+    )
+    .await
+    {
         Guarded::Done(Ok(c)) => Ok(c),
         Guarded::Done(Err(e)) => {
             fail_view(view, TaskOutcomeStatus::Failed, e.into_failure());
@@ -202,7 +235,8 @@ async fn journaled_on_task(
     let answer = match d.replay().on_task(&request.local_task_id) {
         Some(a) => replayed(a),
         None => {
-            let answer = match guard(run.cp.on_task(request.clone()), bounds).await {
+            let asked = with_remaining(request.clone(), bounds);
+            let answer = match guard(run.cp.on_task(asked), bounds).await {
                 Guarded::Done(r) => r.map_err(CallbackError::into_failure),
                 Guarded::Panicked(m) => {
                     // A panic gave no answer: not journaled (a resumed run asks again).

@@ -5,7 +5,7 @@ use crate::context::RunContext;
 use crate::control_point::CallbackError;
 use crate::durable::{Durable, answer_of, replayed};
 use crate::events::EventEmitter;
-use crate::interrupt::{Bounds, Guarded, guard, panicked};
+use crate::interrupt::{Bounds, Guarded, guard, panicked, remaining_ms};
 use crate::journal::{CallbackAnswered, NegotiationKey};
 use a2aflow_model::event_data::{
     HostNegotiationFailedData, NegotiationRequestData, NegotiationResolvedData,
@@ -13,6 +13,7 @@ use a2aflow_model::event_data::{
 use a2aflow_model::{ErrorCode, Failure, NegotiationReply, NegotiationRequest};
 use async_trait::async_trait;
 use std::sync::atomic::{AtomicU32, Ordering};
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
@@ -23,11 +24,20 @@ pub(super) struct KernelNegotiation<'a> {
     pub(super) emitter: EventEmitter,
     pub(super) agent: &'a str,
     pub(super) exchanges: AtomicU32,
+    /// The attempt whose exchanges these are (negotiation answers are journaled per attempt).
+    pub(super) attempt: u32,
+    /// The task's deadline (bounds the host's answer).
+    pub(super) deadline: Instant,
 }
 
 #[async_trait]
 impl NegotiationHook for KernelNegotiation<'_> {
-    async fn negotiate(&self, request: NegotiationRequest) -> Result<NegotiationReply, Failure> {
+    async fn negotiate(
+        &self,
+        mut request: NegotiationRequest,
+    ) -> Result<NegotiationReply, Failure> {
+        request.remaining_ms = remaining_ms(self.deadline);
+        request.task.remaining_ms = request.remaining_ms;
         let exchange = self.exchanges.fetch_add(1, Ordering::Relaxed) + 1;
         // The span the `otel` feature exports for one Negotiation-T exchange (a child of `task`).
         let span = tracing::info_span!(
@@ -92,7 +102,10 @@ impl KernelNegotiation<'_> {
         exchange: u32,
     ) -> Result<NegotiationReply, Failure> {
         let local_task_id = request.task.local_task_id.clone();
-        if let Some(a) = d.replay().on_negotiation(&local_task_id, exchange) {
+        if let Some(a) = d
+            .replay()
+            .on_negotiation(&local_task_id, self.attempt, exchange)
+        {
             return replayed(a);
         }
         let reply = self.ask_host(request).await;
@@ -104,7 +117,7 @@ impl KernelNegotiation<'_> {
         }
         let key = NegotiationKey {
             local_task_id,
-            attempt: 1,
+            attempt: self.attempt,
             exchange,
         };
         let answer = answer_of(&reply);
@@ -115,11 +128,11 @@ impl KernelNegotiation<'_> {
 
     /// The guarded `on_negotiation` call.
     async fn ask_host(&self, request: NegotiationRequest) -> Result<NegotiationReply, Failure> {
-        let sleep = std::pin::pin!(self.run.sleep());
+        let sleep = std::pin::pin!(tokio::time::sleep_until(self.deadline));
         let mut bounds = Bounds {
             token: self.token,
             sleep,
-            deadline: self.run.deadline,
+            deadline: self.deadline,
         };
         match guard(self.run.cp.on_negotiation(request), &mut bounds).await {
             Guarded::Done(Ok(reply)) => Ok(reply),

@@ -1,9 +1,9 @@
 //! The remote path of one subtask: `on_task`, the limiter, the dispatch through the remote
-//! client, and the outcome written into the view.
+//! client (each attempt of it: see `retry`), and the outcome written into the view.
 
 use super::ask_host;
-use super::gate;
 use super::negotiation::KernelNegotiation;
+use super::retry::attempts;
 use crate::client::{
     AttachRequest, DispatchJournal, DispatchRequest, NoJournal, TaskFailure, TaskOutcome,
     project_outputs,
@@ -12,6 +12,7 @@ use crate::context::{RunContext, TaskCtx};
 use crate::durable::TaskJournal;
 use crate::events::EventEmitter;
 use crate::interrupt::{Bounds, Graced, Guarded, Interrupt, guard, with_grace};
+use crate::journal::TaskIntent;
 use crate::view::fail_view;
 use a2aflow_model::{
     ErrorCode, Failure, MessageContent, TaskOutcomeStatus, TaskRequest, TaskResultView,
@@ -23,11 +24,23 @@ use tokio::sync::OwnedSemaphorePermit;
 /// What the remote client's dispatch came to.
 pub(super) type Dispatched = Graced<Result<TaskOutcome, TaskFailure>>;
 
-/// A follow-up send: a message that continues a remote task in its context (a gate's answer).
+/// Which send of a logical task a dispatch is: its attempt, the task's context id, the earlier
+/// attempts' remote tasks, and — for a resumed run — the journaled send to find again.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Attempt<'a> {
+    /// From 1.
+    pub(super) number: u32,
+    pub(super) context_id: &'a str,
+    /// The remote tasks of the earlier attempts, oldest first.
+    pub(super) references: &'a [String],
+    /// The journaled send of this attempt, when a resumed run re-attaches to it.
+    pub(super) journaled: Option<&'a TaskIntent>,
+}
+
+/// A follow-up send: a message that continues the attempt's remote task in its context (a
+/// gate's answer).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct FollowUp<'a> {
-    /// The logical task's context id.
-    pub(super) context_id: Option<&'a str>,
     /// The remote task the message continues.
     pub(super) remote_task_id: &'a str,
 }
@@ -38,7 +51,7 @@ pub(super) async fn execute_remote(
     request: &TaskRequest,
     view: &mut TaskResultView,
 ) -> Option<Interrupt> {
-    let sleep = std::pin::pin!(t.run.sleep());
+    let sleep = std::pin::pin!(t.sleep());
     let mut bounds = t.bounds(sleep);
     let content = match ask_host(&t.run, request, &mut bounds, view).await {
         Ok(c) => c,
@@ -48,8 +61,8 @@ pub(super) async fn execute_remote(
         Ok(p) => p,
         Err(interrupt) => return interrupt,
     };
-    let dispatched = Box::pin(dispatch(t, request, content, &mut bounds)).await;
-    let dispatched = Box::pin(gate::settle(t, request, dispatched, &mut bounds)).await;
+    let (dispatched, attempts) = Box::pin(attempts(t, request, content, &mut bounds)).await;
+    view.attempts = attempts;
     record(view, dispatched)
 }
 
@@ -91,27 +104,14 @@ fn emitter(t: &TaskCtx, request: &TaskRequest) -> EventEmitter {
     )
 }
 
-/// Sends the host's content through the remote client and waits for the outcome, with the
-/// grace period to wind down when interrupted.
-async fn dispatch(
-    t: &TaskCtx,
-    request: &TaskRequest,
-    content: MessageContent,
-    bounds: &mut Bounds<'_>,
-) -> Dispatched {
-    if let Some(resumed) = Box::pin(gate::resumed(t, request, bounds)).await {
-        return resumed;
-    }
-    send(t, request, content, None, bounds).await
-}
-
-/// Sends `content` (a first send, or a `follow_up` on a remote task) and waits for the outcome,
-/// with the grace period to wind down when interrupted. A first send of a task a resumed run
-/// finds in flight re-attaches to it instead.
+/// Sends `content` (an attempt's first send, or a `follow_up` on its remote task) through the
+/// remote client and waits for the outcome, with the grace period to wind down when
+/// interrupted. A first send whose attempt a resumed run journaled re-attaches to it instead.
 pub(super) async fn send(
     t: &TaskCtx,
     request: &TaskRequest,
     content: MessageContent,
+    attempt: Attempt<'_>,
     follow_up: Option<FollowUp<'_>>,
     bounds: &mut Bounds<'_>,
 ) -> Dispatched {
@@ -123,11 +123,17 @@ pub(super) async fn send(
         emitter: emitter.clone(),
         agent: &request.agent,
         exchanges: AtomicU32::new(0),
+        attempt: attempt.number,
+        deadline: t.deadline,
     };
     let task_journal;
     let journal: &dyn DispatchJournal = match &run.durable {
         Some(durable) => {
-            task_journal = TaskJournal { durable, request };
+            task_journal = TaskJournal {
+                durable,
+                request,
+                attempt: attempt.number,
+            };
             &task_journal
         }
         None => &NoJournal,
@@ -138,11 +144,11 @@ pub(super) async fn send(
         agent: &request.agent,
         skill: &request.skill,
         content,
-        context_id: follow_up.and_then(|f| f.context_id),
+        context_id: Some(attempt.context_id),
         continues: follow_up.map(|f| f.remote_task_id),
-        reference_task_ids: &[],
+        reference_task_ids: attempt.references,
         task: request,
-        deadline: run.deadline,
+        deadline: t.deadline,
         cancel: t.token.clone(),
         negotiation: &hook,
         events: emitter,
@@ -151,8 +157,7 @@ pub(super) async fn send(
     let in_flight = run
         .durable
         .as_ref()
-        .filter(|_| follow_up.is_none())
-        .and_then(|d| Some((d, d.replay().in_flight(&request.local_task_id)?)));
+        .zip(attempt.journaled.filter(|_| follow_up.is_none()));
     match in_flight {
         Some((d, intent)) => {
             let remote_task_id = d.remote_id(&request.local_task_id);

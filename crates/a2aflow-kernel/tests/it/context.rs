@@ -47,7 +47,11 @@ async fn s_ctx_03_direct_predecessors_provide_typed_results() {
     assert_eq!(v.agent_name, "OMC-1");
     assert_eq!(v.status, TaskOutcomeStatus::Completed);
     assert_eq!(v.outputs[0].parts, vec![Part::text("result-from-A")]);
-    assert_eq!(v.context_id.as_deref(), Some("ctx-exec:s1:0"));
+    // No host context id: the kernel's own for the task.
+    assert_eq!(
+        v.context_id,
+        Some(a2aflow_kernel::task_context_id("exec", "exec:s1:0"))
+    );
     assert_eq!(
         v.received_messages.len(),
         1,

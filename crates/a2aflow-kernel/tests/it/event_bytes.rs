@@ -1,6 +1,6 @@
 //! The bytes of the kernel's events: runs that reach every kind a workflow emits (success,
 //! routes, a failed step, a failed route, a rejected workflow, ANY_SUCCESS losers, negotiation,
-//! delegation accepted and refused), and every event's `data` is, byte for byte, its kind's typed
+//! a retried task, delegation accepted and refused), and every event's `data` is, byte for byte, its kind's typed
 //! payload written out: the same keys in the same order with the same values.
 
 use crate::support::*;
@@ -10,8 +10,8 @@ use a2aflow_kernel::{
 };
 use a2aflow_model::event_data::{AgentRequestData, AgentResponseData, NegotiationFailedData};
 use a2aflow_model::{
-    ClientEvent, Event, EventKind, EventPayload, MessageContent, NegotiationReply, Step, StepType,
-    Subtask, Workflow,
+    Backoff, ClientEvent, Event, EventKind, EventPayload, MessageContent, NegotiationReply,
+    RetryPolicy, Step, StepType, Subtask, Workflow,
 };
 use serde_json::{Map, Value};
 use std::collections::HashSet;
@@ -38,6 +38,7 @@ fn client() -> Arc<InMemoryClient> {
     Arc::new(
         InMemoryClient::new()
             .agent("F", failing("agent.broken", 0))
+            .agent("Down", failing("a2a.connection", 0))
             .agent("Slow", delayed(5_000))
             .agent(
                 "N",
@@ -106,6 +107,16 @@ async fn all_runs() -> Vec<(&'static str, Vec<Event>)> {
         allow(),
         StaticCatalog::new(),
     ));
+    let mut retried = step("r", &["Down"], &[]);
+    retried.subtasks[0].retry = Some(RetryPolicy {
+        attempts: 2,
+        backoff: Backoff {
+            initial: std::time::Duration::ZERO,
+            ..Backoff::default()
+        },
+        on: Vec::new(),
+    });
+    runs.push(("retry", wf(vec![retried]), allow(), StaticCatalog::new()));
     let delegation = wf(vec![delegating("d", "child"), delegating("e", "missing")]);
     let catalog = StaticCatalog::new().with(child);
     runs.push(("delegation", delegation, allow(), catalog));

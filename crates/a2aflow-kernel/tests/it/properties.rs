@@ -110,6 +110,8 @@ fn build(nodes: &[Node]) -> (Workflow, RouteHost, InMemoryClient) {
                     skill: "k".into(),
                     description: format!("task {i}"),
                     workflow: None,
+                    retry: None,
+                    timeout: None,
                 }],
                 next: n
                     .out

@@ -343,11 +343,17 @@ async fn any_success_losers_keep_their_remote_identity_in_the_result() {
     assert_eq!(client.cancellations("slow"), 1);
     let loser = &r.steps[0].task_results[0];
     assert_eq!(loser.status, TaskOutcomeStatus::Canceled);
-    assert_eq!(loser.context_id.as_deref(), Some("ctx-exec:any:0"));
+    assert_eq!(
+        loser.context_id,
+        Some(a2aflow_kernel::task_context_id("exec", "exec:any:0"))
+    );
     assert_eq!(loser.remote_task_id.as_deref(), Some("task-exec:any:0"));
     let winner = &r.steps[0].task_results[1];
     assert_eq!(winner.status, TaskOutcomeStatus::Completed);
-    assert_eq!(winner.context_id.as_deref(), Some("ctx-exec:any:1"));
+    assert_eq!(
+        winner.context_id,
+        Some(a2aflow_kernel::task_context_id("exec", "exec:any:1"))
+    );
 }
 
 #[tokio::test(start_paused = true)]

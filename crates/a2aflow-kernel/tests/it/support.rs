@@ -24,6 +24,8 @@ pub fn sub(agent: &str, description: &str) -> Subtask {
         skill: "skill".into(),
         description: description.into(),
         workflow: None,
+        retry: None,
+        timeout: None,
     }
 }
 

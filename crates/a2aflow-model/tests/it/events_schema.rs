@@ -283,6 +283,27 @@ fn samples() -> Vec<EventPayload> {
             text: None,
         }
         .into(),
+        TaskRetryData {
+            step: "step".into(),
+            subtask_index: 0,
+            agent: "a".into(),
+            attempt: 1,
+            max_attempts: 3,
+            code: ErrorCode::A2aTaskFailed.into(),
+            message: "failed as asked".into(),
+            remote_task_id: Some("t-1".into()),
+            delay_ms: 200,
+        }
+        .into(),
+        TaskResponseData {
+            step: "step".into(),
+            subtask_index: 1,
+            result: TaskResultView {
+                attempts: 3,
+                ..view()
+            },
+        }
+        .into(),
     ]
 }
 

@@ -16,4 +16,5 @@ mod fuzz_regressions;
 mod proptest_load_validate;
 mod python_sdk_fixtures;
 #[cfg(feature = "schema")]
+mod retry_policy;
 mod schema_agreement;

@@ -154,6 +154,8 @@ fn arb_step() -> impl Strategy<Value = Step> {
                         skill: "skill".to_owned(),
                         description: "do it".to_owned(),
                         workflow: workflow.map(str::to_owned),
+                        retry: None,
+                        timeout: None,
                     })
                     .collect(),
                 next: next
@@ -166,6 +168,7 @@ fn arb_step() -> impl Strategy<Value = Step> {
                 step_type,
                 context_from,
                 layer,
+                timeout: None,
             },
         )
 }

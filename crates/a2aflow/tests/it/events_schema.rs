@@ -47,6 +47,7 @@ fn accept(request: &NegotiationRequest) -> Result<NegotiationReply, CallbackErro
             parts: vec![a2aflow::model::a2a::Part::text("ACCEPT")],
             metadata: Some(metadata),
             extensions: vec![NEGOTIATION_T_EXTENSION_URI.to_owned()],
+            context_id: None,
         },
     })
 }
@@ -98,7 +99,9 @@ const FAILS: &str = r#"{"id": "bad", "steps": [
   {"name": "try", "subtasks": [
      {"agent": "plain", "description": "fail now"},
      {"agent": "plain", "description": "negotiate stop"},
-     {"agent": "plain", "description": "negotiate broken"}]}
+     {"agent": "plain", "description": "negotiate broken"},
+     {"agent": "plain", "description": "flaky 1 then fine",
+      "retry": {"attempts": 2, "backoff": {"initial": 0.01}, "on": ["a2a.task_failed"]}}]}
 ]}"#;
 
 async fn events_of(workflow: &str, server: &TestServer) -> Vec<Event> {

@@ -91,6 +91,7 @@ async fn the_extension_sender_is_built_from_the_configuration() {
         parts: MessageContent::text("ok?").parts,
         metadata: Some(metadata),
         extensions: vec![uri.to_owned()],
+        context_id: None,
     };
     let out = sender.send_authorization("auth", content).await.unwrap();
     assert!(out.is_success(), "{out:?}");

@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
 
+mod context_ids;
 mod credentials;
 mod durable_runs;
 mod events_schema;
@@ -11,4 +12,7 @@ mod extension_config;
 mod gates;
 mod oauth2;
 mod readme;
+mod remaining_time;
+mod retries;
 mod support;
+mod timeouts;
