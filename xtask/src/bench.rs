@@ -179,10 +179,11 @@ pub fn parse_crash_counts(output: &str, command: &str) -> Option<Vec<Row>> {
     })
 }
 
-/// Builds the crash test and the `a2aflow` binary it drives (so its time is the test's own),
-/// then runs it with `kills` kills: its counts and its wall time as rows, and why it failed.
+/// Builds the `a2aflow` binary and the crash test, then runs the test with `kills` kills on that
+/// binary (`A2AFLOW_BIN`, so the timed run builds nothing: the test's own build of the binary
+/// resolves other features than the test's, and would redo the crates they share): its counts
+/// and its wall time as rows, and why it failed.
 fn crash_step(root: &Path, kills: &str) -> (Vec<Row>, Vec<String>) {
-    let mut failures = Vec::new();
     let cli = [
         "build",
         "--release",
@@ -191,15 +192,22 @@ fn crash_step(root: &Path, kills: &str) -> (Vec<Row>, Vec<String>) {
         "--bin",
         "a2aflow",
     ];
-    failures.extend(capture(root, "cargo", &cli, &[]).1);
     let build: Vec<&str> = CRASH.iter().copied().chain(["--no-run"]).collect();
+    let mut failures = Vec::new();
+    failures.extend(capture(root, "cargo", &cli, &[]).1);
     failures.extend(capture(root, "cargo", &build, &[]).1);
     if !failures.is_empty() {
         return (Vec::new(), failures);
     }
+    let bin = root.join("target").join("release").join("a2aflow");
+    let bin = bin.to_string_lossy();
     let command = format!("A2AFLOW_CRASH_KILLS={kills} cargo {}", CRASH.join(" "));
     let started = Instant::now();
-    let (out, failed) = capture(root, "cargo", &CRASH, &[("A2AFLOW_CRASH_KILLS", kills)]);
+    let envs = [
+        ("A2AFLOW_CRASH_KILLS", kills),
+        ("A2AFLOW_BIN", bin.as_ref()),
+    ];
+    let (out, failed) = capture(root, "cargo", &CRASH, &envs);
     let seconds = started.elapsed().as_secs_f64();
     failures.extend(failed);
     let mut rows = match parse_crash_counts(&out, &command) {
