@@ -15,6 +15,11 @@
 //! the ratio and each side's tasks/s over the pairs. The process CPU time per 1,000 tasks of
 //! each side (server included: it runs in this process) goes to stderr.
 //!
+//! Before its cases each side runs until the agent's task store is full (its steady state);
+//! `A2AFLOW_BENCH_WARM_UP` sets that number of runs instead (0 under a profiler:
+//! `A2AFLOW_BENCH_WARM_UP=0 A2AFLOW_BENCH_PAIRS=0 valgrind --tool=callgrind <bench binary>
+//! --bench 'sqlite_blocking$' --profile-time 1` measures one run).
+//!
 //! The testkit has no canned fast mode: its agents cost about as much as the engine client per
 //! task (see docs/benchmarks.md), so the ratio here is the one a peer of the testkit's speed
 //! sees; against a faster peer the store's share of each run is larger. The CPU lines say how
