@@ -9,15 +9,22 @@
 //! `(RSS in flight − RSS before the run) / N`. Then the run is cancelled and must end
 //! `workflow.cancelled`. The ≤ 10 KiB per task target is asserted from 1,000 tasks on (the
 //! default only reports: the figure is close to the target, see docs/reliability.md).
+//!
+//! Section `load-store` is the same run journaled in a SQLite run store (a fresh file in a
+//! temporary directory, opened before the baseline, so the figure includes what the store and
+//! the journal hold per in-flight task), with the same target from the same size on. Its
+//! figures are the `load_store.*` lines.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use a2aflow::EngineConfig;
+use a2aflow::kernel::journal::RunStore;
 use a2aflow::kernel::{self, CallbackError, ControlPoint, RunInput, RunOptions};
 use a2aflow::model::{
     EventKind, LoadOptions, MessageContent, TaskRequest, TaskResult, Workflow, load_workflow_str,
 };
+use a2aflow::store_sqlite::SqliteStore;
 use tokio::sync::watch;
 
 use crate::host::shared_client;
@@ -71,8 +78,34 @@ fn wide(tasks: usize, word: &str) -> Workflow {
         .workflow
 }
 
+/// Where the section's runs are journaled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Journal {
+    /// Nowhere (section `load`).
+    None,
+    /// In a SQLite run store (section `load-store`).
+    Sqlite,
+}
+
+impl Journal {
+    /// The prefix of the section's `BENCH` names.
+    fn prefix(self) -> &'static str {
+        match self {
+            Journal::None => "load",
+            Journal::Sqlite => "load_store",
+        }
+    }
+}
+
+/// A fresh SQLite store in a temporary directory (kept as long as the directory is).
+async fn sqlite_store() -> (tempfile::TempDir, Arc<dyn RunStore>) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path().join("runs.db")).await.unwrap();
+    (dir, Arc::new(store))
+}
+
 /// The section's entry point (a child process).
-pub fn run() {
+pub fn run(journal: Journal) {
     let tasks = crate::env_count("A2AFLOW_LOAD_TASKS", 500);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -84,15 +117,26 @@ pub fn run() {
         config.timeouts.run_secs = 1200.0;
         config.poll_interval_ms = 20_000;
         let client = shared_client(&[server.card_url(POLLER)], &config).await;
+        let (store_dir, store) = match journal {
+            Journal::None => (None, None),
+            Journal::Sqlite => {
+                let (dir, store) = sqlite_store().await;
+                (Some(dir), Some(store))
+            }
+        };
 
-        // Warm-up: quick tasks through the same ramp, so the pool and the allocator are warm.
+        // Warm-up: quick tasks through the same ramp (and the same store), so the pool, the
+        // allocator and the store are warm.
         let (warm_tx, warm_rx) = watch::channel(usize::MAX / 2);
         let warm = kernel::run(
             wide(WINDOW * 2, "task"),
             RunInput::default(),
             Arc::new(RampHost { acked: warm_rx }),
             client.clone(),
-            RunOptions::default(),
+            RunOptions {
+                store: store.clone(),
+                ..RunOptions::default()
+            },
         )
         .await;
         assert!(warm.success, "warm-up failed: {:?}", warm.failure);
@@ -107,6 +151,7 @@ pub fn run() {
         let baseline = rss_kib();
         let options = RunOptions {
             timeout: config.run_timeout().unwrap(),
+            store,
             on_event: {
                 let acked_tx = Arc::clone(&acked_tx);
                 let seen = Arc::clone(&seen);
@@ -164,19 +209,25 @@ pub fn run() {
             .unwrap();
         let code = result.failure.as_ref().map(|f| f.code.clone());
         let per_task = (in_flight.saturating_sub(baseline) * 1024) / tasks as u64;
+        let prefix = journal.prefix();
         println!(
-            "load: {tasks} remote tasks in flight after {ramp:.1} s (window {WINDOW}); RSS before \
+            "{prefix}: {tasks} remote tasks in flight after {ramp:.1} s (window {WINDOW}); RSS before \
              {:.1} MiB, in flight {:.1} MiB, peak {:.1} MiB: {per_task} bytes per in-flight task; \
              cancelled run ended {code:?}",
             mib(baseline),
             mib(in_flight),
             mib(peak_kib())
         );
-        crate::bench("load.tasks_in_flight", tasks as f64, "tasks");
-        crate::bench("load.rss_per_task", per_task as f64, "bytes");
-        crate::bench("load.ramp_tasks_per_s", tasks as f64 / ramp, "tasks/s");
+        crate::bench(&format!("{prefix}.tasks_in_flight"), tasks as f64, "tasks");
+        crate::bench(&format!("{prefix}.rss_per_task"), per_task as f64, "bytes");
+        crate::bench(
+            &format!("{prefix}.ramp_tasks_per_s"),
+            tasks as f64 / ramp,
+            "tasks/s",
+        );
         drop(result);
         drop(client);
+        drop(store_dir);
         server.stop().await;
         assert_eq!(
             code.as_ref().map(|c| c.as_str()),

@@ -1,12 +1,13 @@
 //! Soak, load and random cancellation, through the public facade against testkit
 //! agents on 127.0.0.1.
 //!
-//! Three sections, each in a child process of its own so that its memory figures start clean:
+//! Four sections, each in a child process of its own so that its memory figures start clean:
 //! - `soak`: `A2AFLOW_SOAK_RUNS` (default 500) concurrent five-step workflows with mixed,
 //!   deterministic outcomes; every run accounted for exactly once, with the outcome its script
 //!   implies; tasks/s, peak RSS, and RSS back near its baseline afterwards.
 //! - `load`: `A2AFLOW_LOAD_TASKS` (default 500) remote tasks in flight at once against a slow
 //!   agent on the polling path; RSS per in-flight task (≤ 10 KB asserted from 1,000 tasks on).
+//! - `load-store`: the same, journaled in a SQLite run store, with the same target.
 //! - `cancel`: `A2AFLOW_CANCEL_RUNS` (default 1,000) runs cancelled at seeded random points:
 //!   no tokio task left alive, no result or event after the cancel, and a CancelTask on the
 //!   agent whenever a remote task id was known.
@@ -48,7 +49,8 @@ fn main() {
     match std::env::var(ROLE_ENV).ok().as_deref() {
         Some("server") => server::serve(),
         Some("soak") => soak::run(),
-        Some("load") => load::run(),
+        Some("load") => load::run(load::Journal::None),
+        Some("load-store") => load::run(load::Journal::Sqlite),
         Some("cancel") => cancel::run(),
         Some(other) => panic!("unknown {ROLE_ENV}={other}"),
         None => sections(),
@@ -59,8 +61,8 @@ fn main() {
 fn sections() {
     memory::self_check();
     rng::self_check();
-    let selected =
-        std::env::var("A2AFLOW_SOAK_SECTIONS").unwrap_or_else(|_| "soak,load,cancel".to_owned());
+    let selected = std::env::var("A2AFLOW_SOAK_SECTIONS")
+        .unwrap_or_else(|_| "soak,load,load-store,cancel".to_owned());
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

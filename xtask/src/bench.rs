@@ -1,15 +1,16 @@
-//! `cargo xtask bench`: every criterion benchmark, the extensions load test, and the soak, load
-//! and cancellation test at full size; then one consolidated table written into
-//! `docs/benchmarks.md` between [`START`] and [`END`].
+//! `cargo xtask bench`: every criterion benchmark, the extensions load test, the soak, load
+//! and cancellation test at full size, and the crash test at 2,000 kills; then one consolidated
+//! table written into `docs/benchmarks.md` between [`START`] and [`END`].
 //!
-//! Figures are read from the commands' output: criterion's `time:` / `thrpt:` lines, and the
+//! Figures are read from the commands' output: criterion's `time:` / `thrpt:` lines, the
 //! `BENCH name=value unit` lines the soak test and some benches print (the client throughput
-//! bench's medians of alternating pairs). Each row carries the machine's cores, the date and the
-//! command that produced it; where two criterion figures are compared the table gives their
-//! ratio.
+//! bench's and the durable-run bench's medians of alternating pairs), and the crash test's
+//! counts line. Each row carries the machine's cores, the date and the command that produced
+//! it; where two criterion figures are compared the table gives their ratio.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::time::Instant;
 
 /// Start marker of the generated section in `docs/benchmarks.md`.
 pub const START: &str = "<!-- bench-report:start -->";
@@ -22,6 +23,23 @@ const SOAK_ENV: [(&str, &str); 3] = [
     ("A2AFLOW_LOAD_TASKS", "10000"),
     ("A2AFLOW_CANCEL_RUNS", "1000"),
 ];
+
+/// The crash test's kill count at bench size, unless `A2AFLOW_CRASH_KILLS` is set (the table's
+/// command then says the count that ran).
+const CRASH_KILLS: &str = "2000";
+
+/// The crash test as a release test binary.
+const CRASH: [&str; 6] = [
+    "test",
+    "--release",
+    "-p",
+    "a2aflow-tests",
+    "--test",
+    "crash",
+];
+
+/// The counts of the crash test's summary line, in its order.
+const CRASH_COUNTS: [&str; 5] = ["kills", "resumes", "duplicates", "lost", "outcome_unknown"];
 
 /// Pairs compared as a ratio: (label, numerator row, denominator row, what the ratio means).
 /// Both rows are criterion times, so `denominator / numerator` is the throughput ratio. The
@@ -135,6 +153,84 @@ pub fn parse_bench_lines(output: &str, command: &str) -> Vec<Row> {
         .collect()
 }
 
+/// Reads the crash test's summary line, `crash: kills N resumes N duplicates N lost N
+/// outcome_unknown N`, as one row per count (`crash.kills`, …); `None` when no line has every
+/// count.
+pub fn parse_crash_counts(output: &str, command: &str) -> Option<Vec<Row>> {
+    output.lines().find_map(|line| {
+        let words: Vec<&str> = line
+            .trim()
+            .strip_prefix("crash: ")?
+            .split_whitespace()
+            .collect();
+        CRASH_COUNTS
+            .iter()
+            .map(|name| {
+                let at = words.iter().position(|w| w == name)?;
+                let count: u64 = words.get(at + 1)?.parse().ok()?;
+                Some(Row {
+                    name: format!("crash.{name}"),
+                    figure: count.to_string(),
+                    command: command.to_owned(),
+                    seconds: None,
+                })
+            })
+            .collect()
+    })
+}
+
+/// Builds the `a2aflow` binary and the crash test, then runs the test with `kills` kills on that
+/// binary (`A2AFLOW_BIN`, so the timed run builds nothing: the test's own build of the binary
+/// resolves other features than the test's, and would redo the crates they share): its counts
+/// and its wall time as rows, and why it failed.
+fn crash_step(root: &Path, kills: &str) -> (Vec<Row>, Vec<String>) {
+    let cli = [
+        "build",
+        "--release",
+        "-p",
+        "a2aflow-cli",
+        "--bin",
+        "a2aflow",
+    ];
+    let build: Vec<&str> = CRASH.iter().copied().chain(["--no-run"]).collect();
+    let mut failures = Vec::new();
+    failures.extend(capture(root, "cargo", &cli, &[]).1);
+    failures.extend(capture(root, "cargo", &build, &[]).1);
+    if !failures.is_empty() {
+        return (Vec::new(), failures);
+    }
+    let bin = root.join("target").join("release").join("a2aflow");
+    let bin = bin.to_string_lossy();
+    let command = format!("A2AFLOW_CRASH_KILLS={kills} cargo {}", CRASH.join(" "));
+    let started = Instant::now();
+    let envs = [
+        ("A2AFLOW_CRASH_KILLS", kills),
+        ("A2AFLOW_BIN", bin.as_ref()),
+    ];
+    let (out, failed) = capture(root, "cargo", &CRASH, &envs);
+    let seconds = started.elapsed().as_secs_f64();
+    failures.extend(failed);
+    let mut rows = match parse_crash_counts(&out, &command) {
+        Some(rows) => rows,
+        None => {
+            failures.push("the crash test printed no `crash: kills …` line".to_owned());
+            Vec::new()
+        }
+    };
+    rows.push(Row {
+        name: "crash.wall_time".to_owned(),
+        figure: format!("{seconds:.0} s"),
+        command,
+        seconds: None,
+    });
+    (rows, failures)
+}
+
+/// The crash test's kill count: `A2AFLOW_CRASH_KILLS` when set, else [`CRASH_KILLS`].
+fn crash_kills() -> String {
+    std::env::var("A2AFLOW_CRASH_KILLS").unwrap_or_else(|_| CRASH_KILLS.to_owned())
+}
+
 /// The ratio rows that can be formed from `rows`.
 pub fn ratios(rows: &[Row]) -> Vec<Row> {
     let time = |name: &str| rows.iter().find(|r| r.name == name).and_then(|r| r.seconds);
@@ -228,10 +324,22 @@ fn today() -> String {
         .unwrap_or_else(|| "(date unknown)".to_owned())
 }
 
-/// `cargo xtask bench [--no-criterion]`: see the module docs. `--no-criterion` skips the
-/// criterion benches (the table then holds only the other figures). The report is written even
-/// when a command fails (with the figures it printed); the failure is returned afterwards.
+/// `cargo xtask bench [--no-criterion | --crash-only]`: see the module docs. `--no-criterion`
+/// skips the criterion benches (the table then holds only the other figures). The report is
+/// written even when a command fails (with the figures it printed); the failure is returned
+/// afterwards. `--crash-only` runs the crash test alone and prints its rows as a table without
+/// touching `docs/benchmarks.md` (whose table would lose every other figure).
 pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
+    if args.iter().any(|a| a == "--crash-only") {
+        let (rows, failures) = crash_step(root, &crash_kills());
+        let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+        println!("\n{}", render(&rows, cores, &today()));
+        return if failures.is_empty() {
+            Ok(())
+        } else {
+            Err(failures.join("\n"))
+        };
+    }
     let mut rows = Vec::new();
     let mut failures = Vec::new();
     if !args.iter().any(|a| a == "--no-criterion") {
@@ -265,6 +373,9 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
     );
     let (out, failed) = capture(root, "cargo", &soak, &SOAK_ENV);
     rows.extend(parse_bench_lines(&out, &soak_cmd));
+    failures.extend(failed);
+    let (crash, failed) = crash_step(root, &crash_kills());
+    rows.extend(crash);
     failures.extend(failed);
     let derived = ratios(&rows);
     rows.extend(derived);
@@ -354,6 +465,44 @@ sse/serde_json_value_same_payloads
         assert_eq!(rows[0].name, "soak.tasks_per_s");
         assert_eq!(rows[0].figure, "812.5 tasks/s");
         assert_eq!(rows[1].figure, "6120.0 bytes");
+    }
+
+    #[test]
+    fn the_crash_counts_line_becomes_one_row_per_count() {
+        let out = "crash: kills 2000 resumes 2204 duplicates 0 lost 0 outcome_unknown 31\n\
+                   crash: seed 0x5eedc4a5 never_started 3 finished_before_kill 9 in 1800.2s\n";
+        let rows = parse_crash_counts(out, "cmd").unwrap();
+        let got: Vec<(&str, &str)> = rows
+            .iter()
+            .map(|r| (r.name.as_str(), r.figure.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("crash.kills", "2000"),
+                ("crash.resumes", "2204"),
+                ("crash.duplicates", "0"),
+                ("crash.lost", "0"),
+                ("crash.outcome_unknown", "31"),
+            ]
+        );
+        assert!(rows.iter().all(|r| r.command == "cmd"));
+    }
+
+    #[test]
+    fn a_crash_line_without_every_count_is_not_read() {
+        assert_eq!(
+            parse_crash_counts("crash: kills 10 resumes 12\n", "c"),
+            None
+        );
+        assert_eq!(
+            parse_crash_counts(
+                "crash: kills x resumes 1 duplicates 0 lost 0 outcome_unknown 0",
+                "c"
+            ),
+            None
+        );
+        assert_eq!(parse_crash_counts("no crash line here\n", "c"), None);
     }
 
     #[test]

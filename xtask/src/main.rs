@@ -2,8 +2,8 @@
 //!
 //! - `check-layers` — the layer boundary over the full `cargo metadata` graph (see [`layers`]);
 //! - `ci` — everything CI runs, in order; the README's test command;
-//! - `bench` — every benchmark and the soak/load tests at full size, figures into
-//!   `docs/benchmarks.md` (see [`mod@bench`]).
+//! - `bench` — every benchmark, the soak/load tests at full size and the crash test at 2,000
+//!   kills, figures into `docs/benchmarks.md` (see [`mod@bench`]).
 
 mod bench;
 mod ci;
@@ -67,7 +67,7 @@ fn main() -> ExitCode {
         Some("ci") => ci::run(&root, &args[1..]),
         Some("bench") => bench::run(&root, &args[1..]),
         _ => Err(
-            "usage: cargo xtask <check-layers | ci [--skip-interop] | bench [--no-criterion]>"
+            "usage: cargo xtask <check-layers | ci [--skip-interop] | bench [--no-criterion | --crash-only]>"
                 .to_owned(),
         ),
     });
