@@ -69,7 +69,7 @@ fn workflow(agent: &str) -> Arc<Workflow> {
                     agent: agent.into(),
                     skill: String::new(),
                     description: format!("task {i}"),
-                    workflow: None,
+                    ..Default::default()
                 })
                 .collect(),
             ..Default::default()
