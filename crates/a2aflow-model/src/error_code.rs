@@ -46,6 +46,12 @@ error_codes! {
     WorkflowInvalidDocument => "workflow.invalid_document",
     /// A key the workflow format does not know (a warning unless strict mode is on).
     WorkflowUnknownKey => "workflow.unknown_key",
+    /// A warning: a key appears more than once in one object of the document text; only the
+    /// last one counts.
+    WorkflowDuplicateKey => "workflow.duplicate_key",
+    /// A warning: two spellings of one key (`stepType`, `step_type`, `type`; `subtasks`,
+    /// `tasks`; …) are given with different values; the first in precedence order counts.
+    WorkflowShadowedAlias => "workflow.shadowed_alias",
     /// An enum value (such as a step type) the workflow format does not know.
     WorkflowUnknownEnumValue => "workflow.unknown_enum_value",
     /// The workflow document is larger than a load limit: more bytes than

@@ -191,6 +191,30 @@ fn position_of(text: &str, offset: usize) -> Position {
 
 const BOM: &str = "\u{feff}";
 
+/// A hint for a document that is not JSON but looks like YAML (a `---` start, a `- ` list item
+/// or a `key:` line first): only JSON is accepted.
+fn yaml_hint(text: &str) -> &'static str {
+    let first = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'));
+    let yaml = first.is_some_and(|l| {
+        l.starts_with("---")
+            || l.starts_with("- ")
+            || l.split_once(':').is_some_and(|(key, _)| {
+                !key.is_empty()
+                    && key
+                        .chars()
+                        .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | ' '))
+            })
+    });
+    if yaml {
+        "; it looks like YAML, and only JSON is accepted (convert it to JSON first)"
+    } else {
+        ""
+    }
+}
+
 fn bom_problem() -> Problem {
     let mut p = Problem::new(
         ErrorCode::WorkflowInvalidEncoding,
@@ -252,7 +276,10 @@ pub fn load_workflow_str(text: &str, options: LoadOptions) -> Result<Loaded, Loa
             let mut p = Problem::new(
                 ErrorCode::WorkflowInvalidDocument,
                 "",
-                format!("the workflow document is not valid JSON: {e}"),
+                format!(
+                    "the workflow document is not valid JSON: {e}{}",
+                    yaml_hint(text)
+                ),
             );
             if e.line() > 0 {
                 p.position = Some(Position {
@@ -283,7 +310,7 @@ pub fn load_workflow_str(text: &str, options: LoadOptions) -> Result<Loaded, Loa
             let key = path.rsplit('/').next().unwrap_or_default();
             let key = visible(key);
             Problem::new(
-                ErrorCode::WorkflowInvalidDocument,
+                ErrorCode::WorkflowDuplicateKey,
                 path.clone(),
                 format!("key `{key}` appears more than once in the same object; only the last one counts, so remove the others"),
             )
@@ -471,7 +498,7 @@ impl Cx {
             for &(k, v) in &present[1..] {
                 if v != wv {
                     self.warnings.push(Problem::new(
-                        ErrorCode::WorkflowInvalidDocument,
+                        ErrorCode::WorkflowShadowedAlias,
                         child(path, k),
                         format!("`{k}` is ignored because `{winner}` is also given with a different value; keep one of them"),
                     ));
@@ -889,6 +916,12 @@ mod tests {
         let paths: Vec<_> = loaded.warnings.iter().map(|w| w.path.as_str()).collect();
         assert_eq!(paths, ["/steps/0/stepType", "/steps/0/type"]);
         assert!(
+            loaded
+                .warnings
+                .iter()
+                .all(|w| w.code == ErrorCode::WorkflowShadowedAlias)
+        );
+        assert!(
             loaded.warnings[0]
                 .message
                 .contains("`step_type` is also given")
@@ -1106,12 +1139,38 @@ mod tests {
     }
 
     #[test]
+    fn a_yaml_document_is_told_that_only_json_is_accepted() {
+        for yaml in [
+            "id: w\nsteps:\n  - name: a\n",
+            "---\nid: w\n",
+            "# a comment\n- name: a\n",
+        ] {
+            let e = load_workflow_str(yaml, LoadOptions::default()).unwrap_err();
+            assert_eq!(e.problems[0].code, ErrorCode::WorkflowInvalidDocument);
+            assert!(
+                e.problems[0].message.ends_with(
+                    "it looks like YAML, and only JSON is accepted (convert it to JSON first)"
+                ),
+                "{yaml:?}: {}",
+                e.problems[0].message
+            );
+        }
+        // Broken JSON gets no YAML hint.
+        let e = load_workflow_str("{\"steps\": [}", LoadOptions::default()).unwrap_err();
+        assert!(
+            !e.problems[0].message.contains("YAML"),
+            "{}",
+            e.problems[0].message
+        );
+    }
+
+    #[test]
     fn duplicate_keys_in_text_are_warnings() {
         let loaded = load("{\"steps\":[{\"name\":\"a\",\n \"name\":\"b\"}]}");
         assert_eq!(loaded.workflow.steps[0].name, "b");
         assert_eq!(loaded.warnings.len(), 1);
         let w = &loaded.warnings[0];
-        assert_eq!(w.code, ErrorCode::WorkflowInvalidDocument);
+        assert_eq!(w.code, ErrorCode::WorkflowDuplicateKey);
         assert_eq!(w.path, "/steps/0/name");
         assert_eq!(w.position, Some(Position { line: 2, column: 9 }));
         assert!(w.message.starts_with("key `name` appears more than once"));
