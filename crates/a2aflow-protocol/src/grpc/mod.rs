@@ -7,7 +7,7 @@
 //! and the headers of the [`RequestHeaders`](crate::RequestHeaders) hook (credentials, bound to
 //! the interface's origin like on the other bindings), the call's budget as its gRPC deadline,
 //! and reads at most the limits' message sizes. Statuses map to the same `a2a.*` codes
-//! ([`status`]); URL forms are [`target`]'s.
+//! (the `status` module); URL forms are [`target`]'s.
 
 mod status;
 mod stream;
@@ -46,6 +46,8 @@ pub struct GrpcTransport {
     /// The interface URL as the card gave it.
     url: String,
     /// The `http(s)://host:port` it resolved to.
+    origin: String,
+    /// The same, parsed.
     target: Uri,
     tenant: Option<String>,
     /// Made on the first call (a channel needs the runtime), then shared by every call.
@@ -56,7 +58,7 @@ impl std::fmt::Debug for GrpcTransport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GrpcTransport")
             .field("url", &self.url)
-            .field("target", &self.target)
+            .field("origin", &self.origin)
             .field("tenant", &self.tenant)
             .finish_non_exhaustive()
     }
@@ -70,6 +72,8 @@ struct Budget {
     /// The gRPC deadline sent with the call (`grpc-timeout`); none for a stream bounded only by
     /// the idle timeout.
     told: Option<std::time::Duration>,
+    /// The largest message read (a unary answer, or one stream message).
+    limit: usize,
 }
 
 impl GrpcTransport {
@@ -83,13 +87,14 @@ impl GrpcTransport {
         tenant: Option<String>,
         schemeless: Schemeless,
     ) -> Result<Self, TransportError> {
-        let target = target_url(url, schemeless)?;
-        let target: Uri = target
+        let origin = target_url(url, schemeless)?;
+        let target: Uri = origin
             .parse()
             .map_err(|e| TransportError::InvalidRequest(format!("bad gRPC target: {e}")))?;
         Ok(GrpcTransport {
             http: client,
             url: url.to_owned(),
+            origin,
             target,
             tenant: tenant.filter(|t| !t.is_empty()),
             channel: OnceCell::new(),
@@ -121,7 +126,7 @@ impl GrpcTransport {
 
     fn op_uri(&self, op: &str) -> Uri {
         // The target is an origin and `op` a fixed method name: the join always parses.
-        format!("{}{SERVICE}{op}", self.target)
+        format!("{}{SERVICE}{op}", self.origin)
             .parse()
             .unwrap_or_else(|_| self.target.clone())
     }
@@ -160,7 +165,6 @@ impl GrpcTransport {
         shown: &impl Serialize,
         opts: &CallOptions,
         budget: &Budget,
-        limit: usize,
         call: F,
     ) -> Result<tonic::Response<R>, TransportError>
     where
@@ -169,6 +173,7 @@ impl GrpcTransport {
         Fut: Future<Output = Result<tonic::Response<R>, Status>>,
     {
         let uri = self.op_uri(op);
+        let limit = budget.limit;
         let judged = status::Judged {
             message_limit: limit,
             connect_timeout: self.http.limits().connect_timeout,
@@ -246,6 +251,7 @@ impl GrpcTransport {
             phase,
             after,
             told: Some(after),
+            limit: self.http.limits().max_response_body,
         }
     }
 
@@ -266,10 +272,7 @@ impl GrpcTransport {
         Fut: Future<Output = Result<tonic::Response<R>, Status>>,
     {
         let budget = self.unary_budget(opts);
-        let limit = self.http.limits().max_response_body;
-        let answer = self
-            .call(op, message, shown, opts, &budget, limit, call)
-            .await?;
+        let answer = self.call(op, message, shown, opts, &budget, call).await?;
         let headers = answer.metadata().clone().into_headers();
         let value = convert(answer.get_ref()).ok_or_else(|| {
             TransportError::InvalidResponse(format!("the {op} answer holds no payload"))
@@ -300,15 +303,14 @@ impl GrpcTransport {
         >,
     {
         let whole = whole_stream_deadline(opts);
-        let head = Budget {
-            told: whole.map(|w| w.2),
-            ..self.unary_budget(opts)
-        };
         let limits = self.http.limits();
         let limit = limits.max_sse_event;
-        let answer = self
-            .call(op, message, shown, opts, &head, limit, call)
-            .await?;
+        let head = Budget {
+            told: whole.map(|w| w.2),
+            limit,
+            ..self.unary_budget(opts)
+        };
+        let answer = self.call(op, message, shown, opts, &head, call).await?;
         Ok(stream::messages(
             answer.into_inner(),
             stream::Bounds {

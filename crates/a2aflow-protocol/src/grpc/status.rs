@@ -142,9 +142,29 @@ fn local_refusal(status: &Status, limit: usize) -> Option<TransportError> {
 
 /// A fault of the connection under the call (refused, reset, TLS, a connect timeout), when the
 /// status stands for one: tonic keeps the hyper or I/O error as its source.
-fn connection_fault(status: &Status, connect_timeout: Duration) -> Option<TransportError> {
+/// Whether tonic's `TimeoutExpired` is anywhere in the chain (tonic wraps it in its transport
+/// error).
+fn timeout_expired(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut next = Some(e);
+    for _ in 0..32 {
+        match next {
+            Some(s) if s.downcast_ref::<tonic::TimeoutExpired>().is_some() => return true,
+            Some(s) => next = s.source(),
+            None => return false,
+        }
+    }
+    false
+}
+
+/// tonic's own end of the call's deadline (the `grpc-timeout` it was given) is the call's
+/// timeout, whichever of tonic and the transport notices it first.
+fn connection_fault(status: &Status, judged: Judged) -> Option<TransportError> {
     use std::error::Error as _;
     let source = status.source()?;
+    if timeout_expired(source) {
+        return Some(deadline(judged));
+    }
+    let connect_timeout = judged.connect_timeout;
     Some(match find_cause(source, true) {
         Some(Cause::Tls(m)) => TransportError::Tls(m),
         Some(Cause::TimedOut) => TransportError::Timeout {
@@ -170,7 +190,7 @@ pub(crate) struct Judged {
 
 /// Maps a failed call's status.
 pub(crate) fn classify(status: &Status, judged: Judged) -> TransportError {
-    if let Some(e) = connection_fault(status, judged.connect_timeout) {
+    if let Some(e) = connection_fault(status, judged) {
         return e;
     }
     if let Some(e) = local_refusal(status, judged.message_limit) {
@@ -197,6 +217,18 @@ pub(crate) fn classify(status: &Status, judged: Judged) -> TransportError {
     }
 }
 
+/// The call's budget ran out.
+fn deadline(judged: Judged) -> TransportError {
+    TransportError::Timeout {
+        phase: if judged.budget_is_deadline {
+            TimeoutPhase::Deadline
+        } else {
+            TimeoutPhase::Request
+        },
+        after: judged.budget,
+    }
+}
+
 /// The codes that stand for the transport, not for the agent's verdict, when no `ErrorInfo`
 /// says otherwise.
 fn by_code_alone(status: &Status, judged: Judged) -> Option<TransportError> {
@@ -214,14 +246,7 @@ fn by_code_alone(status: &Status, judged: Judged) -> Option<TransportError> {
         Code::Unknown if status.message().starts_with("Service was not ready") => {
             TransportError::Connection(shown)
         }
-        Code::DeadlineExceeded => TransportError::Timeout {
-            phase: if judged.budget_is_deadline {
-                TimeoutPhase::Deadline
-            } else {
-                TimeoutPhase::Request
-            },
-            after: judged.budget,
-        },
+        Code::DeadlineExceeded => deadline(judged),
         _ => return None,
     })
 }
@@ -382,6 +407,20 @@ mod tests {
                 assert_eq!(
                     (phase, after),
                     (TimeoutPhase::Deadline, Duration::from_secs(7))
+                );
+            }
+            other => panic!("{other}"),
+        }
+    }
+
+    #[test]
+    fn tonics_own_deadline_is_the_calls_timeout() {
+        let s = Status::from_error(Box::new(tonic::TimeoutExpired(())));
+        match classify(&s, judged()) {
+            TransportError::Timeout { phase, after } => {
+                assert_eq!(
+                    (phase, after),
+                    (TimeoutPhase::Request, Duration::from_secs(7))
                 );
             }
             other => panic!("{other}"),

@@ -9,6 +9,8 @@ mod auth_headers;
 mod auth_oauth2;
 mod channel_door;
 mod fuzz_regressions;
+mod grpc_peer;
+mod grpc_transport;
 mod redirects;
 mod support;
 mod tls_config;
