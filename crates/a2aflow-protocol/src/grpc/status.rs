@@ -111,6 +111,38 @@ pub(crate) fn code_name(code: Code) -> &'static str {
     }
 }
 
+/// The HTTP status of an answer that was no gRPC answer at all (a proxy's error page), as tonic
+/// names it: in a status it inferred from the HTTP status (no `grpc-status`), or in the error of
+/// reading the page's bytes as gRPC messages.
+fn http_status_of(message: &str) -> Option<u16> {
+    [
+        "mapped from HTTP status code ",
+        "while receiving response with status: ",
+    ]
+    .iter()
+    .find_map(|marker| {
+        let rest = &message[message.find(marker)? + marker.len()..];
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse().ok()
+    })
+}
+
+/// An answer that was no gRPC answer, with a status other than 200: the same errors the HTTP
+/// bindings give a non-A2A answer (`a2a.http_status`; 401/403: `auth.rejected`).
+fn non_grpc_answer(status: &Status) -> Option<TransportError> {
+    let http = http_status_of(status.message()).filter(|s| *s != 200)?;
+    Some(match http {
+        401 | 403 => TransportError::AuthRejected { status: http },
+        _ => TransportError::HttpStatus {
+            status: http,
+            excerpt: format!(
+                "no gRPC answer ({})",
+                crate::error::excerpt(status.message().as_bytes())
+            ),
+        },
+    })
+}
+
 /// What the client itself refused to read: tonic's own statuses for a message over the size
 /// limit, and for bytes that are not a gRPC answer (framing, compression, protobuf).
 fn local_refusal(status: &Status, limit: usize) -> Option<TransportError> {
@@ -191,6 +223,9 @@ pub(crate) struct Judged {
 /// Maps a failed call's status.
 pub(crate) fn classify(status: &Status, judged: Judged) -> TransportError {
     if let Some(e) = connection_fault(status, judged) {
+        return e;
+    }
+    if let Some(e) = non_grpc_answer(status) {
         return e;
     }
     if let Some(e) = local_refusal(status, judged.message_limit) {
@@ -425,6 +460,28 @@ mod tests {
             }
             other => panic!("{other}"),
         }
+    }
+
+    #[test]
+    fn an_answer_that_is_no_grpc_answer_keeps_its_http_status() {
+        let inferred =
+            Status::unavailable("grpc-status header missing, mapped from HTTP status code 502");
+        match classify(&inferred, judged()) {
+            TransportError::HttpStatus { status, .. } => assert_eq!(status, 502),
+            other => panic!("{other}"),
+        }
+        let read = Status::internal(
+            "protocol error: received message with invalid compression flag: 60 (valid flags are 0 and 1) while receiving response with status: 503 Service Unavailable",
+        );
+        assert_eq!(classify(&read, judged()).code_str(), "a2a.http_status");
+        let auth =
+            Status::unauthenticated("grpc-status header missing, mapped from HTTP status code 401");
+        assert_eq!(classify(&auth, judged()).code_str(), "auth.rejected");
+        // Bytes that are no gRPC message on a 200 stay an unreadable answer.
+        let ok = Status::internal(
+            "protocol error: received message with invalid compression flag: 60 (valid flags are 0 and 1) while receiving response with status: 200 OK",
+        );
+        assert_eq!(classify(&ok, judged()).code_str(), "a2a.invalid_response");
     }
 
     #[test]

@@ -10,6 +10,7 @@ mod auth_oauth2;
 mod channel_door;
 mod fuzz_regressions;
 mod grpc_peer;
+mod grpc_testkit;
 mod grpc_transport;
 mod redirects;
 mod support;
