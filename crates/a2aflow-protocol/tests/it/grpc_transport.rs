@@ -441,3 +441,63 @@ async fn mutual_tls_presents_the_configured_identity() {
         .with_client_cert(&cert.0, &key.0);
     grpc_to(&server, &tls).await.unwrap();
 }
+
+/// A fixed bearer credential.
+struct Secret;
+
+#[async_trait]
+impl RequestHeaders for Secret {
+    async fn headers_for(&self, _: &Uri) -> Result<HeaderMap, Failure> {
+        let mut h = HeaderMap::new();
+        h.insert(
+            "authorization",
+            HeaderValue::from_static("Bearer GRPC-SECRET-z1x2"),
+        );
+        Ok(h)
+    }
+}
+
+#[tokio::test]
+async fn the_wire_log_shows_grpc_calls_with_credentials_redacted() {
+    use a2aflow_protocol::wirelog::{RedactionPolicy, WireLog};
+    let peer = GrpcPeer::spawn(Mode::Answer).await;
+    let capture = crate::support::Capture::default();
+    let _guard = capture.trace_default();
+    let client = HttpClient::builder()
+        .wire_log(WireLog::enabled(RedactionPolicy::new()), "g")
+        .request_headers(Arc::new(Secret))
+        .build()
+        .unwrap();
+    let t = plain(client, &peer, None);
+    t.send_message(&msg("logged words"), &opts()).await.unwrap();
+    let _ = t
+        .get_task(
+            &GetTaskRequest {
+                id: "missing".into(),
+                history_length: None,
+                tenant: None,
+            },
+            &opts(),
+        )
+        .await;
+    let text = capture.text();
+    assert!(text.contains("lf.a2a.v1.A2AService/SendMessage"), "{text}");
+    assert!(
+        text.contains("logged words"),
+        "the request and answer bodies: {text}"
+    );
+    assert!(text.contains("a2a-version"), "{text}");
+    assert!(
+        text.contains("authorization"),
+        "the header is logged, redacted: {text}"
+    );
+    assert!(
+        !text.contains("GRPC-SECRET-z1x2"),
+        "a credential reached the log: {text}"
+    );
+    assert_eq!(
+        peer.peer.calls()[0].metadata["authorization"],
+        "Bearer GRPC-SECRET-z1x2",
+        "the credential itself was sent"
+    );
+}
