@@ -119,9 +119,7 @@ impl GrpcTransport {
     }
 
     async fn client(&self, limit: usize) -> A2aServiceClient<Channel> {
-        A2aServiceClient::new(self.channel().await)
-            .max_decoding_message_size(limit)
-            .max_encoding_message_size(usize::MAX)
+        A2aServiceClient::new(self.channel().await).max_decoding_message_size(limit)
     }
 
     fn op_uri(&self, op: &str) -> Uri {
