@@ -52,6 +52,8 @@ pub enum Wire {
     JsonRpc,
     /// HTTP+JSON.
     Rest,
+    /// gRPC (the testkit's gRPC door).
+    Grpc,
 }
 
 /// The misbehaviour of a cell.
@@ -336,6 +338,7 @@ pub fn matrix() -> Vec<Cell> {
     hostile_cards(&mut cells);
     gate_answer_cells(&mut cells);
     retry_cells(&mut cells);
+    grpc_cells(&mut cells);
     cells
 }
 
@@ -356,6 +359,80 @@ fn gate_answer_cells(cells: &mut Vec<Cell>) {
         for (fault, expect) in unary_faults() {
             add(wire, Trouble::Inject(fault), expect);
         }
+    }
+}
+
+/// The gRPC column: the faults the testkit's gRPC door injects (an answer replaced, or a stream
+/// reset), at every place but the negotiation reply, with the codes of the other bindings.
+fn grpc_cells(cells: &mut Vec<Cell>) {
+    let mut add = |place, trouble, expect| {
+        cells.push(Cell {
+            place,
+            wire: Wire::Grpc,
+            trouble,
+            expect,
+            finding: None,
+        })
+    };
+    let unary = || {
+        vec![
+            (Fault::RefuseConnection, Expect::Code("a2a.connection")),
+            (
+                Fault::ServerError { status: 502 },
+                Expect::Code("a2a.http_status"),
+            ),
+            (Fault::MalformedJson, Expect::Code("a2a.invalid_response")),
+            (Fault::WrongTypes, Expect::Code("a2a.invalid_response")),
+            (
+                Fault::OversizedBody { bytes: OVERSIZE },
+                Expect::Code("a2a.response_too_large"),
+            ),
+            (Fault::NeverAnswer, Expect::Code("a2a.timeout")),
+            (wrong_auth(), Expect::Code("auth.rejected")),
+        ]
+    };
+    for place in [Place::Send, Place::Poll, Place::Cancel] {
+        for (fault, expect) in unary() {
+            add(place, Trouble::Inject(fault), expect);
+        }
+    }
+    for (fault, _) in unary() {
+        add(
+            Place::EngineCancel,
+            Trouble::Inject(fault),
+            Expect::Code("workflow.timeout"),
+        );
+    }
+    for place in [Place::Stream, Place::Subscribe] {
+        for (fault, expect) in [
+            (Fault::RefuseConnection, Expect::Code("a2a.connection")),
+            (
+                Fault::ResetMidStream { after_events: 0 },
+                Expect::Code("a2a.connection"),
+            ),
+            (
+                Fault::ServerError { status: 503 },
+                Expect::Code("a2a.http_status"),
+            ),
+            (Fault::MalformedJson, Expect::Code("a2a.invalid_response")),
+            (Fault::NeverAnswer, Expect::Code("a2a.timeout")),
+            (wrong_auth(), Expect::Code("auth.rejected")),
+        ] {
+            add(place, Trouble::Inject(fault), expect);
+        }
+    }
+    // A stream dropped after the task is known is resubscribed: the branch completes.
+    add(
+        Place::Stream,
+        Trouble::Inject(Fault::ResetMidStream { after_events: 1 }),
+        Expect::Recovers,
+    );
+    for fault in [Fault::RefuseConnection, Fault::NeverAnswer] {
+        add(
+            Place::Subscribe,
+            Trouble::ResubscribeFault(fault),
+            Expect::Recovers,
+        );
     }
 }
 

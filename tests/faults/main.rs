@@ -1,4 +1,5 @@
-//! The fault matrix: every fault the testkit injects × each place it can hit × both bindings.
+//! The fault matrix: every fault the testkit injects × each place it can hit × each binding
+//! (JSON-RPC and HTTP+JSON; gRPC for the faults its gRPC door injects).
 //!
 //! Each cell runs on a current-thread runtime of its own against two loopback servers (a faulty
 //! agent and a healthy one) and asserts: the stable error code (or the recovery, where the engine

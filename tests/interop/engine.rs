@@ -1,5 +1,5 @@
 //! The whole engine (facade → kernel → engine client → transport) against the official Python SDK
-//! peer, on both bindings: a three-step workflow with the right outputs, a failing subtask, an
+//! peer, on all three bindings: a three-step workflow with the right outputs, a failing subtask, an
 //! ordinary INPUT_REQUIRED gate, and ANY_SUCCESS cancelling its slow sibling remotely.
 
 use crate::peer::Peer;
@@ -10,7 +10,7 @@ use a2aflow::model::{
     TaskResult, load_workflow_str,
 };
 use a2aflow::protocol::{CallOptions, HttpClient, connect};
-use a2aflow::{EngineConfig, HostHooks, execute_workflow};
+use a2aflow::{AgentEndpoint, EngineConfig, HostHooks, execute_workflow};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
@@ -49,11 +49,12 @@ async fn run(peer: &Peer, binding: &str, workflow: &str) -> ExecutionResult {
         "bindings = [\"{binding}\"]\npoll_interval_ms = 100\n[timeouts]\nrun_secs = 40"
     ))
     .unwrap();
-    let mut card = peer.card.clone();
-    card.name = "peer".into();
+    // The agent as the user configured it: named `peer`, at the peer's plain http URL (so its
+    // gRPC `host:port` interface is reached in the clear).
+    let agent = AgentEndpoint::new("peer", &peer.base_url, peer.card.clone());
     execute_workflow(
         workflow,
-        &[card],
+        &[agent],
         Arc::new(Host),
         &config,
         RunInput::default(),
@@ -252,6 +253,11 @@ async fn engine_three_step_workflow_rest() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engine_three_step_workflow_grpc() {
+    three_steps("grpc").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn engine_failure_and_input_gate_jsonrpc() {
     failures_and_gates("jsonrpc").await;
 }
@@ -262,6 +268,11 @@ async fn engine_failure_and_input_gate_rest() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engine_failure_and_input_gate_grpc() {
+    failures_and_gates("grpc").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn engine_any_success_cancels_remotely_jsonrpc() {
     any_success_cancels_the_slow_sibling("jsonrpc").await;
 }
@@ -269,4 +280,9 @@ async fn engine_any_success_cancels_remotely_jsonrpc() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn engine_any_success_cancels_remotely_rest() {
     any_success_cancels_the_slow_sibling("rest").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engine_any_success_cancels_remotely_grpc() {
+    any_success_cancels_the_slow_sibling("grpc").await;
 }

@@ -18,6 +18,8 @@ pub struct Peer {
     child: Child,
     /// `http://127.0.0.1:PORT`.
     pub base_url: String,
+    /// The port of its gRPC server (the card's `GRPC` interface is `127.0.0.1:PORT`).
+    pub grpc_port: u16,
     /// The card it served.
     pub card: AgentCard,
 }
@@ -50,9 +52,16 @@ impl Peer {
             .join("interop")
             .join("peer_agent.py");
         let port = free_port();
+        let grpc_port = loop {
+            let p = free_port();
+            if p != port {
+                break p;
+            }
+        };
         let child = Command::new(&python)
             .arg(&script)
             .arg(port.to_string())
+            .arg(grpc_port.to_string())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
@@ -62,6 +71,7 @@ impl Peer {
         let mut peer = Peer {
             child,
             base_url,
+            grpc_port,
             card: placeholder_card(),
         };
         let client = HttpClient::new().expect("client");

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """a2aflow's interop peer: an A2A 1.0 agent built on the official Python SDK (a2a-sdk==1.3.0).
 
-    python peer_agent.py PORT
+    python peer_agent.py PORT [GRPC_PORT]
 
 Listens on 127.0.0.1:PORT only and serves the public card at /.well-known/agent-card.json,
-JSON-RPC at /rpc and HTTP+JSON under /api. The first word of the message text picks the
+JSON-RPC at /rpc and HTTP+JSON under /api; with GRPC_PORT, the SDK's gRPC server
+(lf.a2a.v1.A2AService, plaintext) on 127.0.0.1:GRPC_PORT too, its interface on the card as
+`127.0.0.1:GRPC_PORT` (the SDKs' own form: no scheme). The first word of the message text picks the
 behaviour:
 
     reply ...   one Message back, no task
@@ -16,7 +18,7 @@ behaviour:
     input ...   a Task: WORKING, then INPUT_REQUIRED (no Negotiation-T context)
 
 The Rust side (tests/interop/main.rs) starts it, waits for the card, drives both bindings and
-kills it when done.
+kills it when done. All bindings share one request handler and task store.
 """
 
 from __future__ import annotations
@@ -25,18 +27,20 @@ import asyncio
 import sys
 import uuid
 
+import grpc
 import uvicorn
 from starlette.applications import Starlette
 
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
-from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.request_handlers import DefaultRequestHandler, GrpcHandler
 from a2a.server.routes import (
     create_agent_card_routes,
     create_jsonrpc_routes,
     create_rest_routes,
 )
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.types import a2a_pb2_grpc
 from a2a.types.a2a_pb2 import (
     AgentCapabilities,
     AgentCard,
@@ -119,16 +123,21 @@ class InteropExecutor(AgentExecutor):
         await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
 
 
-def agent_card(port: int) -> AgentCard:
+def agent_card(port: int, grpc_port: int | None) -> AgentCard:
     base = f'http://127.0.0.1:{port}'
+    interfaces = [
+        AgentInterface(url=base + RPC_PATH, protocol_binding='JSONRPC', protocol_version='1.0'),
+        AgentInterface(url=base + REST_PATH, protocol_binding='HTTP+JSON', protocol_version='1.0'),
+    ]
+    if grpc_port is not None:
+        interfaces.append(
+            AgentInterface(url=f'127.0.0.1:{grpc_port}', protocol_binding='GRPC', protocol_version='1.0')
+        )
     return AgentCard(
         name='a2aflow-interop-peer',
         description='Interop peer for a2aflow on the official a2a-sdk 1.3.0.',
         version='1.0.0',
-        supported_interfaces=[
-            AgentInterface(url=base + RPC_PATH, protocol_binding='JSONRPC', protocol_version='1.0'),
-            AgentInterface(url=base + REST_PATH, protocol_binding='HTTP+JSON', protocol_version='1.0'),
-        ],
+        supported_interfaces=interfaces,
         capabilities=AgentCapabilities(streaming=True),
         default_input_modes=['text/plain'],
         default_output_modes=['text/plain'],
@@ -143,12 +152,8 @@ def agent_card(port: int) -> AgentCard:
     )
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) != 1 or not argv[0].isdigit():
-        print('usage: peer_agent.py PORT', file=sys.stderr)
-        return 2
-    port = int(argv[0])
-    card = agent_card(port)
+async def serve(port: int, grpc_port: int | None) -> None:
+    card = agent_card(port, grpc_port)
     handler = DefaultRequestHandler(
         agent_executor=InteropExecutor(),
         task_store=InMemoryTaskStore(),
@@ -158,7 +163,29 @@ def main(argv: list[str]) -> int:
     routes = list(create_agent_card_routes(card))
     routes += create_jsonrpc_routes(handler, rpc_url=RPC_PATH)
     routes += create_rest_routes(handler, path_prefix=REST_PATH)
-    uvicorn.run(Starlette(routes=routes), host='127.0.0.1', port=port, log_level='warning')
+    http = uvicorn.Server(
+        uvicorn.Config(Starlette(routes=routes), host='127.0.0.1', port=port, log_level='warning')
+    )
+    if grpc_port is None:
+        await http.serve()
+        return
+    server = grpc.aio.server()
+    a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), server)
+    server.add_insecure_port(f'127.0.0.1:{grpc_port}')
+    await server.start()
+    try:
+        await http.serve()
+    finally:
+        await server.stop(grace=None)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) not in (1, 2) or not all(a.isdigit() for a in argv):
+        print('usage: peer_agent.py PORT [GRPC_PORT]', file=sys.stderr)
+        return 2
+    port = int(argv[0])
+    grpc_port = int(argv[1]) if len(argv) == 2 else None
+    asyncio.run(serve(port, grpc_port))
     return 0
 
 

@@ -62,8 +62,8 @@ pub struct RunArgs {
     /// How Negotiation-T proposals are answered.
     #[arg(long, value_enum, default_value_t = NegotiationPolicy::Accept)]
     pub negotiation: NegotiationPolicy,
-    /// Only this binding (default: JSON-RPC, then HTTP+JSON, as the card offers).
-    #[arg(long, value_parser = ["jsonrpc", "rest"])]
+    /// Only this binding (default: JSON-RPC, then HTTP+JSON, then gRPC, as the card offers).
+    #[arg(long, value_parser = BindingName::CLI_NAMES)]
     pub binding: Option<String>,
     /// The run's one deadline budget in seconds, counted from the start: discovery (loading the
     /// workflow from --orchestrator, the --registry listing, every --agent card) and the run
@@ -285,11 +285,8 @@ pub fn run(args: RunArgs) -> u8 {
         Err(f) => return usage(f),
     };
     if let Some(b) = &args.binding {
-        config.bindings = vec![if b == "rest" {
-            BindingName::Rest
-        } else {
-            BindingName::JsonRpc
-        }];
+        // clap admitted only BindingName::CLI_NAMES.
+        config.bindings = BindingName::parse(b).into_iter().collect();
     }
     if let Some(t) = args.timeout {
         config.timeouts.run_secs = t;

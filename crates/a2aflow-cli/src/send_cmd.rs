@@ -22,8 +22,8 @@ pub struct SendArgs {
     pub url: String,
     /// The message text (sent as a text part).
     pub text: String,
-    /// Only this binding (default: JSON-RPC, then HTTP+JSON, as the card offers).
-    #[arg(long, value_parser = ["jsonrpc", "rest"])]
+    /// Only this binding (default: JSON-RPC, then HTTP+JSON, then gRPC, as the card offers).
+    #[arg(long, value_parser = BindingName::CLI_NAMES)]
     pub binding: Option<String>,
     /// Use SendStreamingMessage and assemble the streamed artifacts.
     #[arg(long)]
@@ -390,11 +390,8 @@ pub fn run(args: SendArgs) -> u8 {
         config.timeouts.run_secs = t;
     }
     if let Some(b) = &args.binding {
-        config.bindings = vec![if b == "rest" {
-            BindingName::Rest
-        } else {
-            BindingName::JsonRpc
-        }];
+        // clap admitted only BindingName::CLI_NAMES.
+        config.bindings = BindingName::parse(b).into_iter().collect();
     }
     if let Some(c) = &args.credentials {
         config.credentials_file = Some(c.clone());

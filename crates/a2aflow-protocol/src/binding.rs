@@ -5,6 +5,7 @@ use std::sync::Arc;
 use a2aflow_model::a2a::{AgentCard, AgentInterface};
 
 use crate::error::TransportError;
+use crate::grpc::{GrpcTransport, Schemeless};
 use crate::http_client::HttpClient;
 use crate::jsonrpc::JsonRpcTransport;
 use crate::rest::RestTransport;
@@ -18,17 +19,21 @@ pub enum Binding {
     JsonRpc,
     /// HTTP+JSON, the REST binding (`HTTP+JSON`).
     HttpJson,
+    /// gRPC (`GRPC`): the `lf.a2a.v1.A2AService` service.
+    Grpc,
 }
 
 impl Binding {
-    /// The default preference order: JSON-RPC, then HTTP+JSON.
-    pub const DEFAULT_PREFERENCE: &'static [Binding] = &[Binding::JsonRpc, Binding::HttpJson];
+    /// The default preference order: JSON-RPC, then HTTP+JSON, then gRPC.
+    pub const DEFAULT_PREFERENCE: &'static [Binding] =
+        &[Binding::JsonRpc, Binding::HttpJson, Binding::Grpc];
 
     /// The `protocolBinding` value on the card.
     pub const fn wire_name(self) -> &'static str {
         match self {
             Binding::JsonRpc => "JSONRPC",
             Binding::HttpJson => "HTTP+JSON",
+            Binding::Grpc => "GRPC",
         }
     }
 }
@@ -80,12 +85,47 @@ pub fn connect(
 
 /// Builds the transport for an interface already chosen with [`select_interface`] (so a caller
 /// that needs the interface before connecting, to bind credentials to its URL, chooses once).
+/// A gRPC interface URL without a scheme is reached over TLS; [`connect_interface_with`] lets
+/// the caller say otherwise.
 pub fn connect_interface(
     binding: Binding,
     interface: &AgentInterface,
     client: &HttpClient,
 ) -> Result<Arc<dyn Transport>, TransportError> {
-    // The card chose the URL: one without an http(s) origin is the agent's fault.
+    connect_interface_with(binding, interface, client, Schemeless::Tls)
+}
+
+/// [`connect_interface`], a gRPC interface URL without a scheme reached as `schemeless` says.
+pub fn connect_interface_with(
+    binding: Binding,
+    interface: &AgentInterface,
+    client: &HttpClient,
+    schemeless: Schemeless,
+) -> Result<Arc<dyn Transport>, TransportError> {
+    let tenant = interface.tenant.clone().filter(|t| !t.is_empty());
+    Ok(match binding {
+        Binding::JsonRpc => Arc::new(JsonRpcTransport::new(
+            client.clone(),
+            http_url(binding, interface)?,
+            tenant,
+        )?),
+        Binding::HttpJson => Arc::new(RestTransport::new(
+            client.clone(),
+            http_url(binding, interface)?,
+            tenant,
+        )?),
+        Binding::Grpc => Arc::new(GrpcTransport::new(
+            client.clone(),
+            &interface.url,
+            tenant,
+            schemeless,
+        )?),
+    })
+}
+
+/// The interface's URL when it is an absolute http(s) URL. The card chose it: any other is the
+/// agent's fault.
+fn http_url(binding: Binding, interface: &AgentInterface) -> Result<&str, TransportError> {
     crate::http_client::parse_uri(&interface.url).map_err(|_| {
         let shown: String = interface
             .url
@@ -97,15 +137,7 @@ pub fn connect_interface(
             "the card's {binding} interface URL \"{shown}\" is not an absolute http(s) URL"
         ))
     })?;
-    let tenant = interface.tenant.clone().filter(|t| !t.is_empty());
-    Ok(match binding {
-        Binding::JsonRpc => Arc::new(JsonRpcTransport::new(
-            client.clone(),
-            &interface.url,
-            tenant,
-        )?),
-        Binding::HttpJson => Arc::new(RestTransport::new(client.clone(), &interface.url, tenant)?),
-    })
+    Ok(&interface.url)
 }
 
 #[cfg(test)]
@@ -145,12 +177,16 @@ mod tests {
         ]);
         let (b, i) = select_interface(&c, Binding::DEFAULT_PREFERENCE).unwrap();
         assert_eq!((b, i.url.as_str()), (Binding::HttpJson, "http://h/rest"));
-        let c = card(&[("http://h/rpc03", "JSONRPC", "0.3"), ("h:1", "GRPC", "1.0")]);
+        let c = card(&[
+            ("http://h/rpc03", "JSONRPC", "0.3"),
+            ("h:1", "GRPC", "0.3"),
+            ("slim://h:1", "SLIMRPC", "1.0"),
+        ]);
         let e = select_interface(&c, Binding::DEFAULT_PREFERENCE).unwrap_err();
         assert_eq!(e.code_str(), "a2a.unsupported_binding");
         assert_eq!(
             e.to_failure().details["offered"],
-            serde_json::json!(["JSONRPC@0.3", "GRPC@1.0"])
+            serde_json::json!(["JSONRPC@0.3", "GRPC@0.3", "SLIMRPC@1.0"])
         );
         // An empty preference list offers nothing.
         let c = card(&[("http://h/rpc", "JSONRPC", "1.0")]);
@@ -166,6 +202,34 @@ mod tests {
                 .err()
                 .unwrap();
             assert_eq!(e.code_str(), "a2a.invalid_response", "{url}");
+        }
+    }
+
+    #[test]
+    fn a_card_offering_only_grpc_is_spoken() {
+        let c = card(&[
+            ("h:50051", "GRPC", "1.0"),
+            ("http://h/rpc03", "JSONRPC", "0.3"),
+        ]);
+        let (b, i) = select_interface(&c, Binding::DEFAULT_PREFERENCE).unwrap();
+        assert_eq!((b, i.url.as_str()), (Binding::Grpc, "h:50051"));
+        // gRPC after the others by default; first when the host prefers it.
+        let c = card(&[
+            ("h:50051", "GRPC", "1.0"),
+            ("http://h/rpc", "JSONRPC", "1.0"),
+        ]);
+        let (b, _) = select_interface(&c, Binding::DEFAULT_PREFERENCE).unwrap();
+        assert_eq!(b, Binding::JsonRpc);
+        let (b, _) = select_interface(&c, &[Binding::Grpc, Binding::JsonRpc]).unwrap();
+        assert_eq!(b, Binding::Grpc);
+        // Built without a runtime: the channel is made on the first call.
+        let client = HttpClient::new().unwrap();
+        let t = connect(&c, &client, &[Binding::Grpc]).unwrap();
+        assert_eq!((t.binding(), t.url()), (Binding::Grpc, "h:50051"));
+        for bad in ["grpc://h:1", "h:1/a2a"] {
+            let c = card(&[(bad, "GRPC", "1.0")]);
+            let e = connect(&c, &client, &[Binding::Grpc]).err().unwrap();
+            assert_eq!(e.code_str(), "a2a.invalid_response", "{bad}");
         }
     }
 

@@ -16,7 +16,8 @@ use a2aflow_model::{ErrorCode, Failure};
 use crate::auth::{
     AgentAuth, AuthProvider, ConfiguredOrigin, Credentials, HttpTokenFetcher, TokenFetcher,
 };
-use crate::binding::{Binding, connect_interface, select_interface};
+use crate::binding::{Binding, connect_interface_with, select_interface};
+use crate::grpc::{Schemeless, target_url};
 use crate::http_client::HttpClient;
 use crate::limits::Limits;
 use crate::transport::Transport;
@@ -42,8 +43,8 @@ impl AgentSource for AgentCard {
     }
 }
 
-/// How [`ChannelFactory`] builds channels. [`ChannelConfig::new`] is the default: JSON-RPC then
-/// HTTP+JSON, default limits and TLS (webpki roots), no credentials, no wire log.
+/// How [`ChannelFactory`] builds channels. [`ChannelConfig::new`] is the default: JSON-RPC, then
+/// HTTP+JSON, then gRPC, default limits and TLS (webpki roots), no credentials, no wire log.
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct ChannelConfig {
@@ -206,7 +207,14 @@ impl ChannelFactory {
     pub fn channel<A: AgentSource + ?Sized>(&self, agent: &A) -> Result<AgentChannel, Failure> {
         let card = agent.card();
         let (binding, interface) = select_interface(card, self.preference())?;
-        let auth = Arc::new(self.auth(card, interface, agent.configured_url())?);
+        // A gRPC `host:port` is reached in the clear only when the user configured the agent at
+        // a plain http URL; credentials are bound to the origin it resolves to.
+        let schemeless = Schemeless::for_configured_url(agent.configured_url());
+        let origin_url = match binding {
+            Binding::Grpc => target_url(&interface.url, schemeless)?,
+            _ => interface.url.clone(),
+        };
+        let auth = Arc::new(self.auth(card, origin_url, agent.configured_url())?);
         let mut http = HttpClient::builder()
             .limits(self.config.limits.clone())
             .tls(self.config.tls.clone());
@@ -217,7 +225,7 @@ impl ChannelFactory {
             http = http.wire_log(WireLog::enabled(policy), card.name.clone());
         }
         let http = http.request_headers(auth).build()?;
-        let transport = connect_interface(binding, interface, &http)?;
+        let transport = connect_interface_with(binding, interface, &http, schemeless)?;
         Ok(
             AgentChannel::new(card, transport, self.config.limits.clone())
                 .with_interface(interface.clone()),
@@ -241,14 +249,14 @@ impl ChannelFactory {
     fn auth(
         &self,
         card: &AgentCard,
-        interface: &AgentInterface,
+        interface_url: String,
         configured_url: Option<&str>,
     ) -> Result<AgentAuth, Failure> {
         let configured = match configured_url {
             Some(url) => ConfiguredOrigin::AgentUrl(url.to_owned()),
             None => ConfiguredOrigin::Unknown,
         };
-        let mut auth = AgentAuth::builder(Arc::new(card.clone()), interface.url.clone())
+        let mut auth = AgentAuth::builder(Arc::new(card.clone()), interface_url)
             .configured_origin(configured)
             .client_identity(self.config.client_identity)
             .token_fetcher(self.token_fetcher.clone());

@@ -29,7 +29,7 @@ use crate::wirelog::WireLog;
 /// The well-known path of the public agent card.
 pub const AGENT_CARD_PATH: &str = "/.well-known/agent-card.json";
 
-type Connector = ConnectTimeout<HttpsConnector<HttpConnector>>;
+pub(crate) type Connector = ConnectTimeout<HttpsConnector<HttpConnector>>;
 
 /// A pooled HTTP/1.1 + HTTP/2 client over rustls. Cheap to clone; clones share the pool.
 #[derive(Clone)]
@@ -39,6 +39,9 @@ pub struct HttpClient {
 
 struct Inner {
     client: Client<Connector, Full<Bytes>>,
+    /// The rustls configuration the pool connects with; the gRPC binding's HTTP/2 connector is
+    /// built from the same one.
+    tls: Arc<rustls::ClientConfig>,
     limits: Limits,
     headers: Option<Arc<dyn RequestHeaders>>,
     wire: WireTap,
@@ -54,7 +57,7 @@ pub(crate) struct WireTap {
 
 impl WireTap {
     /// Logs a request; the URL is only rendered when the log is active.
-    fn request(&self, method: &Method, uri: &Uri, headers: &HeaderMap, body: &[u8]) {
+    pub(crate) fn request(&self, method: &Method, uri: &Uri, headers: &HeaderMap, body: &[u8]) {
         if self.log.is_active() {
             self.log
                 .log_request(&self.agent, method, &uri.to_string(), headers, body);
@@ -62,7 +65,7 @@ impl WireTap {
     }
 
     /// Logs a response; the URL is only rendered when the log is active.
-    fn response(&self, uri: &Uri, status: StatusCode, headers: &HeaderMap, body: &[u8]) {
+    pub(crate) fn response(&self, uri: &Uri, status: StatusCode, headers: &HeaderMap, body: &[u8]) {
         if self.log.is_active() {
             self.log
                 .log_response(&self.agent, &uri.to_string(), status, headers, body);
@@ -148,21 +151,10 @@ impl HttpClientBuilder {
     /// building itself spawns nothing.
     pub fn build(self) -> Result<HttpClient, TransportError> {
         let tls = match self.tls {
-            Some(c) => (*c).clone(),
-            None => default_tls()?,
+            Some(c) => c,
+            None => Arc::new(default_tls()?),
         };
-        let mut http = HttpConnector::new();
-        http.enforce_http(false);
-        http.set_nodelay(true);
-        let https = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(tls)
-            .https_or_http()
-            .enable_all_versions()
-            .wrap_connector(http);
-        let connector = ConnectTimeout {
-            inner: https,
-            timeout: self.limits.connect_timeout,
-        };
+        let connector = connector(&tls, self.limits.connect_timeout, true);
         let client = Client::builder(TokioExecutor::new())
             .pool_timer(TokioTimer::new())
             .timer(TokioTimer::new())
@@ -171,12 +163,34 @@ impl HttpClientBuilder {
         Ok(HttpClient {
             inner: Arc::new(Inner {
                 client,
+                tls,
                 limits: self.limits,
                 headers: self.headers,
                 wire: self.wire,
                 send_version: self.send_version,
             }),
         })
+    }
+}
+
+/// The TCP + rustls connector of every binding: `https` URIs over TLS with `tls`, `http` ones in
+/// the clear, the whole connect bounded by `timeout`. ALPN offers HTTP/2 and HTTP/1.1, or HTTP/2
+/// alone when `http1` is false (gRPC).
+pub(crate) fn connector(tls: &rustls::ClientConfig, timeout: Duration, http1: bool) -> Connector {
+    let mut http = HttpConnector::new();
+    http.enforce_http(false);
+    http.set_nodelay(true);
+    let builder = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(tls.clone())
+        .https_or_http();
+    let https = if http1 {
+        builder.enable_all_versions().wrap_connector(http)
+    } else {
+        builder.enable_http2().wrap_connector(http)
+    };
+    ConnectTimeout {
+        inner: https,
+        timeout,
     }
 }
 
@@ -197,7 +211,7 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// Bounds a whole connect — DNS, TCP and the TLS handshake — by the connect timeout
 /// ([`Limits::connect_timeout`]). The inner connector's own timeout would cover TCP only.
 #[derive(Clone)]
-struct ConnectTimeout<C> {
+pub(crate) struct ConnectTimeout<C> {
     inner: C,
     timeout: Duration,
 }
@@ -291,7 +305,10 @@ pub(crate) struct Exchange<'a> {
 }
 
 /// The earliest of the caller's deadline and `now + timeout`, and which of them it is.
-fn effective_deadline(opts: &CallOptions, default: Duration) -> (Instant, TimeoutPhase, Duration) {
+pub(crate) fn effective_deadline(
+    opts: &CallOptions,
+    default: Duration,
+) -> (Instant, TimeoutPhase, Duration) {
     let timeout = opts.timeout.unwrap_or(default);
     let by_timeout = Instant::now() + timeout;
     match opts.deadline {
@@ -301,6 +318,22 @@ fn effective_deadline(opts: &CallOptions, default: Duration) -> (Instant, Timeou
             d.saturating_duration_since(Instant::now()),
         ),
         _ => (by_timeout, TimeoutPhase::Request, timeout),
+    }
+}
+
+/// The whole-stream limit: whichever of the caller's timeout and deadline is set (the earlier
+/// when both are); with neither, `None` (only the idle timeout bounds the stream).
+pub(crate) fn whole_stream_deadline(
+    opts: &CallOptions,
+) -> Option<(Instant, TimeoutPhase, Duration)> {
+    match (opts.timeout, opts.deadline) {
+        (None, None) => None,
+        (Some(timeout), _) => Some(effective_deadline(opts, timeout)),
+        (None, Some(deadline)) => Some((
+            deadline,
+            TimeoutPhase::Deadline,
+            deadline.saturating_duration_since(Instant::now()),
+        )),
     }
 }
 
@@ -322,6 +355,21 @@ impl HttpClient {
 
     pub(crate) fn wire_tap(&self) -> &WireTap {
         &self.inner.wire
+    }
+
+    /// The rustls configuration this client connects with.
+    pub(crate) fn tls(&self) -> &Arc<rustls::ClientConfig> {
+        &self.inner.tls
+    }
+
+    /// The request-headers hook (credentials), when one is set.
+    pub(crate) fn headers_hook(&self) -> Option<&Arc<dyn RequestHeaders>> {
+        self.inner.headers.as_ref()
+    }
+
+    /// Whether `A2A-Version` is sent (always, except in conformance tests).
+    pub(crate) fn sends_version(&self) -> bool {
+        self.inner.send_version
     }
 
     /// Fetches the public agent card. `url` is either the card URL itself (its path ends in
@@ -470,18 +518,7 @@ impl HttpClient {
         let body = tokio::time::timeout_at(head_deadline, work)
             .await
             .map_err(|_| TransportError::Timeout { phase, after })??;
-        // The whole-stream limit is whichever of the caller's timeout and deadline is set (the
-        // earlier when both are); with neither, only the idle timeout bounds the stream.
-        let whole = match (opts.timeout, opts.deadline) {
-            (None, None) => None,
-            (Some(timeout), _) => Some(effective_deadline(opts, timeout)),
-            (None, Some(deadline)) => Some((
-                deadline,
-                TimeoutPhase::Deadline,
-                deadline.saturating_duration_since(Instant::now()),
-            )),
-        };
-        Ok((body, whole))
+        Ok((body, whole_stream_deadline(opts)))
     }
 
     /// Builds and sends one request; on a 401 the hook may refresh credentials once.
@@ -650,7 +687,7 @@ pub fn parse_uri(url: &str) -> Result<Uri, TransportError> {
     }
 }
 
-fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut parts = vec![e.to_string()];
     let mut src = e.source();
     while let Some(s) = src {
@@ -670,7 +707,7 @@ fn chain(e: &(dyn std::error::Error + 'static)) -> String {
 /// reports every TLS failure (a fatal alert such as `CertificateRequired`) as one, and h2 keeps
 /// only the kind and text of the I/O errors of its connection, so on HTTP/2 the `rustls::Error`
 /// itself is gone.
-fn find_cause(e: &(dyn std::error::Error + 'static), over_tls: bool) -> Option<Cause> {
+pub(crate) fn find_cause(e: &(dyn std::error::Error + 'static), over_tls: bool) -> Option<Cause> {
     let mut timed_out = false;
     let mut invalid_data: Option<String> = None;
     let mut src: Option<&(dyn std::error::Error + 'static)> = Some(e);
@@ -701,8 +738,10 @@ fn find_cause(e: &(dyn std::error::Error + 'static), over_tls: bool) -> Option<C
     }
 }
 
-enum Cause {
+pub(crate) enum Cause {
+    /// A TLS failure, in words.
     Tls(String),
+    /// An I/O timeout.
     TimedOut,
 }
 

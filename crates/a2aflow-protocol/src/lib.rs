@@ -1,7 +1,7 @@
 //! # a2aflow-protocol — protocol adaptation
 //!
-//! **What it is.** A2A 1.0 over the network: JSON-RPC 2.0 and HTTP+JSON transports with SSE on
-//! hyper 1 + rustls, error-envelope mapping to stable `a2a.*` codes, credentials and TLS, the
+//! **What it is.** A2A 1.0 over the network: JSON-RPC 2.0 and HTTP+JSON transports with SSE, and
+//! gRPC on tonic, all on hyper 1 + rustls, error-envelope mapping to stable `a2a.*` codes, credentials and TLS, the
 //! redacting wire log, plain JSON requests for services that are not agents, and the pure fold of
 //! A2A responses into a task view ([`ResponseReducer`]).
 //!
@@ -17,8 +17,8 @@
 //!
 //! - [`HttpClient`] — the pooled hyper client (HTTP/1.1 and HTTP/2, rustls with `ring`) with its
 //!   [`Limits`] and the [`RequestHeaders`] hook; [`HttpClient::fetch_agent_card`].
-//! - [`Transport`] — one async method per A2A operation; [`JsonRpcTransport`] and
-//!   [`RestTransport`] implement it; [`connect`] picks one from a card's `supportedInterfaces`.
+//! - [`Transport`] — one async method per A2A operation; [`JsonRpcTransport`],
+//!   [`RestTransport`] and [`GrpcTransport`] (tonic, [`grpc`]) implement it; [`connect`] picks one from a card's `supportedInterfaces`.
 //! - [`ChannelFactory`] ([`channel`]) — the one door from a card (and the URL the user configured
 //!   for it) and a [`ChannelConfig`] to an authenticated [`AgentChannel`]; clients keep their
 //!   agents in an [`AgentTable`].
@@ -34,6 +34,7 @@ pub mod channel;
 pub mod end_state;
 pub mod envelope;
 pub mod error;
+pub mod grpc;
 pub mod headers;
 pub mod http_client;
 pub mod http_json;
@@ -50,12 +51,13 @@ pub mod stream;
 pub mod transport;
 pub mod view;
 
-pub use binding::{Binding, connect, connect_interface, select_interface};
+pub use binding::{Binding, connect, connect_interface, connect_interface_with, select_interface};
 pub use channel::{
     AgentChannel, AgentSource, AgentTable, ChannelConfig, ChannelFactory, DeclaredUri,
 };
 pub use end_state::end_state_code;
 pub use error::{RemoteDetails, RemoteError, TimeoutPhase, TransportError};
+pub use grpc::GrpcTransport;
 pub use headers::{CallOptions, RequestHeaders};
 pub use http_client::HttpClient;
 pub use jsonrpc::JsonRpcTransport;

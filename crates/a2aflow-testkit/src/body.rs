@@ -30,7 +30,7 @@ pub(crate) fn full(bytes: impl Into<Bytes>) -> Body {
         .boxed_unsync()
 }
 
-fn from_frames<S>(s: S) -> Body
+pub(crate) fn from_frames<S>(s: S) -> Body
 where
     S: futures_util::Stream<Item = Result<Frame<Bytes>, BodyError>> + Send + 'static,
 {

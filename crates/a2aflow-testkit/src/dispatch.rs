@@ -83,7 +83,7 @@ fn json_bytes(v: &Value) -> Bytes {
     Bytes::from(serde_json::to_vec(v).unwrap_or_default())
 }
 
-fn refused() -> BodyError {
+pub(crate) fn refused() -> BodyError {
     "a2aflow-testkit injected fault: connection refused".into()
 }
 
@@ -114,7 +114,7 @@ fn query_params(query: Option<&str>) -> Value {
     Value::Object(m)
 }
 
-fn requested_extensions(headers: &http::HeaderMap) -> Arc<[String]> {
+pub(crate) fn requested_extensions(headers: &http::HeaderMap) -> Arc<[String]> {
     headers
         .get_all("a2a-extensions")
         .iter()
@@ -167,6 +167,9 @@ pub(crate) async fn handle(
     shared: Arc<Shared>,
     req: Request<Incoming>,
 ) -> Result<Response<Body>, BodyError> {
+    if req.uri().path().starts_with(crate::grpc::PREFIX) {
+        return crate::grpc::handle(shared, req).await;
+    }
     let path = decode_path(req.uri().path()).into_owned();
     let Some(after) = path.strip_prefix("/agents/") else {
         return Ok(text(StatusCode::NOT_FOUND, "Not Found"));
@@ -342,7 +345,7 @@ pub(crate) async fn handle(
 }
 
 /// Version and required-extension checks.
-fn gate(
+pub(crate) fn gate(
     agent: &AgentRuntime,
     headers: &http::HeaderMap,
     requested: &[String],

@@ -47,6 +47,7 @@ mod clock;
 mod dispatch;
 mod error;
 mod fault;
+mod grpc;
 mod lifecycle;
 mod message;
 mod ops;

@@ -55,7 +55,9 @@ pub struct TestServerBuilder {
 /// waiting); [`TestServer::shutdown`] stops it and waits.
 ///
 /// Each agent lives under `/agents/{name}`: card at `/agents/{name}/.well-known/agent-card.json`,
-/// JSON-RPC at `/agents/{name}/jsonrpc`, HTTP+JSON under `/agents/{name}/rest`.
+/// JSON-RPC at `/agents/{name}/jsonrpc`, HTTP+JSON under `/agents/{name}/rest`. An agent serving
+/// gRPC ([`Binding::Grpc`](crate::Binding::Grpc)) is reached at the server's origin, named by its
+/// interface's `tenant` (gRPC paths name no agent).
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]

@@ -22,6 +22,9 @@ pub enum Binding {
     JsonRpc,
     /// HTTP+JSON (REST) under `/agents/{name}/rest`.
     HttpJson,
+    /// gRPC (`lf.a2a.v1.A2AService`) on the server's own origin, the agent named by the
+    /// interface's `tenant` (the agent's name).
+    Grpc,
 }
 
 impl Binding {
@@ -30,6 +33,7 @@ impl Binding {
         match self {
             Self::JsonRpc => "JSONRPC",
             Self::HttpJson => "HTTP+JSON",
+            Self::Grpc => "GRPC",
         }
     }
 }
@@ -297,6 +301,11 @@ pub(crate) fn build_card(spec: &AgentSpec, agent_url: &str) -> Value {
             let url = match b {
                 Binding::JsonRpc => format!("{agent_url}/jsonrpc"),
                 Binding::HttpJson => format!("{agent_url}/rest"),
+                Binding::Grpc => {
+                    let origin = agent_url.split("/agents/").next().unwrap_or(agent_url);
+                    return json!({"url": origin, "protocolBinding": b.protocol_binding(),
+                        "protocolVersion": "1.0", "tenant": spec.name});
+                }
             };
             json!({"url": url, "protocolBinding": b.protocol_binding(), "protocolVersion": "1.0"})
         })

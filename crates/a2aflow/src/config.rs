@@ -24,6 +24,25 @@ pub enum BindingName {
     /// HTTP+JSON (REST).
     #[serde(rename = "rest", alias = "http+json", alias = "HTTP+JSON")]
     Rest,
+    /// gRPC.
+    #[serde(rename = "grpc", alias = "GRPC")]
+    Grpc,
+}
+
+impl BindingName {
+    /// The names the command line's `--binding` accepts.
+    pub const CLI_NAMES: [&'static str; 3] = ["jsonrpc", "rest", "grpc"];
+
+    /// The binding a configuration or command-line name stands for (`jsonrpc`, `rest`, `grpc`,
+    /// or the card's spellings `JSONRPC`, `HTTP+JSON`, `GRPC`).
+    pub fn parse(name: &str) -> Option<Self> {
+        Some(match name {
+            "jsonrpc" | "JSONRPC" => BindingName::JsonRpc,
+            "rest" | "http+json" | "HTTP+JSON" => BindingName::Rest,
+            "grpc" | "GRPC" => BindingName::Grpc,
+            _ => return None,
+        })
+    }
 }
 
 impl From<BindingName> for Binding {
@@ -31,6 +50,7 @@ impl From<BindingName> for Binding {
         match b {
             BindingName::JsonRpc => Binding::JsonRpc,
             BindingName::Rest => Binding::HttpJson,
+            BindingName::Grpc => Binding::Grpc,
         }
     }
 }
@@ -240,7 +260,7 @@ pub struct EngineConfig {
 impl Default for EngineConfig {
     fn default() -> Self {
         EngineConfig {
-            bindings: vec![BindingName::JsonRpc, BindingName::Rest],
+            bindings: vec![BindingName::JsonRpc, BindingName::Rest, BindingName::Grpc],
             timeouts: Timeouts::default(),
             limits: SizeLimits::default(),
             tls: TlsSection::default(),
@@ -342,7 +362,7 @@ impl EngineConfig {
     pub fn validate(&self) -> Result<(), Failure> {
         if self.bindings.is_empty() {
             return Err(invalid(
-                "bindings must name at least one of \"jsonrpc\", \"rest\"",
+                "bindings must name at least one of \"jsonrpc\", \"rest\", \"grpc\"",
             ));
         }
         self.limits()?;
@@ -540,6 +560,27 @@ mod tests {
     }
 
     #[test]
+    fn grpc_is_a_binding_name_in_files_and_on_the_command_line() {
+        let c: EngineConfig = toml::from_str("bindings = [\"grpc\", \"rest\"]").unwrap();
+        assert_eq!(
+            c.binding_preference(),
+            vec![Binding::Grpc, Binding::HttpJson]
+        );
+        let c: EngineConfig = serde_json::from_str(r#"{"bindings": ["GRPC"]}"#).unwrap();
+        assert_eq!(c.binding_preference(), vec![Binding::Grpc]);
+        for name in BindingName::CLI_NAMES {
+            assert!(BindingName::parse(name).is_some(), "{name}");
+        }
+        assert_eq!(BindingName::parse("grpc"), Some(BindingName::Grpc));
+        assert_eq!(BindingName::parse("slimrpc"), None);
+        // A card offering only gRPC is reached by default.
+        assert_eq!(
+            EngineConfig::default().binding_preference(),
+            vec![Binding::JsonRpc, Binding::HttpJson, Binding::Grpc]
+        );
+    }
+
+    #[test]
     fn defaults_are_valid() {
         EngineConfig::default().validate().unwrap();
     }
@@ -617,7 +658,7 @@ mod tests {
     fn unknown_keys_and_bad_values_are_config_invalid() {
         for (text, needle) in [
             ("bindngs = [\"rest\"]", "unknown field `bindngs`"),
-            ("bindings = [\"grpc\"]", "unknown variant `grpc`"),
+            ("bindings = [\"slimrpc\"]", "unknown variant `slimrpc`"),
             ("bindings = []", "at least one"),
             (
                 "[timeouts]\nrequest_secs = 0",

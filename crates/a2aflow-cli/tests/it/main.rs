@@ -15,5 +15,6 @@ mod runs;
 mod search;
 mod send;
 mod send_deadline;
+mod send_grpc;
 mod terminal;
 mod workflow_input;

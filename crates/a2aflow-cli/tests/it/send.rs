@@ -139,7 +139,7 @@ fn usage_errors_exit_2() {
         ("no message", &["send", "http://127.0.0.1:9/"]),
         (
             "unknown binding",
-            &["send", "http://127.0.0.1:9/", "x", "--binding", "grpc"],
+            &["send", "http://127.0.0.1:9/", "x", "--binding", "slimrpc"],
         ),
     ];
     for (name, args) in cases {

@@ -1,0 +1,492 @@
+//! A gRPC status → [`TransportError`]: the agent's `google.rpc.Status` (from the
+//! `grpc-status-details-bin` trailer) maps by its `ErrorInfo` reason through the same table as
+//! the other bindings ([`crate::envelope`]); a status without one maps by its code; faults of
+//! the connection itself, and what the client refused to read, keep the transport's own codes.
+
+use std::time::Duration;
+
+use prost::Message as _;
+use serde_json::{Map, Value, json};
+use tonic::{Code, Status};
+
+use crate::envelope::remote_error;
+use crate::error::{TimeoutPhase, TransportError};
+use crate::http_client::{Cause, chain, find_cause};
+
+/// `google.rpc.Status` on the wire.
+#[derive(Clone, PartialEq, prost::Message)]
+struct RpcStatus {
+    #[prost(int32, tag = "1")]
+    code: i32,
+    #[prost(string, tag = "2")]
+    message: String,
+    #[prost(message, repeated, tag = "3")]
+    details: Vec<ProtoAny>,
+}
+
+/// `google.protobuf.Any`.
+#[derive(Clone, PartialEq, prost::Message)]
+struct ProtoAny {
+    #[prost(string, tag = "1")]
+    type_url: String,
+    #[prost(bytes = "vec", tag = "2")]
+    value: Vec<u8>,
+}
+
+/// `google.rpc.ErrorInfo`.
+#[derive(Clone, PartialEq, prost::Message)]
+struct ErrorInfo {
+    #[prost(string, tag = "1")]
+    reason: String,
+    #[prost(string, tag = "2")]
+    domain: String,
+    #[prost(map = "string, string", tag = "3")]
+    metadata: std::collections::HashMap<String, String>,
+}
+
+/// `google.rpc.BadRequest`.
+#[derive(Clone, PartialEq, prost::Message)]
+struct BadRequest {
+    #[prost(message, repeated, tag = "1")]
+    field_violations: Vec<FieldViolation>,
+}
+
+/// `google.rpc.BadRequest.FieldViolation`.
+#[derive(Clone, PartialEq, prost::Message)]
+struct FieldViolation {
+    #[prost(string, tag = "1")]
+    field: String,
+    #[prost(string, tag = "2")]
+    description: String,
+}
+
+const ERROR_INFO: &str = "type.googleapis.com/google.rpc.ErrorInfo";
+const BAD_REQUEST: &str = "type.googleapis.com/google.rpc.BadRequest";
+
+/// A detail as the ProtoJSON `Any` the other bindings carry: `ErrorInfo` and `BadRequest` with
+/// their fields, any other type by its `@type` alone.
+fn detail_json(any: &ProtoAny) -> Value {
+    match any.type_url.as_str() {
+        ERROR_INFO => match ErrorInfo::decode(any.value.as_slice()) {
+            Ok(info) => json!({
+                "@type": ERROR_INFO,
+                "reason": info.reason,
+                "domain": info.domain,
+                "metadata": info.metadata.into_iter().map(|(k, v)| (k, Value::String(v))).collect::<Map<_, _>>(),
+            }),
+            Err(_) => json!({"@type": ERROR_INFO, "undecodable": true}),
+        },
+        BAD_REQUEST => match BadRequest::decode(any.value.as_slice()) {
+            Ok(b) => json!({
+                "@type": BAD_REQUEST,
+                "fieldViolations": b.field_violations.iter().map(|v| json!({"field": v.field, "description": v.description})).collect::<Vec<_>>(),
+            }),
+            Err(_) => json!({"@type": BAD_REQUEST, "undecodable": true}),
+        },
+        other => json!({ "@type": other }),
+    }
+}
+
+/// The canonical name of a gRPC code (`NOT_FOUND`, …), as `google.rpc.Status` envelopes of the
+/// HTTP bindings spell it.
+pub(crate) fn code_name(code: Code) -> &'static str {
+    match code {
+        Code::Ok => "OK",
+        Code::Cancelled => "CANCELLED",
+        Code::Unknown => "UNKNOWN",
+        Code::InvalidArgument => "INVALID_ARGUMENT",
+        Code::DeadlineExceeded => "DEADLINE_EXCEEDED",
+        Code::NotFound => "NOT_FOUND",
+        Code::AlreadyExists => "ALREADY_EXISTS",
+        Code::PermissionDenied => "PERMISSION_DENIED",
+        Code::ResourceExhausted => "RESOURCE_EXHAUSTED",
+        Code::FailedPrecondition => "FAILED_PRECONDITION",
+        Code::Aborted => "ABORTED",
+        Code::OutOfRange => "OUT_OF_RANGE",
+        Code::Unimplemented => "UNIMPLEMENTED",
+        Code::Internal => "INTERNAL",
+        Code::Unavailable => "UNAVAILABLE",
+        Code::DataLoss => "DATA_LOSS",
+        Code::Unauthenticated => "UNAUTHENTICATED",
+    }
+}
+
+/// The HTTP status of an answer that was no gRPC answer at all (a proxy's error page), as tonic
+/// names it: in a status it inferred from the HTTP status (no `grpc-status`), or in the error of
+/// reading the page's bytes as gRPC messages.
+fn http_status_of(message: &str) -> Option<u16> {
+    [
+        "mapped from HTTP status code ",
+        "while receiving response with status: ",
+    ]
+    .iter()
+    .find_map(|marker| {
+        let rest = &message[message.find(marker)? + marker.len()..];
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse().ok()
+    })
+}
+
+/// An answer that was no gRPC answer, with a status other than 200: the same errors the HTTP
+/// bindings give a non-A2A answer (`a2a.http_status`; 401/403: `auth.rejected`).
+fn non_grpc_answer(status: &Status) -> Option<TransportError> {
+    let http = http_status_of(status.message()).filter(|s| *s != 200)?;
+    Some(match http {
+        401 | 403 => TransportError::AuthRejected { status: http },
+        _ => TransportError::HttpStatus {
+            status: http,
+            excerpt: format!(
+                "no gRPC answer ({})",
+                crate::error::excerpt(status.message().as_bytes())
+            ),
+        },
+    })
+}
+
+/// What the client itself refused to read: tonic's own statuses for a message over the size
+/// limit, and for bytes that are not a gRPC answer (framing, compression, protobuf).
+fn local_refusal(status: &Status, limit: usize) -> Option<TransportError> {
+    let m = status.message();
+    match status.code() {
+        Code::OutOfRange | Code::ResourceExhausted
+            if m.starts_with("Error, decoded message length too large")
+                || m.starts_with("Error decompressing: size limit") =>
+        {
+            Some(TransportError::ResponseTooLarge {
+                what: "gRPC message",
+                limit,
+            })
+        }
+        Code::Internal
+            if m.starts_with("protocol error")
+                || m.starts_with("Unexpected EOF decoding stream")
+                || m.starts_with("failed to decode Protobuf message")
+                || m.starts_with("Error decompressing") =>
+        {
+            Some(TransportError::InvalidResponse(format!(
+                "the agent's gRPC answer cannot be read: {}",
+                crate::error::excerpt(m.as_bytes())
+            )))
+        }
+        _ => None,
+    }
+}
+
+/// A fault of the connection under the call (refused, reset, TLS, a connect timeout), when the
+/// status stands for one: tonic keeps the hyper or I/O error as its source.
+/// Whether tonic's `TimeoutExpired` is anywhere in the chain (tonic wraps it in its transport
+/// error).
+fn timeout_expired(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut next = Some(e);
+    for _ in 0..32 {
+        match next {
+            Some(s) if s.downcast_ref::<tonic::TimeoutExpired>().is_some() => return true,
+            Some(s) => next = s.source(),
+            None => return false,
+        }
+    }
+    false
+}
+
+/// tonic's own end of the call's deadline (the `grpc-timeout` it was given) is the call's
+/// timeout, whichever of tonic and the transport notices it first.
+fn connection_fault(status: &Status, judged: Judged) -> Option<TransportError> {
+    use std::error::Error as _;
+    let source = status.source()?;
+    if timeout_expired(source) {
+        return Some(deadline(judged));
+    }
+    let connect_timeout = judged.connect_timeout;
+    Some(match find_cause(source, true) {
+        Some(Cause::Tls(m)) => TransportError::Tls(m),
+        Some(Cause::TimedOut) => TransportError::Timeout {
+            phase: TimeoutPhase::Connect,
+            after: connect_timeout,
+        },
+        None => TransportError::Connection(chain(source)),
+    })
+}
+
+/// The limits a status is judged against.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Judged {
+    /// The message size limit of the call.
+    pub(crate) message_limit: usize,
+    /// The connect timeout (a connect that timed out names it).
+    pub(crate) connect_timeout: Duration,
+    /// The call's budget (an agent's `DEADLINE_EXCEEDED` names it).
+    pub(crate) budget: Duration,
+    /// Whether that budget is the caller's deadline rather than the request timeout.
+    pub(crate) budget_is_deadline: bool,
+}
+
+/// Maps a failed call's status.
+pub(crate) fn classify(status: &Status, judged: Judged) -> TransportError {
+    if let Some(e) = connection_fault(status, judged) {
+        return e;
+    }
+    if let Some(e) = non_grpc_answer(status) {
+        return e;
+    }
+    if let Some(e) = local_refusal(status, judged.message_limit) {
+        return e;
+    }
+    let details: Vec<Value> = RpcStatus::decode(status.details())
+        .map(|s| s.details.iter().map(detail_json).collect())
+        .unwrap_or_default();
+    let has_reason = details.iter().any(|d| d.get("reason").is_some());
+    if !has_reason {
+        if let Some(e) = by_code_alone(status, judged) {
+            return e;
+        }
+    }
+    let envelope = json!({"error": {
+        "code": status.code() as i32,
+        "status": code_name(status.code()),
+        "message": status.message(),
+        "details": details,
+    }});
+    match remote_error(&envelope, None) {
+        Some(r) => TransportError::Remote(r),
+        None => TransportError::InvalidResponse("an unreadable gRPC status".into()),
+    }
+}
+
+/// The call's budget ran out.
+fn deadline(judged: Judged) -> TransportError {
+    TransportError::Timeout {
+        phase: if judged.budget_is_deadline {
+            TimeoutPhase::Deadline
+        } else {
+            TimeoutPhase::Request
+        },
+        after: judged.budget,
+    }
+}
+
+/// The codes that stand for the transport, not for the agent's verdict, when no `ErrorInfo`
+/// says otherwise.
+fn by_code_alone(status: &Status, judged: Judged) -> Option<TransportError> {
+    let shown = crate::error::excerpt(status.message().as_bytes());
+    Some(match status.code() {
+        Code::Ok => TransportError::InvalidResponse(
+            "the gRPC call ended with status OK and no answer".into(),
+        ),
+        Code::Unavailable => {
+            TransportError::Connection(format!("the agent is unavailable: {shown}"))
+        }
+        Code::Cancelled => {
+            TransportError::Connection(format!("the call was cancelled by the other side: {shown}"))
+        }
+        Code::Unknown if status.message().starts_with("Service was not ready") => {
+            TransportError::Connection(shown)
+        }
+        Code::DeadlineExceeded => deadline(judged),
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn judged() -> Judged {
+        Judged {
+            message_limit: 1024,
+            connect_timeout: Duration::from_secs(3),
+            budget: Duration::from_secs(7),
+            budget_is_deadline: false,
+        }
+    }
+
+    fn with_reason(code: Code, reason: &str) -> Status {
+        let info = ErrorInfo {
+            reason: reason.into(),
+            domain: "a2a-protocol.org".into(),
+            metadata: [("taskId".to_owned(), "t-1".to_owned())].into(),
+        };
+        let rpc = RpcStatus {
+            code: code as i32,
+            message: "m".into(),
+            details: vec![ProtoAny {
+                type_url: ERROR_INFO.into(),
+                value: info.encode_to_vec(),
+            }],
+        };
+        Status::with_details(code, "from the agent", rpc.encode_to_vec().into())
+    }
+
+    /// Every gRPC code without an `ErrorInfo`: the code it maps to.
+    #[test]
+    fn every_status_code_without_error_info() {
+        let table: &[(Code, &str)] = &[
+            (Code::Ok, "a2a.invalid_response"),
+            (Code::Cancelled, "a2a.connection"),
+            (Code::Unknown, "a2a.remote_error"),
+            (Code::InvalidArgument, "a2a.invalid_params"),
+            (Code::DeadlineExceeded, "a2a.timeout"),
+            (Code::NotFound, "a2a.method_not_found"),
+            (Code::AlreadyExists, "a2a.remote_error"),
+            (Code::PermissionDenied, "auth.rejected"),
+            (Code::ResourceExhausted, "a2a.remote_error"),
+            (Code::FailedPrecondition, "a2a.remote_error"),
+            (Code::Aborted, "a2a.remote_error"),
+            (Code::OutOfRange, "a2a.remote_error"),
+            (Code::Unimplemented, "a2a.method_not_found"),
+            (Code::Internal, "a2a.internal"),
+            (Code::Unavailable, "a2a.connection"),
+            (Code::DataLoss, "a2a.remote_error"),
+            (Code::Unauthenticated, "auth.rejected"),
+        ];
+        assert_eq!(table.len(), 17, "every gRPC code is in the table");
+        for (code, want) in table {
+            let e = classify(&Status::new(*code, "said the agent"), judged());
+            assert_eq!(e.code_str(), *want, "{code:?}: {e}");
+            if let TransportError::Remote(r) = &e {
+                assert_eq!(r.status.as_deref(), Some(code_name(*code)));
+                assert_eq!(r.message, "said the agent");
+            }
+        }
+    }
+
+    /// Every A2A reason maps as on the other bindings, whatever code carries it.
+    #[test]
+    fn error_info_reasons_map_like_the_other_bindings() {
+        let table: &[(Code, &str, &str)] = &[
+            (Code::NotFound, "TASK_NOT_FOUND", "a2a.task_not_found"),
+            (
+                Code::FailedPrecondition,
+                "TASK_NOT_CANCELABLE",
+                "a2a.task_not_cancelable",
+            ),
+            (
+                Code::FailedPrecondition,
+                "PUSH_NOTIFICATION_NOT_SUPPORTED",
+                "a2a.push_notification_not_supported",
+            ),
+            (
+                Code::FailedPrecondition,
+                "UNSUPPORTED_OPERATION",
+                "a2a.unsupported_operation",
+            ),
+            (
+                Code::InvalidArgument,
+                "CONTENT_TYPE_NOT_SUPPORTED",
+                "a2a.content_type_not_supported",
+            ),
+            (
+                Code::Internal,
+                "INVALID_AGENT_RESPONSE",
+                "a2a.invalid_agent_response",
+            ),
+            (
+                Code::FailedPrecondition,
+                "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
+                "a2a.extended_agent_card_not_configured",
+            ),
+            (
+                Code::FailedPrecondition,
+                "EXTENSION_SUPPORT_REQUIRED",
+                "a2a.extension_support_required",
+            ),
+            (
+                Code::FailedPrecondition,
+                "VERSION_NOT_SUPPORTED",
+                "a2a.version_not_supported",
+            ),
+            (Code::Unavailable, "TASK_NOT_FOUND", "a2a.task_not_found"),
+            (Code::Aborted, "SOMETHING_NEW", "a2a.remote_error"),
+        ];
+        for (code, reason, want) in table {
+            let e = classify(&with_reason(*code, reason), judged());
+            assert_eq!(e.code_str(), *want, "{reason}");
+            let TransportError::Remote(r) = e else {
+                panic!("{reason}: not a remote error");
+            };
+            assert_eq!(r.reason.as_deref(), Some(*reason));
+            assert_eq!(r.info.domain.as_deref(), Some("a2a-protocol.org"));
+            assert_eq!(r.info.metadata["taskId"], "t-1");
+            assert_eq!(r.numeric_code, Some(*code as i64));
+        }
+    }
+
+    #[test]
+    fn what_the_client_refused_to_read_keeps_its_own_codes() {
+        let too_large = Status::out_of_range(
+            "Error, decoded message length too large: found 2048 bytes, the limit is: 1024 bytes",
+        );
+        match classify(&too_large, judged()) {
+            TransportError::ResponseTooLarge { what, limit } => {
+                assert_eq!((what, limit), ("gRPC message", 1024));
+            }
+            other => panic!("{other}"),
+        }
+        for m in [
+            "failed to decode Protobuf message: invalid wire type",
+            "protocol error: received message with invalid compression flag: 7",
+            "Unexpected EOF decoding stream.",
+        ] {
+            let e = classify(&Status::internal(m), judged());
+            assert_eq!(e.code_str(), "a2a.invalid_response", "{m}");
+        }
+    }
+
+    #[test]
+    fn an_agents_deadline_exceeded_names_the_calls_budget() {
+        let j = Judged {
+            budget_is_deadline: true,
+            ..judged()
+        };
+        match classify(&Status::deadline_exceeded("late"), j) {
+            TransportError::Timeout { phase, after } => {
+                assert_eq!(
+                    (phase, after),
+                    (TimeoutPhase::Deadline, Duration::from_secs(7))
+                );
+            }
+            other => panic!("{other}"),
+        }
+    }
+
+    #[test]
+    fn tonics_own_deadline_is_the_calls_timeout() {
+        let s = Status::from_error(Box::new(tonic::TimeoutExpired(())));
+        match classify(&s, judged()) {
+            TransportError::Timeout { phase, after } => {
+                assert_eq!(
+                    (phase, after),
+                    (TimeoutPhase::Request, Duration::from_secs(7))
+                );
+            }
+            other => panic!("{other}"),
+        }
+    }
+
+    #[test]
+    fn an_answer_that_is_no_grpc_answer_keeps_its_http_status() {
+        let inferred =
+            Status::unavailable("grpc-status header missing, mapped from HTTP status code 502");
+        match classify(&inferred, judged()) {
+            TransportError::HttpStatus { status, .. } => assert_eq!(status, 502),
+            other => panic!("{other}"),
+        }
+        let read = Status::internal(
+            "protocol error: received message with invalid compression flag: 60 (valid flags are 0 and 1) while receiving response with status: 503 Service Unavailable",
+        );
+        assert_eq!(classify(&read, judged()).code_str(), "a2a.http_status");
+        let auth =
+            Status::unauthenticated("grpc-status header missing, mapped from HTTP status code 401");
+        assert_eq!(classify(&auth, judged()).code_str(), "auth.rejected");
+        // Bytes that are no gRPC message on a 200 stay an unreadable answer.
+        let ok = Status::internal(
+            "protocol error: received message with invalid compression flag: 60 (valid flags are 0 and 1) while receiving response with status: 200 OK",
+        );
+        assert_eq!(classify(&ok, judged()).code_str(), "a2a.invalid_response");
+    }
+
+    #[test]
+    fn undecodable_details_fall_back_to_the_code() {
+        let s = Status::with_details(Code::NotFound, "x", bytes::Bytes::from_static(b"\xff\xff"));
+        assert_eq!(classify(&s, judged()).code_str(), "a2a.method_not_found");
+    }
+}
