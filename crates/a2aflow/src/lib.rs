@@ -42,6 +42,8 @@ mod execute;
 pub mod executions;
 #[cfg(feature = "otel")]
 pub mod otel;
+#[cfg(feature = "protocol")]
+mod send_task;
 pub mod store;
 
 /// Which lost messages a resumed run may resend.
@@ -69,6 +71,9 @@ pub use executions::{
     CancelRequest, ExecutionView, GateDelivery, answer_gate, decline_gate, execution_events,
     get_execution, list_executions, request_cancel,
 };
+/// One task outside a workflow, with a task's events, negotiation, gates and retries.
+#[cfg(feature = "protocol")]
+pub use send_task::{SEND_TASK_STEP, send_task};
 pub use store::StoreLocation;
 
 /// The host-integration guide's code blocks are compiled as doctests, so the guide cannot drift

@@ -14,5 +14,6 @@ mod oauth2;
 mod readme;
 mod remaining_time;
 mod retries;
+mod send_task;
 mod support;
 mod timeouts;
