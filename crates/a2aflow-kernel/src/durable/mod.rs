@@ -68,12 +68,19 @@ pub(crate) struct Durable {
     /// The `seq` the run's next event gets (after the events a resumed run stored before).
     next_event_seq: u64,
     renewal: Mutex<Option<JoinHandle<()>>>,
+    /// Hands the buffered events to the store whenever the buffer reaches its bound.
+    flusher: Mutex<Option<JoinHandle<()>>>,
+    /// Held while events are taken from the buffer and written: one flush at a time keeps
+    /// them in `seq` order in the store.
+    flushing: tokio::sync::Mutex<()>,
 }
 
 impl Drop for Durable {
     fn drop(&mut self) {
-        if let Some(h) = lock(&self.renewal).take() {
-            h.abort();
+        for task in [&self.renewal, &self.flusher] {
+            if let Some(h) = lock(task).take() {
+                h.abort();
+            }
         }
     }
 }
@@ -150,9 +157,16 @@ impl Durable {
             policy,
             next_event_seq,
             renewal: Mutex::new(None),
+            flusher: Mutex::new(None),
+            flushing: tokio::sync::Mutex::new(()),
         });
         let handle = tokio::spawn(renew_lease(Arc::downgrade(&durable)));
         *lock(&durable.renewal) = Some(handle);
+        let handle = tokio::spawn(flush_when_full(
+            Arc::downgrade(&durable),
+            durable.events.clone(),
+        ));
+        *lock(&durable.flusher) = Some(handle);
         durable
     }
 
@@ -279,14 +293,19 @@ impl Durable {
         }
     }
 
-    /// Hands the buffered events to the store.
+    /// Hands the buffered events to the store (after any flush under way: they stay in order).
     pub(crate) async fn flush_events(&self) {
+        let _one_at_a_time = self.flushing.lock().await;
         let events = self.events.take();
         if events.is_empty() {
             return;
         }
         let kept = match self.held_lease() {
-            Ok(lease) => self.store.record_driven_events(&lease, events).await,
+            Ok(lease) => {
+                self.store
+                    .record_driven_encoded_events(&lease, events)
+                    .await
+            }
             Err(e) => Err(e),
         };
         if let Err(e) = kept {
@@ -311,6 +330,14 @@ impl Durable {
 
     /// After the run's last event: the events flushed, the lease given up.
     pub(crate) async fn close(&self) {
+        {
+            // Under the flush lock the flusher is not in the middle of a write (it waits for
+            // the buffer or for this lock): stopping it loses nothing.
+            let _no_flush_under_way = self.flushing.lock().await;
+            if let Some(h) = lock(&self.flusher).take() {
+                h.abort();
+            }
+        }
         self.flush_events().await;
         if let Some(h) = lock(&self.renewal).take() {
             h.abort();
@@ -397,6 +424,16 @@ async fn renew_lease(durable: Weak<Durable>) {
                 return;
             }
         }
+    }
+}
+
+/// Flushes the run's events whenever its buffer reaches its bound, until the run ends (the
+/// buffer is shared, the journal only borrowed: a run that is gone stops this).
+async fn flush_when_full(durable: Weak<Durable>, log: Arc<EventLog>) {
+    loop {
+        log.wants_flush().await;
+        let Some(d) = durable.upgrade() else { return };
+        d.flush_events().await;
     }
 }
 
