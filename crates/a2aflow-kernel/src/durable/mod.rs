@@ -73,6 +73,39 @@ pub(crate) struct Durable {
     /// Held while events are taken from the buffer and written: one flush at a time keeps
     /// them in `seq` order in the store.
     flushing: tokio::sync::Mutex<()>,
+    /// Records nothing waits for (the last remote state a client reported, per local task):
+    /// they ride with the driver's next write instead of costing one of their own.
+    riders: Mutex<Riders>,
+}
+
+/// The riders in the order they came, at most one `RemoteState` per local task (a newer state
+/// replaces the older one in place).
+#[derive(Default)]
+struct Riders {
+    records: Vec<JournalRecord>,
+    by_task: HashMap<String, usize>,
+}
+
+impl Riders {
+    fn remote_state(&mut self, local_task_id: &str, state: a2aflow_model::a2a::TaskState) {
+        let record = JournalRecord::RemoteState {
+            local_task_id: local_task_id.to_owned(),
+            state,
+        };
+        match self.by_task.get(local_task_id) {
+            Some(&at) => self.records[at] = record,
+            None => {
+                self.by_task
+                    .insert(local_task_id.to_owned(), self.records.len());
+                self.records.push(record);
+            }
+        }
+    }
+
+    fn take(&mut self) -> Vec<JournalRecord> {
+        self.by_task.clear();
+        std::mem::take(&mut self.records)
+    }
 }
 
 impl Drop for Durable {
@@ -159,6 +192,7 @@ impl Durable {
             renewal: Mutex::new(None),
             flusher: Mutex::new(None),
             flushing: tokio::sync::Mutex::new(()),
+            riders: Mutex::new(Riders::default()),
         });
         let handle = tokio::spawn(renew_lease(Arc::downgrade(&durable)));
         *lock(&durable.renewal) = Some(handle);
@@ -222,6 +256,13 @@ impl Durable {
     /// Appends `records` under this driver's lease (awaited: the kernel acts only after this
     /// returned `Ok`). A driver that lost its lease writes nothing and stops.
     pub(crate) async fn write(&self, records: Vec<JournalRecord>) -> Result<(), Failure> {
+        let mut riders = lock(&self.riders).take();
+        let records = if riders.is_empty() {
+            records
+        } else {
+            riders.extend(records);
+            riders
+        };
         let written = match self.held_lease() {
             Ok(lease) => self.store.append_driven(&lease, records).await.map(drop),
             Err(e) => Err(e),
@@ -237,6 +278,28 @@ impl Durable {
     pub(crate) async fn answered(&self, answer: CallbackAnswered) -> Result<(), Failure> {
         self.write(vec![JournalRecord::CallbackAnswered(answer)])
             .await
+    }
+
+    /// The last remote state a client reported for a logical task: journaled with the
+    /// driver's next write (a resume does not need it; `runs show` names it).
+    pub(crate) fn remote_state(&self, local_task_id: &str, state: a2aflow_model::a2a::TaskState) {
+        lock(&self.riders).remote_state(local_task_id, state);
+    }
+
+    /// Writes the riders no later write took (best effort: the run has ended).
+    async fn write_riders(&self) {
+        let riders = lock(&self.riders).take();
+        if riders.is_empty() {
+            return;
+        }
+        let written = match self.held_lease() {
+            Ok(lease) => self.store.append_driven(&lease, riders).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = written {
+            let (code, error) = (&e.code, &e.message);
+            tracing::debug!(%code, %error, "the last remote states were not journaled");
+        }
     }
 
     /// A remote task id reported during this run.
@@ -339,6 +402,7 @@ impl Durable {
             }
         }
         self.flush_events().await;
+        self.write_riders().await;
         if let Some(h) = lock(&self.renewal).take() {
             h.abort();
         }

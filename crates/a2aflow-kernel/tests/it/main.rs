@@ -8,6 +8,7 @@ mod cancel;
 mod context;
 mod delegation;
 mod durable;
+mod durable_appends;
 mod durable_events;
 mod event_bytes;
 mod gates;
