@@ -2,7 +2,9 @@
 //! host's sink — a synchronous callback or a bounded channel (back-pressure: the run waits for the
 //! consumer, never buffers without bound).
 
+use crate::journal::EncodedEvent;
 use crate::panic_guard::panic_message;
+use a2aflow_model::event::EventView;
 use a2aflow_model::{ClientEvent, Event, EventPayload};
 use serde_json::Value;
 use std::sync::Arc;
@@ -106,12 +108,55 @@ impl EventHub {
         if closed.is_some_and(|c| c.load(Ordering::Acquire)) {
             return;
         }
-        let event = self.event(*seq, step, task_id, &payload());
+        let payload = payload();
+        if let Some(log) = &self.tee
+            && let Some(encoded) = self.encoded(*seq, step, task_id, &payload)
+        {
+            log.push(encoded);
+        }
+        if matches!(self.sink, SinkKind::None) {
+            *seq += 1;
+            return;
+        }
+        let event = self.event(*seq, step, task_id, &payload);
         *seq += 1;
         // Boxed: the channel send with its deadline is most of this future's size, and every
         // future that may emit (each task's, each dispatch's) would otherwise carry it inline,
         // also when no sink is set. Only delivered events pay for the allocation.
         Box::pin(self.deliver(event)).await;
+    }
+
+    /// The journal's copy of an event: its JSON text written straight from the typed payload
+    /// (no `Value` tree), the same bytes the sink's [`Event`] serialises to.
+    fn encoded(
+        &self,
+        seq: u64,
+        step: Option<&str>,
+        task_id: Option<&str>,
+        payload: &EventPayload,
+    ) -> Option<EncodedEvent> {
+        let view = EventView {
+            seq,
+            kind: payload.kind(),
+            execution_id: &self.execution_id,
+            depth: self.depth,
+            step,
+            task_id,
+            data: payload,
+        };
+        match view.to_json() {
+            Ok(json) => Some(EncodedEvent::from_parts(seq, json)),
+            // As `data_of` does for the sink: the event keeps its place, with `null` data.
+            Err(_) => {
+                let event = self.event(seq, step, task_id, payload);
+                EncodedEvent::encode(&event)
+                    .inspect_err(|e| {
+                        let (code, error) = (&e.code, &e.message);
+                        tracing::warn!(%code, %error, "an event was not journaled");
+                    })
+                    .ok()
+            }
+        }
     }
 
     fn event(
@@ -142,15 +187,21 @@ impl EventHub {
             let mut seq = self.seq.lock().await;
             event.seq = *seq;
             *seq += 1;
+            if let Some(log) = &self.tee {
+                match EncodedEvent::encode(&event) {
+                    Ok(encoded) => log.push(encoded),
+                    Err(e) => {
+                        let (code, error) = (&e.code, &e.message);
+                        tracing::warn!(%code, %error, "a delegated event was not journaled");
+                    }
+                }
+            }
             self.deliver(event).await;
         })
     }
 
     /// Hands a numbered event to the sink (called with the sequence lock held).
     async fn deliver(&self, event: Event) {
-        if let Some(log) = &self.tee {
-            log.push(event.clone());
-        }
         match &self.sink {
             SinkKind::None | SinkKind::Parent(_) => {}
             SinkKind::Callback(cb) => {
@@ -185,26 +236,57 @@ impl EventHub {
     }
 }
 
-/// The events of a durable run not yet handed to its store (flushed at step ends and at the
-/// end of the run, never one write per event).
+/// The events of a durable run not yet handed to its store, as JSON text. The run hands them
+/// over at step ends and at the end of the run, and whenever [`FLUSH_EVENTS`] events or
+/// [`FLUSH_BYTES`] bytes are waiting ([`EventLog::wants_flush`] wakes the run's flusher), so a
+/// wide step holds a bounded number of them, never one write per event.
 #[derive(Debug, Default)]
-pub(crate) struct EventLog(std::sync::Mutex<Vec<Event>>);
+pub(crate) struct EventLog {
+    buffer: std::sync::Mutex<Buffered>,
+    full: tokio::sync::Notify,
+}
+
+/// The buffered events and their bytes.
+#[derive(Debug, Default)]
+struct Buffered {
+    events: Vec<EncodedEvent>,
+    bytes: usize,
+}
+
+/// A durable run hands its buffered events to the store once this many are waiting.
+pub(crate) const FLUSH_EVENTS: usize = 256;
+/// … or once their text is this long.
+pub(crate) const FLUSH_BYTES: usize = 256 * 1024;
 
 impl EventLog {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Event>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Buffered> {
         // Every update is one push or one take: a poisoned buffer is still whole.
-        self.0
+        self.buffer
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn push(&self, event: Event) {
-        self.lock().push(event);
+    fn push(&self, event: EncodedEvent) {
+        let mut b = self.lock();
+        b.bytes += event.json().len();
+        b.events.push(event);
+        let full = b.events.len() >= FLUSH_EVENTS || b.bytes >= FLUSH_BYTES;
+        drop(b);
+        if full {
+            self.full.notify_one();
+        }
+    }
+
+    /// Resolves when the buffer has reached its bound since the last call.
+    pub(crate) async fn wants_flush(&self) {
+        self.full.notified().await;
     }
 
     /// Every buffered event, oldest first; the buffer is left empty.
-    pub(crate) fn take(&self) -> Vec<Event> {
-        std::mem::take(&mut *self.lock())
+    pub(crate) fn take(&self) -> Vec<EncodedEvent> {
+        let mut b = self.lock();
+        b.bytes = 0;
+        std::mem::take(&mut b.events)
     }
 }
 

@@ -728,23 +728,40 @@ pub fn check_append(
 /// `store.invalid_append` unless every event's `seq` is after `last_seq` and increasing.
 pub fn check_event_order(
     execution_id: &str,
-    mut last_seq: Option<u64>,
+    last_seq: Option<u64>,
     events: &[Event],
 ) -> Result<(), StoreError> {
-    for e in events {
-        if last_seq.is_some_and(|l| e.seq <= l) {
+    check_seq_order(execution_id, last_seq, events.iter().map(|e| e.seq))
+}
+
+/// [`check_event_order`] for events written as JSON text.
+pub fn check_encoded_event_order(
+    execution_id: &str,
+    last_seq: Option<u64>,
+    events: &[EncodedEvent],
+) -> Result<(), StoreError> {
+    check_seq_order(execution_id, last_seq, events.iter().map(EncodedEvent::seq))
+}
+
+fn check_seq_order(
+    execution_id: &str,
+    mut last_seq: Option<u64>,
+    seqs: impl Iterator<Item = u64>,
+) -> Result<(), StoreError> {
+    for seq in seqs {
+        if last_seq.is_some_and(|l| seq <= l) {
             return Err(StoreError::new(
                 ErrorCode::StoreInvalidAppend,
                 format!(
                     "event {} of run '{execution_id}' is not after the last stored event {}",
-                    e.seq,
+                    seq,
                     last_seq.unwrap_or_default()
                 ),
             )
             .with_detail("executionId", execution_id)
-            .with_detail("seq", e.seq));
+            .with_detail("seq", seq));
         }
-        last_seq = Some(e.seq);
+        last_seq = Some(seq);
     }
     Ok(())
 }
@@ -755,6 +772,57 @@ pub fn wall_clock_ms() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(millis)
         .unwrap_or_default()
+}
+
+/// One event as JSON text: the bytes `serde_json::to_string` gives for the [`Event`], and its
+/// `seq`. A durable run writes its events this way once, when they happen; a store keeps the
+/// text as it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EncodedEvent {
+    seq: u64,
+    json: String,
+}
+
+impl EncodedEvent {
+    /// `event` written as JSON text.
+    pub fn encode(event: &Event) -> Result<Self, StoreError> {
+        let json = serde_json::to_string(event).map_err(|e| {
+            StoreError::new(
+                ErrorCode::StoreInvalidAppend,
+                format!("event {} cannot be written as JSON: {e}", event.seq),
+            )
+        })?;
+        Ok(EncodedEvent {
+            seq: event.seq,
+            json,
+        })
+    }
+
+    /// An event's text as [`a2aflow_model::event::EventView::to_json`] wrote it (the caller
+    /// vouches that `json` is the event numbered `seq`).
+    pub(crate) fn from_parts(seq: u64, json: String) -> Self {
+        EncodedEvent { seq, json }
+    }
+
+    /// The event's position in its run's sequence.
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+
+    /// The event's JSON text.
+    pub fn json(&self) -> &str {
+        &self.json
+    }
+
+    /// The event read back (`store.invalid_append` should the text not be an event).
+    pub fn decode(&self) -> Result<Event, StoreError> {
+        serde_json::from_str(&self.json).map_err(|e| {
+            StoreError::new(
+                ErrorCode::StoreInvalidAppend,
+                format!("event {} is not an event's JSON text: {e}", self.seq),
+            )
+        })
+    }
 }
 
 /// Keeps runs' journals. Implementations live above the kernel; see the module docs.
@@ -792,6 +860,21 @@ pub trait RunStore: Send + Sync {
         lease: &Lease,
         events: Vec<Event>,
     ) -> Result<(), StoreError>;
+
+    /// [`RunStore::record_driven_events`] for events already written as JSON text (a durable
+    /// run's events are: it never builds their `Value` data). The default reads them back and
+    /// calls `record_driven_events`; a store that keeps the text as it is overrides this.
+    async fn record_driven_encoded_events(
+        &self,
+        lease: &Lease,
+        events: Vec<EncodedEvent>,
+    ) -> Result<(), StoreError> {
+        let decoded = events
+            .iter()
+            .map(EncodedEvent::decode)
+            .collect::<Result<Vec<_>, _>>()?;
+        self.record_driven_events(lease, decoded).await
+    }
 
     /// Appends one record; returns its sequence number.
     async fn append(&self, execution_id: &str, record: JournalRecord) -> Result<u64, StoreError> {

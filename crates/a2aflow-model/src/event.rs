@@ -132,3 +132,34 @@ impl Event {
         EventPayload::from_data(self.kind, &self.data)
     }
 }
+
+/// An event borrowed from its parts, with typed data: serialises to the same JSON text as the
+/// [`Event`] with `data` = [`EventPayload::to_data`], without building the `Value` tree (a
+/// durable run writes its events this way).
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventView<'a> {
+    /// Position in the run's event sequence, from 0.
+    pub seq: u64,
+    /// The kind (the payload's).
+    pub kind: EventKind,
+    /// The run's execution id.
+    pub execution_id: &'a str,
+    /// Delegation depth: 0 for the root run.
+    pub depth: u32,
+    /// The step, when the event concerns one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<&'a str>,
+    /// The local task id, when the event concerns a task.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<&'a str>,
+    /// Event-specific data.
+    pub data: &'a EventPayload,
+}
+
+impl EventView<'_> {
+    /// The event's JSON text (fails only where [`EventPayload::to_data`] would).
+    pub fn to_json(&self) -> Result<String, serde_json::Error> {
+        serde_json::to_string(self)
+    }
+}

@@ -556,6 +556,47 @@ impl ClientEvent {
     }
 }
 
+/// Writes the event's `data` object straight from the typed payload: the same bytes as
+/// serialising [`ClientEvent::to_data`], without building the `Value` tree.
+impl Serialize for ClientEvent {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ClientEvent::AgentRequest(d) => d.serialize(s),
+            ClientEvent::AgentResponse(d) => d.serialize(s),
+            ClientEvent::AgentStatusUpdate(d) => d.serialize(s),
+            ClientEvent::AgentArtifactUpdate(d) => d.serialize(s),
+            ClientEvent::AgentMessageEvent(d) => d.serialize(s),
+            ClientEvent::NegotiationRequest(d) => d.serialize(s),
+            ClientEvent::NegotiationResolved(d) => d.serialize(s),
+            ClientEvent::NegotiationFailed(d) => d.serialize(s),
+        }
+    }
+}
+
+/// Writes the event's `data` object straight from the typed payload: the same bytes as
+/// serialising [`EventPayload::to_data`] (maps keep their insertion order), without building
+/// the `Value` tree.
+impl Serialize for EventPayload {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            EventPayload::Start(d) => d.serialize(s),
+            EventPayload::Complete(d) => d.serialize(s),
+            EventPayload::Close(d) => d.serialize(s),
+            EventPayload::StepStart(d) => d.serialize(s),
+            EventPayload::StepComplete(d) => d.serialize(s),
+            EventPayload::TaskRequest(d) => d.serialize(s),
+            EventPayload::TaskResponse(d) => d.serialize(s),
+            EventPayload::TaskStatusChanged(d) => d.serialize(s),
+            EventPayload::RouteDecision(d) => d.serialize(s),
+            EventPayload::WorkflowComplete(d) => d.serialize(s),
+            EventPayload::Error(d) => d.serialize(s),
+            EventPayload::Client(c) => c.serialize(s),
+            EventPayload::TaskGated(d) => d.serialize(s),
+            EventPayload::TaskRetry(d) => d.serialize(s),
+        }
+    }
+}
+
 impl EventPayload {
     /// The kind of the event this payload belongs to.
     pub fn kind(&self) -> EventKind {

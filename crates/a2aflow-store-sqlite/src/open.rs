@@ -20,6 +20,8 @@ pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 const MAGIC: &[u8; 16] = b"SQLite format 3\0";
 const HEADER_LEN: usize = 100;
+/// Prepared statements kept per connection.
+const STATEMENT_CACHE: usize = 32;
 
 /// What the file at the store's path is, from its bytes.
 #[derive(Debug, PartialEq, Eq)]
@@ -246,6 +248,9 @@ pub(crate) fn open_blocking(path: &Path) -> Result<Connection, StoreError> {
         Connection::open_with_flags(path, flags).map_err(|e| error::sqlite(path, "opening", &e))?;
     conn.busy_timeout(BUSY_TIMEOUT)
         .map_err(|e| error::sqlite(path, "setting the busy timeout", &e))?;
+    // Every statement the store runs (its queries and the worker's transaction statements)
+    // stays prepared: rusqlite's default of 16 is below their number.
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     if found == Found::Nothing {
         initialise(&mut conn).map_err(|e| error::sqlite(path, "creating the store", &e))?;
     }

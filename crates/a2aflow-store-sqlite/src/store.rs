@@ -4,9 +4,9 @@ use crate::error;
 use crate::open::open_blocking;
 use crate::worker::Worker;
 use a2aflow_kernel::journal::{
-    JournalEntry, JournalRecord, Lease, RunFilter, RunJournal, RunStarted, RunState, RunStore,
-    RunSummary, StoreError, check_append, check_event_order, check_fence, grant_lease,
-    released_lease, renew_lease, wall_clock_ms,
+    EncodedEvent, JournalEntry, JournalRecord, Lease, RunFilter, RunJournal, RunStarted, RunState,
+    RunStore, RunSummary, StoreError, check_append, check_encoded_event_order, check_fence,
+    grant_lease, released_lease, renew_lease, wall_clock_ms,
 };
 use a2aflow_model::{ErrorCode, Event};
 use async_trait::async_trait;
@@ -337,25 +337,33 @@ fn insert_events(
     id: &str,
     events: &[Event],
 ) -> Result<(), StoreError> {
+    let encoded = events
+        .iter()
+        .map(EncodedEvent::encode)
+        .collect::<Result<Vec<_>, _>>()?;
+    insert_encoded_events(conn, path, id, &encoded)
+}
+
+/// Keeps events as the text they came in (one row each, one prepared statement).
+fn insert_encoded_events(
+    conn: &Connection,
+    path: &Path,
+    id: &str,
+    events: &[EncodedEvent],
+) -> Result<(), StoreError> {
     run_row(conn, path, id)?;
     let fail = |e: rusqlite::Error| error::sqlite(path, "recording events", &e);
     let last: Option<i64> = conn
         .prepare_cached("SELECT max(seq) FROM events WHERE execution_id = ?1")
         .and_then(|mut s| s.query_row([id], |r| r.get(0)))
         .map_err(fail)?;
-    check_event_order(id, last.map(sql_u64), events)?;
+    check_encoded_event_order(id, last.map(sql_u64), events)?;
     let mut insert = conn
         .prepare_cached("INSERT INTO events (execution_id, seq, body) VALUES (?1, ?2, ?3)")
         .map_err(fail)?;
     for e in events {
-        let body = serde_json::to_string(e).map_err(|err| {
-            StoreError::new(
-                ErrorCode::StoreInvalidAppend,
-                format!("event {} cannot be written as JSON: {err}", e.seq),
-            )
-        })?;
         insert
-            .execute(params![id, sql_i64(e.seq), body])
+            .execute(params![id, sql_i64(e.seq()), e.json()])
             .map_err(fail)?;
     }
     Ok(())
@@ -440,6 +448,21 @@ impl RunStore for SqliteStore {
             .write(move |conn| {
                 fence(conn, &path, &held)?;
                 insert_events(conn, &path, &held.execution_id, &events)
+            })
+            .await
+    }
+
+    async fn record_driven_encoded_events(
+        &self,
+        lease: &Lease,
+        events: Vec<EncodedEvent>,
+    ) -> Result<(), StoreError> {
+        let path = self.path().to_owned();
+        let held = lease.clone();
+        self.worker
+            .write(move |conn| {
+                fence(conn, &path, &held)?;
+                insert_encoded_events(conn, &path, &held.execution_id, &events)
             })
             .await
     }

@@ -6,7 +6,8 @@
 //! an error instead of a new, empty store.
 
 use a2aflow_kernel::journal::{
-    JournalRecord, Lease, RunFilter, RunJournal, RunStarted, RunStore, RunSummary, StoreError,
+    EncodedEvent, JournalRecord, Lease, RunFilter, RunJournal, RunStarted, RunStore, RunSummary,
+    StoreError,
 };
 use a2aflow_model::{ErrorCode, Event, Failure};
 use a2aflow_store_sqlite::{SqliteStore, StoreOptions};
@@ -202,6 +203,17 @@ impl RunStore for LazyStore {
         events: Vec<Event>,
     ) -> Result<(), StoreError> {
         self.get().await?.record_driven_events(lease, events).await
+    }
+
+    async fn record_driven_encoded_events(
+        &self,
+        lease: &Lease,
+        events: Vec<EncodedEvent>,
+    ) -> Result<(), StoreError> {
+        self.get()
+            .await?
+            .record_driven_encoded_events(lease, events)
+            .await
     }
 
     async fn load(&self, execution_id: &str) -> Result<RunJournal, StoreError> {

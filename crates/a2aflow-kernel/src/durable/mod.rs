@@ -68,12 +68,52 @@ pub(crate) struct Durable {
     /// The `seq` the run's next event gets (after the events a resumed run stored before).
     next_event_seq: u64,
     renewal: Mutex<Option<JoinHandle<()>>>,
+    /// Hands the buffered events to the store whenever the buffer reaches its bound.
+    flusher: Mutex<Option<JoinHandle<()>>>,
+    /// Held while events are taken from the buffer and written: one flush at a time keeps
+    /// them in `seq` order in the store.
+    flushing: tokio::sync::Mutex<()>,
+    /// Records nothing waits for (the last remote state a client reported, per local task):
+    /// they ride with the driver's next write instead of costing one of their own.
+    riders: Mutex<Riders>,
+}
+
+/// The riders in the order they came, at most one `RemoteState` per local task (a newer state
+/// replaces the older one in place).
+#[derive(Default)]
+struct Riders {
+    records: Vec<JournalRecord>,
+    by_task: HashMap<String, usize>,
+}
+
+impl Riders {
+    fn remote_state(&mut self, local_task_id: &str, state: a2aflow_model::a2a::TaskState) {
+        let record = JournalRecord::RemoteState {
+            local_task_id: local_task_id.to_owned(),
+            state,
+        };
+        match self.by_task.get(local_task_id) {
+            Some(&at) => self.records[at] = record,
+            None => {
+                self.by_task
+                    .insert(local_task_id.to_owned(), self.records.len());
+                self.records.push(record);
+            }
+        }
+    }
+
+    fn take(&mut self) -> Vec<JournalRecord> {
+        self.by_task.clear();
+        std::mem::take(&mut self.records)
+    }
 }
 
 impl Drop for Durable {
     fn drop(&mut self) {
-        if let Some(h) = lock(&self.renewal).take() {
-            h.abort();
+        for task in [&self.renewal, &self.flusher] {
+            if let Some(h) = lock(task).take() {
+                h.abort();
+            }
         }
     }
 }
@@ -150,9 +190,17 @@ impl Durable {
             policy,
             next_event_seq,
             renewal: Mutex::new(None),
+            flusher: Mutex::new(None),
+            flushing: tokio::sync::Mutex::new(()),
+            riders: Mutex::new(Riders::default()),
         });
         let handle = tokio::spawn(renew_lease(Arc::downgrade(&durable)));
         *lock(&durable.renewal) = Some(handle);
+        let handle = tokio::spawn(flush_when_full(
+            Arc::downgrade(&durable),
+            durable.events.clone(),
+        ));
+        *lock(&durable.flusher) = Some(handle);
         durable
     }
 
@@ -208,6 +256,13 @@ impl Durable {
     /// Appends `records` under this driver's lease (awaited: the kernel acts only after this
     /// returned `Ok`). A driver that lost its lease writes nothing and stops.
     pub(crate) async fn write(&self, records: Vec<JournalRecord>) -> Result<(), Failure> {
+        let mut riders = lock(&self.riders).take();
+        let records = if riders.is_empty() {
+            records
+        } else {
+            riders.extend(records);
+            riders
+        };
         let written = match self.held_lease() {
             Ok(lease) => self.store.append_driven(&lease, records).await.map(drop),
             Err(e) => Err(e),
@@ -223,6 +278,28 @@ impl Durable {
     pub(crate) async fn answered(&self, answer: CallbackAnswered) -> Result<(), Failure> {
         self.write(vec![JournalRecord::CallbackAnswered(answer)])
             .await
+    }
+
+    /// The last remote state a client reported for a logical task: journaled with the
+    /// driver's next write (a resume does not need it; `runs show` names it).
+    pub(crate) fn remote_state(&self, local_task_id: &str, state: a2aflow_model::a2a::TaskState) {
+        lock(&self.riders).remote_state(local_task_id, state);
+    }
+
+    /// Writes the riders no later write took (best effort: the run has ended).
+    async fn write_riders(&self) {
+        let riders = lock(&self.riders).take();
+        if riders.is_empty() {
+            return;
+        }
+        let written = match self.held_lease() {
+            Ok(lease) => self.store.append_driven(&lease, riders).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = written {
+            let (code, error) = (&e.code, &e.message);
+            tracing::debug!(%code, %error, "the last remote states were not journaled");
+        }
     }
 
     /// A remote task id reported during this run.
@@ -279,14 +356,19 @@ impl Durable {
         }
     }
 
-    /// Hands the buffered events to the store.
+    /// Hands the buffered events to the store (after any flush under way: they stay in order).
     pub(crate) async fn flush_events(&self) {
+        let _one_at_a_time = self.flushing.lock().await;
         let events = self.events.take();
         if events.is_empty() {
             return;
         }
         let kept = match self.held_lease() {
-            Ok(lease) => self.store.record_driven_events(&lease, events).await,
+            Ok(lease) => {
+                self.store
+                    .record_driven_encoded_events(&lease, events)
+                    .await
+            }
             Err(e) => Err(e),
         };
         if let Err(e) = kept {
@@ -311,7 +393,16 @@ impl Durable {
 
     /// After the run's last event: the events flushed, the lease given up.
     pub(crate) async fn close(&self) {
+        {
+            // Under the flush lock the flusher is not in the middle of a write (it waits for
+            // the buffer or for this lock): stopping it loses nothing.
+            let _no_flush_under_way = self.flushing.lock().await;
+            if let Some(h) = lock(&self.flusher).take() {
+                h.abort();
+            }
+        }
         self.flush_events().await;
+        self.write_riders().await;
         if let Some(h) = lock(&self.renewal).take() {
             h.abort();
         }
@@ -397,6 +488,16 @@ async fn renew_lease(durable: Weak<Durable>) {
                 return;
             }
         }
+    }
+}
+
+/// Flushes the run's events whenever its buffer reaches its bound, until the run ends (the
+/// buffer is shared, the journal only borrowed: a run that is gone stops this).
+async fn flush_when_full(durable: Weak<Durable>, log: Arc<EventLog>) {
+    loop {
+        log.wants_flush().await;
+        let Some(d) = durable.upgrade() else { return };
+        d.flush_events().await;
     }
 }
 

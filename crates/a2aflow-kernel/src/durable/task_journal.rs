@@ -1,6 +1,6 @@
 //! The [`DispatchJournal`] of one logical task of a durable run: each send is journaled
-//! (`TaskIntent`, awaited) before the client lets it go, the remote task id and the last remote
-//! state as the client reports them.
+//! (`TaskIntent`, awaited) before the client lets it go, the remote task id as the client
+//! reports it, and the last remote state with the next write.
 
 use super::Durable;
 use crate::client::{DispatchJournal, SendIntent};
@@ -58,13 +58,8 @@ impl DispatchJournal for TaskJournal<'_> {
     }
 
     async fn remote_state(&self, _remote_task_id: &str, state: TaskState) {
-        // A failure stops the run (see `Durable::write`).
-        let _ = self
-            .durable
-            .write(vec![JournalRecord::RemoteState {
-                local_task_id: self.request.local_task_id.clone(),
-                state,
-            }])
-            .await;
+        // Nothing waits for it: it rides with the next write (the task's end, at the latest).
+        self.durable
+            .remote_state(&self.request.local_task_id, state);
     }
 }

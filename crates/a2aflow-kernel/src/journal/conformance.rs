@@ -9,7 +9,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test support: a failed check panics
 
 use super::samples::{event, every_record, intent, result, started, states};
-use super::{JournalRecord, RunFilter, RunState, RunStore};
+use super::{EncodedEvent, JournalRecord, RunFilter, RunState, RunStore};
 use a2aflow_model::{ErrorCode, ExecutionResult, Failure};
 use std::future::Future;
 use std::sync::Arc;
@@ -26,6 +26,7 @@ where
     events_are_kept_in_order_apart_from_records(&*fresh().await).await;
     a_lease_locks_the_run_for_other_owners(&*fresh().await).await;
     a_driver_that_lost_its_lease_writes_nothing(&*fresh().await).await;
+    encoded_events_read_back_as_the_events_they_were(&*fresh().await).await;
 }
 
 /// A finished result of run `id`, failed with `failure` when one is given.
@@ -259,6 +260,39 @@ pub async fn a_driver_that_lost_its_lease_writes_nothing(store: &dyn RunStore) {
     };
     let e = store.append_driven(&ghost, Vec::new()).await.unwrap_err();
     assert!(e.is(ErrorCode::StoreUnknownExecution), "{e}");
+}
+
+/// A driver's events written as JSON text (`record_driven_encoded_events`) read back as the
+/// events they were, in order after the events kept before; one out of order is
+/// `store.invalid_append` and a driver that lost its lease is `store.lease_lost`, both writing
+/// nothing.
+pub async fn encoded_events_read_back_as_the_events_they_were(store: &dyn RunStore) {
+    store.create_run(started("r1", 1)).await.unwrap();
+    let a = store.acquire("r1", "host-a").await.unwrap();
+    let encoded = |seq: u64| EncodedEvent::encode(&event("r1", seq)).unwrap();
+    store
+        .record_driven_events(&a, vec![event("r1", 0)])
+        .await
+        .unwrap();
+    store
+        .record_driven_encoded_events(&a, vec![encoded(1), encoded(2)])
+        .await
+        .unwrap();
+    let e = store
+        .record_driven_encoded_events(&a, vec![encoded(4), encoded(3)])
+        .await
+        .unwrap_err();
+    assert!(e.is(ErrorCode::StoreInvalidAppend), "{e}");
+    let expected: Vec<_> = (0..3).map(|s| event("r1", s)).collect();
+    assert_eq!(store.events("r1", None, 10).await.unwrap(), expected);
+    store.release(a.clone()).await.unwrap();
+    store.acquire("r1", "host-b").await.unwrap();
+    let e = store
+        .record_driven_encoded_events(&a, vec![encoded(3)])
+        .await
+        .unwrap_err();
+    assert!(e.is(ErrorCode::StoreLeaseLost), "{e}");
+    assert_eq!(store.events("r1", None, 10).await.unwrap(), expected);
 }
 
 /// For a store whose leases lapse at once (a time to live of zero): a driver that stopped

@@ -8,6 +8,8 @@ mod cancel;
 mod context;
 mod delegation;
 mod durable;
+mod durable_appends;
+mod durable_events;
 mod event_bytes;
 mod gates;
 mod gates_durable;

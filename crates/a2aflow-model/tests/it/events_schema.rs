@@ -105,7 +105,7 @@ fn remote_request(context_id: &str, content: MessageContent) -> RemoteRequestDat
 }
 
 /// One sample of every payload shape (each family member once).
-fn samples() -> Vec<EventPayload> {
+pub(crate) fn samples() -> Vec<EventPayload> {
     let content = MessageContent::text("hello");
     vec![
         StartData {

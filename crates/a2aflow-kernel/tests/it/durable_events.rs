@@ -1,0 +1,126 @@
+//! A durable run's events in its store: the same events its sink saw, and, in a wide step,
+//! handed to the store while the step is still running (the run's buffer is bounded).
+
+use crate::support::*;
+use a2aflow_kernel::{
+    DispatchRequest, MemoryStore, RemoteClient, RunInput, RunOptions, RunStore, TaskFailure,
+    TaskOutcome,
+};
+use a2aflow_model::{ErrorCode, Event};
+use async_trait::async_trait;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Notify;
+
+const EXEC: &str = "exec";
+/// Subtasks in the wide step: several times the run's event buffer bound.
+const WIDE: usize = 600;
+
+/// Answers every task at once, except those to agent `hold`, which wait for `release`.
+struct Holding {
+    release: Notify,
+}
+
+#[async_trait]
+impl RemoteClient for Holding {
+    async fn dispatch(&self, request: DispatchRequest<'_>) -> Result<TaskOutcome, TaskFailure> {
+        if request.agent == "hold" {
+            self.release.notified().await;
+        }
+        Ok(TaskOutcome::default())
+    }
+}
+
+fn wide_step() -> a2aflow_model::Workflow {
+    let mut agents = vec!["fast"; WIDE];
+    agents.push("hold");
+    wf(vec![step("a", &agents, &[])])
+}
+
+/// The run's stored events (none while the run is not in the store yet).
+async fn stored(store: &MemoryStore) -> Vec<Event> {
+    match store.events(EXEC, None, usize::MAX).await {
+        Err(e) if e.is(ErrorCode::StoreUnknownExecution) => Vec::new(),
+        events => events.unwrap(),
+    }
+}
+
+#[tokio::test]
+async fn a_wide_step_hands_its_events_to_the_store_before_it_ends() {
+    let store = Arc::new(MemoryStore::new());
+    let client = Arc::new(Holding {
+        release: Notify::new(),
+    });
+    let options = RunOptions {
+        store: Some(store.clone()),
+        execution_id: Some(EXEC.into()),
+        ..Default::default()
+    };
+    let run = tokio::spawn(a2aflow_kernel::run(
+        wide_step(),
+        RunInput::default(),
+        Arc::new(Host::default()),
+        client.clone(),
+        options,
+    ));
+    // The held task keeps the step open; its events reach the store meanwhile.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    let early = loop {
+        let events = stored(&store).await;
+        if events.len() >= WIDE {
+            break events;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "only {} events stored while the step runs",
+            events.len()
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    assert!(!run.is_finished(), "the step ended before the check");
+    for (i, e) in early.iter().enumerate() {
+        assert_eq!(e.seq, i as u64, "stored events out of order");
+    }
+    client.release.notify_one();
+    let result = tokio::time::timeout(Duration::from_secs(60), run)
+        .await
+        .expect("the run did not end")
+        .unwrap();
+    assert!(result.success, "{:?}", result.failure);
+    let all = stored(&store).await;
+    assert!(all.len() > early.len());
+    for (i, e) in all.iter().enumerate() {
+        assert_eq!(e.seq, i as u64, "stored events out of order or with a gap");
+    }
+    assert_eq!(&all[..early.len()], &early[..]);
+}
+
+#[tokio::test]
+async fn the_stored_events_are_the_events_the_sink_saw() {
+    let store = Arc::new(MemoryStore::new());
+    let client = Arc::new(Holding {
+        release: Notify::new(),
+    });
+    // Nothing holds: every task answers at once.
+    let w = wf(vec![
+        step("a", &["fast"; 40], &["b"]),
+        step("b", &["x"], &[]),
+    ]);
+    let rec = Recorder::default();
+    let options = RunOptions {
+        store: Some(store.clone()),
+        ..rec.options()
+    };
+    let result = a2aflow_kernel::run(
+        w,
+        RunInput::default(),
+        Arc::new(Host::default()),
+        client,
+        options,
+    )
+    .await;
+    assert!(result.success, "{:?}", result.failure);
+    let seen = rec.events();
+    assert!(seen.len() > 80);
+    assert_eq!(stored(&store).await, seen);
+}

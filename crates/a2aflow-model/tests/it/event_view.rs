@@ -1,0 +1,32 @@
+//! An event written from its typed payload ([`EventView`]) is, byte for byte, the JSON text of
+//! the same event with the payload's `Value` data: a durable run stores the former, readers
+//! expect the latter.
+
+use super::events_schema::samples;
+use a2aflow_model::Event;
+use a2aflow_model::event::EventView;
+
+#[test]
+fn every_sample_writes_the_bytes_of_its_value_event() {
+    for (i, payload) in samples().into_iter().enumerate() {
+        let mut event = Event::from_payload(7 + i as u64, "exec-1", payload.clone()).unwrap();
+        event.depth = 2;
+        event.step = Some("s".into());
+        event.task_id = (i % 2 == 0).then(|| format!("s:{i}"));
+        let view = EventView {
+            seq: event.seq,
+            kind: payload.kind(),
+            execution_id: &event.execution_id,
+            depth: event.depth,
+            step: event.step.as_deref(),
+            task_id: event.task_id.as_deref(),
+            data: &payload,
+        };
+        assert_eq!(
+            view.to_json().unwrap(),
+            serde_json::to_string(&event).unwrap(),
+            "{} differs",
+            event.kind
+        );
+    }
+}
