@@ -73,8 +73,32 @@ enum Job {
 /// dropped or [`Worker::close`] is called.
 #[derive(Debug, Clone)]
 pub(crate) struct Worker {
+    // Declared before `thread`: the last handle's sender is gone (the thread sees the channel
+    // closed) before its `Thread` joins it.
     tx: mpsc::Sender<Job>,
     path: Arc<PathBuf>,
+    thread: Arc<Thread>,
+}
+
+/// The store's thread, joined when the last handle is dropped: the thread finishes its queue
+/// and closes the connection (checkpointing the write-ahead log into the file) before the
+/// drop returns, so a process that exits right after dropping its store leaves the file whole
+/// and no later process changes it by checkpointing for it.
+#[derive(Debug)]
+struct Thread(std::sync::Mutex<Option<std::thread::JoinHandle<()>>>);
+
+impl Drop for Thread {
+    fn drop(&mut self) {
+        let handle = self
+            .0
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(h) = handle {
+            // The channel is closed (every sender is gone), so the thread ends after its queue.
+            let _ = h.join();
+        }
+    }
 }
 
 impl std::fmt::Debug for Job {
@@ -92,7 +116,7 @@ impl Worker {
     pub(crate) fn start(conn: Connection, path: PathBuf) -> Result<Self, StoreError> {
         let (tx, rx) = mpsc::channel(QUEUE);
         let p = path.clone();
-        std::thread::Builder::new()
+        let handle = std::thread::Builder::new()
             .name("a2aflow-store".to_owned())
             .spawn(move || run(conn, rx, &p))
             .map_err(|e| {
@@ -107,6 +131,7 @@ impl Worker {
         Ok(Worker {
             tx,
             path: Arc::new(path),
+            thread: Arc::new(Thread(std::sync::Mutex::new(Some(handle)))),
         })
     }
 
