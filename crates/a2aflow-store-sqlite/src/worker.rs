@@ -73,11 +73,12 @@ enum Job {
 /// dropped or [`Worker::close`] is called.
 #[derive(Debug, Clone)]
 pub(crate) struct Worker {
-    // Declared before `thread`: the last handle's sender is gone (the thread sees the channel
+    // Declared before `_thread`: the last handle's sender is gone (the thread sees the channel
     // closed) before its `Thread` joins it.
     tx: mpsc::Sender<Job>,
     path: Arc<PathBuf>,
-    thread: Arc<Thread>,
+    // Held only for its drop (see `Thread`).
+    _thread: Arc<Thread>,
 }
 
 /// The store's thread, joined when the last handle is dropped: the thread finishes its queue
@@ -131,7 +132,7 @@ impl Worker {
         Ok(Worker {
             tx,
             path: Arc::new(path),
-            thread: Arc::new(Thread(std::sync::Mutex::new(Some(handle)))),
+            _thread: Arc::new(Thread(std::sync::Mutex::new(Some(handle)))),
         })
     }
 
