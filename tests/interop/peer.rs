@@ -1,7 +1,9 @@
-//! Starting and stopping the Python peer (`peer_agent.py`) on a free loopback port.
+//! Starting and stopping the Python peer (`peer_agent.py`) on loopback ports it binds itself.
 
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, ChildStdout, Command, Stdio};
+use std::sync::mpsc;
 use std::time::Duration;
 
 use a2aflow::model::a2a::AgentCard;
@@ -39,34 +41,63 @@ pub fn python() -> String {
     }
 }
 
-fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
-    l.local_addr().expect("local addr").port()
+/// Reads the peer's `ready PORT GRPC_PORT` line on a thread (then drains its stdout to the end,
+/// so a later print never meets a closed pipe).
+fn ready_line(stdout: ChildStdout) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = BufReader::new(stdout).lines();
+        if let Some(Ok(line)) = lines.next() {
+            let _ = tx.send(line);
+        }
+        for _ in lines {}
+    });
+    rx
+}
+
+/// `ready 41234 41235` → the two ports.
+fn parse_ready(line: &str) -> (u16, u16) {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    match words.as_slice() {
+        ["ready", http, grpc] => match (http.parse(), grpc.parse()) {
+            (Ok(h), Ok(g)) => (h, g),
+            _ => panic!("the Python peer printed {line:?}, not `ready PORT GRPC_PORT`"),
+        },
+        _ => panic!("the Python peer printed {line:?}, not `ready PORT GRPC_PORT`"),
+    }
 }
 
 impl Peer {
-    /// Starts the peer and waits (bounded) until its card answers.
+    /// Starts the peer on ports it binds itself (port 0: no race with other tests for a port
+    /// picked here), learns them from its `ready` line, and waits (bounded) until its card answers.
     pub async fn start() -> Peer {
         let python = python();
         let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("interop")
             .join("peer_agent.py");
-        let port = free_port();
-        let grpc_port = loop {
-            let p = free_port();
-            if p != port {
-                break p;
-            }
-        };
-        let child = Command::new(&python)
+        let mut child = Command::new(&python)
             .arg(&script)
-            .arg(port.to_string())
-            .arg(grpc_port.to_string())
+            .arg("0")
+            .arg("0")
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {python} {}: {e}", script.display()));
+        let ready = ready_line(child.stdout.take().expect("piped stdout"));
+        let deadline = tokio::time::Instant::now() + START_DEADLINE;
+        let (port, grpc_port) = loop {
+            if let Ok(line) = ready.try_recv() {
+                break parse_ready(&line);
+            }
+            if let Some(status) = child.try_wait().expect("peer status") {
+                panic!("the Python peer exited early ({status}); see its stderr above");
+            }
+            if tokio::time::Instant::now() > deadline {
+                panic!("the Python peer did not print its ports within {START_DEADLINE:?}");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
         let base_url = format!("http://127.0.0.1:{port}");
         let mut peer = Peer {
             child,
@@ -75,7 +106,6 @@ impl Peer {
             card: placeholder_card(),
         };
         let client = HttpClient::new().expect("client");
-        let deadline = tokio::time::Instant::now() + START_DEADLINE;
         loop {
             if let Some(status) = peer.child.try_wait().expect("peer status") {
                 panic!("the Python peer exited early ({status}); see its stderr above");

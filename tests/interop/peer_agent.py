@@ -3,6 +3,10 @@
 
     python peer_agent.py PORT [GRPC_PORT]
 
+A port of 0 lets the system choose one; once both servers listen, the peer prints one line
+`ready PORT GRPC_PORT` (the ports it bound; GRPC_PORT is `-` without gRPC) to stdout. Binding
+its own ports closes the race of a parent that picks a free port and passes it on.
+
 Listens on 127.0.0.1:PORT only and serves the public card at /.well-known/agent-card.json,
 JSON-RPC at /rpc and HTTP+JSON under /api; with GRPC_PORT, the SDK's gRPC server
 (lf.a2a.v1.A2AService, plaintext) on 127.0.0.1:GRPC_PORT too, its interface on the card as
@@ -24,6 +28,7 @@ kills it when done. All bindings share one request handler and task store.
 from __future__ import annotations
 
 import asyncio
+import socket
 import sys
 import uuid
 
@@ -152,7 +157,21 @@ def agent_card(port: int, grpc_port: int | None) -> AgentCard:
     )
 
 
+def listen(port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(('127.0.0.1', port))
+    sock.listen(128)
+    return sock
+
+
 async def serve(port: int, grpc_port: int | None) -> None:
+    sock = listen(port)
+    port = sock.getsockname()[1]
+    server = None
+    if grpc_port is not None:
+        server = grpc.aio.server()
+        grpc_port = server.add_insecure_port(f'127.0.0.1:{grpc_port}')
     card = agent_card(port, grpc_port)
     handler = DefaultRequestHandler(
         agent_executor=InteropExecutor(),
@@ -166,17 +185,15 @@ async def serve(port: int, grpc_port: int | None) -> None:
     http = uvicorn.Server(
         uvicorn.Config(Starlette(routes=routes), host='127.0.0.1', port=port, log_level='warning')
     )
-    if grpc_port is None:
-        await http.serve()
-        return
-    server = grpc.aio.server()
-    a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), server)
-    server.add_insecure_port(f'127.0.0.1:{grpc_port}')
-    await server.start()
+    if server is not None:
+        a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), server)
+        await server.start()
+    print(f'ready {port} {grpc_port if grpc_port is not None else "-"}', flush=True)
     try:
-        await http.serve()
+        await http.serve(sockets=[sock])
     finally:
-        await server.stop(grace=None)
+        if server is not None:
+            await server.stop(grace=None)
 
 
 def main(argv: list[str]) -> int:
