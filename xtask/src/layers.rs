@@ -24,14 +24,20 @@ pub const LAYERS: &[(&str, u8)] = &[
     ("a2aflow-protocol", 2),
     // The embedded run store: the kernel's RunStore over SQLite, beside the wire, never on it.
     ("a2aflow-store-sqlite", 2),
+    // The shared run store: the kernel's RunStore over Postgres (tokio-postgres, rustls), beside
+    // the wire, never on it.
+    ("a2aflow-store-postgres", 2),
     ("a2aflow-engine", 3),
     ("a2aflow-services", 3),
     // Layer 4: its isolation test drives the engine client as a dev-dependency.
     ("a2aflow-extensions", 4),
     ("a2aflow", 5),
-    ("a2aflow-cli", 6),
-    ("a2aflow-tests", 7),
-    ("xtask", 8),
+    // Serving surfaces on the facade: workflows as A2A agents, and the run page.
+    ("a2aflow-server", 6),
+    ("a2aflow-ui", 6),
+    ("a2aflow-cli", 7),
+    ("a2aflow-tests", 8),
+    ("xtask", 9),
 ];
 
 /// Each isolated crate, the crates it must never reach, and what they are (for the message).
@@ -67,6 +73,8 @@ pub const WIRE_CRATES: &[&str] = &[
     "a2aflow-services",
     "a2aflow-extensions",
     "a2aflow",
+    "a2aflow-server",
+    "a2aflow-ui",
     "a2aflow-cli",
 ];
 
