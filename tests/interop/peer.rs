@@ -1,7 +1,7 @@
 //! Starting and stopping the Python peer (`peer_agent.py`) on loopback ports it binds itself.
 
-use std::path::PathBuf;
 use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;

@@ -1,9 +1,10 @@
 //! `a2aflow runs resume ID --store PATH [--agent NAME=URL …]`: continue a journaled run after
 //! its host stopped or died, with the built-in declarative ControlPoint.
 //!
-//! With `--gates park` (as `run --gates park` started it) a task stopped at a gate parks and the
-//! run stops at its open gates with exit 3, to be answered with `runs answer` (which resumes
-//! with it always); without it, a gate fails its task.
+//! A resumed run keeps the gate policy it was started with (the journal holds it): a run started
+//! with `run --gates park` parks a task stopped at a gate, and the resume stops at its open gates
+//! with exit 3, to be answered with `runs answer`. `--gates park` applies only to runs journaled
+//! before the policy was (they read as `fail`).
 //!
 //! The output and exit codes are `run`'s (0 success, 1 failure, 3 parked, 130/143 after a
 //! signal); a store problem (no such file, not an a2aflow store, a newer schema, a damaged file, an unknown
@@ -52,8 +53,9 @@ pub struct ResumeArgs {
     /// Write every event of the resumed run as one JSON line to this file.
     #[arg(long, value_name = "EVENTS.jsonl")]
     pub events: Option<PathBuf>,
-    /// What a task stopped at a gate does: `fail` it, or `park` it (the run stops at its open
-    /// gates with exit 3); resume a run started with `run --gates park` with `park`.
+    /// What a task stopped at a gate does in a run journaled without a gate policy: `fail` it,
+    /// or `park` it (the run stops at its open gates with exit 3). A run keeps the policy it
+    /// was started with.
     #[arg(long, value_enum, default_value_t = GatesArg::Fail)]
     pub gates: GatesArg,
     /// Output format of the result.
@@ -123,6 +125,9 @@ pub fn run(args: ResumeArgs) -> u8 {
         if args.gates == GatesArg::Park {
             crate::run_cmd::park_gates(&mut hooks.run_options);
         }
+        // Nobody answers a gate inside this process: a run that parks (its journaled policy
+        // says so) stops at its open gates with exit 3 instead of waiting for its deadline.
+        hooks.run_options.suspend_when_parked = true;
         let stream = match resume_stream(&args.id, &agents, Arc::new(host), &config, hooks).await {
             Ok(s) => s,
             Err(f) => return refused(f),

@@ -14,8 +14,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio::sync::{Notify, oneshot};
 
-/// What a run does when a remote task stops at a gate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// What a run does when a remote task stops at a gate (journaled as `"fail"` / `"park"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum GatePolicy {
     /// The task fails with the gate's failure (`negotiation.not_negotiable` or

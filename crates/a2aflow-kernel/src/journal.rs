@@ -37,6 +37,8 @@ pub mod samples;
 
 pub use memory::{DEFAULT_LEASE_TTL, MemoryStore};
 
+use crate::gates::GatePolicy;
+use a2aflow_model::RetryPolicy;
 use a2aflow_model::a2a::TaskState;
 use a2aflow_model::{
     ErrorCode, Event, ExecutionResult, Failure, FailureCode, MessageContent, NegotiationReply,
@@ -101,8 +103,10 @@ impl From<StoreError> for Failure {
     }
 }
 
-/// The options of a run that the journal keeps (host objects such as the catalog, the firewall
-/// or the cost meter are the host's to supply again on resume).
+/// The options of a run that the journal keeps, and that a resumed run keeps too (see
+/// `JournaledOptions::apply_to` beside `RunOptions`): a run's limits, retries and gate policy are
+/// fixed when it starts. Host objects such as the catalog, the firewall or the cost meter are the
+/// host's to supply again on resume.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct JournaledOptions {
@@ -120,6 +124,13 @@ pub struct JournaledOptions {
     /// The delegation budget limit, when one was set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delegation_budget: Option<f64>,
+    /// The retry policy of subtasks whose workflow entry gives none, when the run had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<RetryPolicy>,
+    /// What the run does at a gate; `None` in a journal that predates the field (a resume then
+    /// takes the resuming host's policy).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate_policy: Option<GatePolicy>,
 }
 
 // `JournaledOptions::of(&RunOptions)` (and `From<&RunOptions>`) live beside `RunOptions` in the

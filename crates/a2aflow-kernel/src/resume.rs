@@ -150,6 +150,7 @@ async fn prepare(
     if durable.replay().cancel_run() {
         durable.stop.cancel();
     }
+    started.options.apply_to(&mut options);
     options.execution_id = Some(execution_id.to_owned());
     options.timeout = deadline;
     options.cancel = durable.stop_token();

@@ -124,6 +124,31 @@ impl JournaledOptions {
             max_delegation_depth: options.delegation.max_depth,
             max_delegation_fan_out: options.delegation.max_fan_out,
             delegation_budget: options.delegation.budget.as_ref().map(|b| b.limit),
+            retry: options.retry.clone(),
+            gate_policy: Some(options.gate_policy),
+        }
+    }
+
+    /// Gives a resumed run the limits, retries and gate policy it started with, whatever the
+    /// resuming host passes: the run's semantics were fixed when it was journaled. What stays the
+    /// resuming host's: its callbacks, cancellation, event buffer, lease owner, resume policy,
+    /// gate board, `suspend_when_parked`, the catalog, the firewall and the cost meter (a
+    /// journaled budget limit applies to the meter the host supplies; without one, none).
+    /// The deadline is the journaled absolute one (the resume computes what is left of it). A
+    /// journal from before the gate policy was kept leaves the resuming host's.
+    pub fn apply_to(&self, options: &mut RunOptions) {
+        options.max_concurrent_remote_tasks = self.max_concurrent_remote_tasks;
+        options.cleanup_grace = Duration::from_millis(self.cleanup_grace_ms);
+        options.delegation.max_depth = self.max_delegation_depth;
+        options.delegation.max_fan_out = self.max_delegation_fan_out;
+        match (self.delegation_budget, options.delegation.budget.as_mut()) {
+            (Some(limit), Some(budget)) => budget.limit = limit,
+            (None, _) => options.delegation.budget = None,
+            (Some(_), None) => {}
+        }
+        options.retry = self.retry.clone();
+        if let Some(policy) = self.gate_policy {
+            options.gate_policy = policy;
         }
     }
 }
