@@ -16,6 +16,31 @@ use tokio_util::sync::CancellationToken;
 /// A synchronous event sink. It must not block; a panic inside it is logged and ignored.
 pub type EventCallback = Arc<dyn Fn(&Event) + Send + Sync>;
 
+/// The host's event hook: sees each event of a run before anything else does (the sink, the
+/// store's copy, the finish hook) and keeps, drops or replaces it. It runs under the run's
+/// ordering lock, so what it returns is numbered in place (`seq` is rewritten: the sequence stays
+/// gapless) and causal order holds. It must not block; a panic inside it is logged and the event
+/// goes on unchanged.
+pub type EventHook = Arc<dyn Fn(&Event) -> EventEdit + Send + Sync>;
+
+/// What an [`EventHook`] does with one event.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum EventEdit {
+    /// The event goes on unchanged.
+    Keep,
+    /// The event is dropped: no consumer sees it.
+    Drop,
+    /// These events go on instead, in this order (the event itself, changed or not, among them
+    /// to keep it; injected events typically use [`a2aflow_model::EventKind::HostEvent`]). Their
+    /// `seq` is assigned by the run.
+    Replace(Vec<Event>),
+}
+
+/// How many events a run keeps for its finish hook; later ones are not kept (and a warning
+/// says so once), so a run with a finish hook holds bounded memory.
+pub(crate) const RECORDED_EVENTS_LIMIT: usize = 1_000_000;
+
 pub(crate) enum SinkKind {
     None,
     Callback(EventCallback),
@@ -41,6 +66,10 @@ pub(crate) struct EventHub {
     depth: u32,
     /// A durable run's journal buffer: every event is copied into it.
     tee: Option<Arc<EventLog>>,
+    /// The host's event hook (a root run's only: a child's events pass its parent's).
+    hook: Option<EventHook>,
+    /// The events kept for the host's finish hook, when it has one.
+    recorded: Option<std::sync::Mutex<Vec<Event>>>,
 }
 
 impl EventHub {
@@ -59,7 +88,29 @@ impl EventHub {
             hard_deadline,
             depth: 0,
             tee: None,
+            hook: None,
+            recorded: None,
         }
+    }
+
+    /// The same hub passing every event through `hook` first, and keeping the events for a
+    /// finish hook when `record` is set.
+    pub(crate) fn hooked(mut self, hook: Option<EventHook>, record: bool) -> Self {
+        self.hook = hook;
+        self.recorded = record.then(Default::default);
+        self
+    }
+
+    /// The events kept for the finish hook (empty without one).
+    pub(crate) fn recorded(&self) -> Vec<Event> {
+        self.recorded
+            .as_ref()
+            .map(|r| {
+                r.lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .clone()
+            })
+            .unwrap_or_default()
     }
 
     /// The same hub copying every event into `log`, numbering from `first_seq` (a resumed run
@@ -78,7 +129,7 @@ impl EventHub {
 
     pub(crate) fn enabled(&self) -> bool {
         match &self.sink {
-            SinkKind::None => self.tee.is_some(),
+            SinkKind::None => self.tee.is_some() || self.recorded.is_some(),
             SinkKind::Parent(parent) => parent.enabled(),
             SinkKind::Callback(_) | SinkKind::Channel(_) => true,
         }
@@ -109,6 +160,10 @@ impl EventHub {
             return;
         }
         let payload = payload();
+        if self.hook.is_some() || self.recorded.is_some() {
+            let event = self.event(*seq, step, task_id, &payload);
+            return Box::pin(self.publish(&mut seq, event)).await;
+        }
         if let Some(log) = &self.tee
             && let Some(encoded) = self.encoded(*seq, step, task_id, &payload)
         {
@@ -186,18 +241,59 @@ impl EventHub {
             }
             let mut seq = self.seq.lock().await;
             event.seq = *seq;
+            self.publish(&mut seq, event).await;
+        })
+    }
+
+    /// Passes an event through the hook, then numbers each resulting event from `*seq` and
+    /// hands it to the store's copy, the finish hook's record and the sink (called with the
+    /// sequence lock held; `event.seq` is the slot it was given).
+    async fn publish(&self, seq: &mut u64, event: Event) {
+        for mut event in self.edited(event) {
+            event.seq = *seq;
             *seq += 1;
             if let Some(log) = &self.tee {
                 match EncodedEvent::encode(&event) {
                     Ok(encoded) => log.push(encoded),
                     Err(e) => {
                         let (code, error) = (&e.code, &e.message);
-                        tracing::warn!(%code, %error, "a delegated event was not journaled");
+                        tracing::warn!(%code, %error, "an event was not journaled");
                     }
                 }
             }
+            if let Some(recorded) = &self.recorded {
+                let mut recorded = recorded
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                if recorded.len() < RECORDED_EVENTS_LIMIT {
+                    recorded.push(event.clone());
+                } else if recorded.len() == RECORDED_EVENTS_LIMIT {
+                    tracing::warn!(
+                        limit = RECORDED_EVENTS_LIMIT,
+                        "the finish hook sees only the run's first events"
+                    );
+                }
+            }
             self.deliver(event).await;
-        })
+        }
+    }
+
+    /// What the host's hook makes of `event` (the event itself without a hook, or when the
+    /// hook panics).
+    fn edited(&self, event: Event) -> Vec<Event> {
+        let Some(hook) = &self.hook else {
+            return vec![event];
+        };
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(&event))) {
+            Ok(EventEdit::Keep) => vec![event],
+            Ok(EventEdit::Drop) => Vec::new(),
+            Ok(EventEdit::Replace(events)) => events,
+            Err(p) => {
+                let error = panic_message(p.as_ref());
+                tracing::warn!(%error, "event hook panicked; the event goes on unchanged");
+                vec![event]
+            }
+        }
     }
 
     /// Hands a numbered event to the sink (called with the sequence lock held).

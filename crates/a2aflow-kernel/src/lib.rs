@@ -58,6 +58,7 @@ mod delegation;
 mod durable;
 mod events;
 mod executor;
+mod finish;
 mod gates;
 mod graph;
 mod ids;
@@ -82,7 +83,8 @@ pub use delegation::{
     DelegationPolicy, StaticCatalog, WorkflowCatalog,
 };
 pub use durable::ResumePolicy;
-pub use events::{EventCallback, EventEmitter};
+pub use events::{EventCallback, EventEdit, EventEmitter, EventHook};
+pub use finish::FinishHook;
 pub use gates::{GateBoard, GatePolicy, gate_not_open};
 pub use ids::task_context_id;
 pub use in_memory::{AgentScript, FollowUpSent, InMemoryClient, ScriptedReply, SentContent};

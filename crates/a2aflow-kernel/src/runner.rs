@@ -7,8 +7,9 @@ use crate::context::{ChildFuture, ChildRun, RunContext};
 use crate::control_point::ControlPoint;
 use crate::delegation::{DelegationPolicy, Inherited, Root, Scope, WorkflowCatalog};
 use crate::durable::{Durable, ResumePolicy};
-use crate::events::{EventCallback, EventHub, SinkKind};
+use crate::events::{EventCallback, EventHook, EventHub, SinkKind};
 use crate::executor::Executor;
+use crate::finish::FinishHook;
 use crate::gates::{GateBoard, GatePolicy, Suspension};
 use crate::ids::fresh_execution_id;
 use crate::journal::{JournaledOptions, RunStarted, RunStore, millis, wall_clock_ms};
@@ -88,6 +89,13 @@ pub struct RunOptions {
     /// The retry policy of every subtask whose workflow entry gives none. `None` (the default):
     /// such subtasks are sent once.
     pub retry: Option<RetryPolicy>,
+    /// The host's event hook: keeps, drops, changes or adds events before any consumer (the
+    /// sink, the store, the finish hook) sees them. Default none.
+    pub event_hook: Option<EventHook>,
+    /// The host's asynchronous finish hook, called once with the result and the run's events
+    /// (awaited for at most `cleanup_grace`). Default none; with one, the run keeps its events
+    /// until it ends.
+    pub finish_hook: Option<Arc<dyn FinishHook>>,
 }
 
 impl Default for RunOptions {
@@ -110,6 +118,8 @@ impl Default for RunOptions {
             gate_board: None,
             suspend_when_parked: false,
             retry: None,
+            event_hook: None,
+            finish_hook: None,
         }
     }
 }
@@ -179,6 +189,8 @@ impl std::fmt::Debug for RunOptions {
             .field("gate_board", &self.gate_board.is_some())
             .field("suspend_when_parked", &self.suspend_when_parked)
             .field("retry", &self.retry)
+            .field("event_hook", &self.event_hook.is_some())
+            .field("finish_hook", &self.finish_hook.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -265,12 +277,12 @@ async fn start_root(source: Source, mut spec: RunSpec, sink: SinkKind) -> Execut
             spec.options.cancel = d.stop_token();
             run_with_sink(source, spec, sink, None, Some(d)).await
         }
-        Err(failure) => not_journaled(&source, &spec.options, execution_id, failure),
+        Err(failure) => not_journaled(&source, &spec.options, execution_id, failure).await,
     }
 }
 
 /// A run whose journal could not start: failed with the store's failure, nothing run or sent.
-fn not_journaled(
+async fn not_journaled(
     source: &Source,
     options: &RunOptions,
     execution_id: String,
@@ -288,6 +300,8 @@ fn not_journaled(
         skipped_steps: workflow.steps.iter().map(|s| s.name.clone()).collect(),
     };
     call_on_finish(options.on_finish.as_ref(), &result);
+    let hook = options.finish_hook.as_deref();
+    crate::finish::call(hook, &result, Vec::new(), options.cleanup_grace).await;
     result
 }
 
@@ -378,6 +392,7 @@ pub(crate) async fn run_with_sink(
     durable: Option<Arc<Durable>>,
 ) -> ExecutionResult {
     let on_finish = spec.options.on_finish.clone();
+    let finish_hook = spec.options.finish_hook.clone();
     let ctx = Arc::new(context(
         spec,
         source.workflow().clone(),
@@ -408,6 +423,8 @@ pub(crate) async fn run_with_sink(
             None => result,
         };
         call_on_finish(on_finish.as_ref(), &result);
+        let events = ctx.hub.recorded();
+        crate::finish::call(finish_hook.as_deref(), &result, events, ctx.grace).await;
         ctx.emit_run(CloseData::default).await;
         if let Some(d) = &durable {
             d.close().await;
@@ -435,6 +452,8 @@ fn context(
     let execution_id: Arc<str> = Arc::from(options.execution_id.unwrap_or_else(fresh_execution_id));
     let deadline = Instant::now() + options.timeout;
     let run_token = options.cancel.child_token();
+    // A child's events pass through its root's hub: only a root run applies the host's hooks.
+    let root = parent.is_none();
     let gates = match options.gate_policy {
         GatePolicy::Park => Some(options.gate_board.unwrap_or_default()),
         GatePolicy::Fail => None,
@@ -460,6 +479,9 @@ fn context(
     );
     if let Some(d) = &durable {
         hub = hub.journaled(d.event_log(), d.next_event_seq());
+    }
+    if root {
+        hub = hub.hooked(options.event_hook, options.finish_hook.is_some());
     }
     RunContext {
         hub: Arc::new(hub.at_depth(delegation.depth())),

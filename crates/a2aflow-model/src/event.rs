@@ -75,6 +75,9 @@ event_kinds! {
     TaskGated => "task_gated",
     /// An attempt of a logical task failed and the task's retry policy sends it again.
     TaskRetry => "task_retry",
+    /// An event the host's event hook put into the run's sequence; its data is the host's own
+    /// (any JSON). The engine never emits it.
+    HostEvent => "host_event",
 }
 
 impl std::fmt::Display for EventKind {

@@ -519,6 +519,9 @@ pub enum PayloadError {
         /// What serde found.
         source: serde_json::Error,
     },
+    /// A `host_event`: its data is the host's own and has no payload type.
+    #[error("the data of a host_event is the host's own and has no payload type")]
+    HostData,
 }
 
 /// Reads `data` as payload `T` of `kind`.
@@ -675,6 +678,7 @@ impl EventPayload {
             | EventKind::Notification => Err(PayloadError::Reserved(kind)),
             EventKind::TaskGated => read(kind, data).map(P::TaskGated),
             EventKind::TaskRetry => read(kind, data).map(P::TaskRetry),
+            EventKind::HostEvent => Err(PayloadError::HostData),
         }
     }
 }

@@ -226,8 +226,9 @@ async fn every_kernel_event_writes_its_typed_payload_byte_for_byte() {
             shapes.extend(shape(&payload));
         }
     }
-    // Reserved kinds, and the kinds only a wire client reports.
+    // Reserved kinds, the kinds only a wire client reports, and the host's own.
     let elsewhere = [
+        EventKind::HostEvent,
         EventKind::AuthorizationRequest,
         EventKind::AuthorizationResolved,
         EventKind::Notification,

@@ -14,6 +14,7 @@ mod event_bytes;
 mod gates;
 mod gates_durable;
 mod gates_retry;
+mod host_hooks;
 mod journaled_options;
 mod module_graph;
 mod negotiation;
