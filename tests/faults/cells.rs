@@ -360,6 +360,29 @@ fn gate_answer_cells(cells: &mut Vec<Cell>) {
             add(wire, Trouble::Inject(fault), expect);
         }
     }
+    add(Wire::Grpc, Trouble::AnsweredGate, Expect::Recovers);
+    for (fault, expect) in grpc_unary_faults() {
+        add(Wire::Grpc, Trouble::Inject(fault), expect);
+    }
+}
+
+/// The unary faults the testkit's gRPC door injects, with the codes of the other bindings.
+fn grpc_unary_faults() -> Vec<(Fault, Expect)> {
+    vec![
+        (Fault::RefuseConnection, Expect::Code("a2a.connection")),
+        (
+            Fault::ServerError { status: 502 },
+            Expect::Code("a2a.http_status"),
+        ),
+        (Fault::MalformedJson, Expect::Code("a2a.invalid_response")),
+        (Fault::WrongTypes, Expect::Code("a2a.invalid_response")),
+        (
+            Fault::OversizedBody { bytes: OVERSIZE },
+            Expect::Code("a2a.response_too_large"),
+        ),
+        (Fault::NeverAnswer, Expect::Code("a2a.timeout")),
+        (wrong_auth(), Expect::Code("auth.rejected")),
+    ]
 }
 
 /// The gRPC column: the faults the testkit's gRPC door injects (an answer replaced, or a stream
@@ -374,29 +397,12 @@ fn grpc_cells(cells: &mut Vec<Cell>) {
             finding: None,
         })
     };
-    let unary = || {
-        vec![
-            (Fault::RefuseConnection, Expect::Code("a2a.connection")),
-            (
-                Fault::ServerError { status: 502 },
-                Expect::Code("a2a.http_status"),
-            ),
-            (Fault::MalformedJson, Expect::Code("a2a.invalid_response")),
-            (Fault::WrongTypes, Expect::Code("a2a.invalid_response")),
-            (
-                Fault::OversizedBody { bytes: OVERSIZE },
-                Expect::Code("a2a.response_too_large"),
-            ),
-            (Fault::NeverAnswer, Expect::Code("a2a.timeout")),
-            (wrong_auth(), Expect::Code("auth.rejected")),
-        ]
-    };
     for place in [Place::Send, Place::Poll, Place::Cancel] {
-        for (fault, expect) in unary() {
+        for (fault, expect) in grpc_unary_faults() {
             add(place, Trouble::Inject(fault), expect);
         }
     }
-    for (fault, _) in unary() {
+    for (fault, _) in grpc_unary_faults() {
         add(
             Place::EngineCancel,
             Trouble::Inject(fault),
@@ -540,10 +546,10 @@ fn hostile_cards(cells: &mut Vec<Cell>) {
 }
 
 /// The retry cells: a task that fails twice and succeeds on the third attempt, sent and
-/// streamed on both bindings; every attempt goes in the same context, each naming the earlier
+/// streamed on every binding; every attempt goes in the same context, each naming the earlier
 /// attempts' tasks.
 fn retry_cells(cells: &mut Vec<Cell>) {
-    for wire in [Wire::JsonRpc, Wire::Rest] {
+    for wire in [Wire::JsonRpc, Wire::Rest, Wire::Grpc] {
         for place in [Place::Send, Place::Stream] {
             cells.push(Cell {
                 place,
