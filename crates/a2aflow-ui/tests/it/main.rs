@@ -1,0 +1,7 @@
+//! The run page's integration tests: the JSON API over a real store and testkit agents, and the
+//! page itself in headless chromium.
+
+mod api;
+mod browser;
+mod cdp;
+mod support;
