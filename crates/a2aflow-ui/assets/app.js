@@ -17,6 +17,7 @@ const ui = {
   facts: {},          // local task id -> {rounds, artifacts: Set}
   selected: null, drawnFor: null, nodes: {}, edges: [],
   t0: performance.now(),
+  stats: { firstEventMs: null, lastEventMs: null }, // when the stream's events arrived (for the benchmark)
 };
 
 function el(tag, text, cls) {
@@ -132,11 +133,9 @@ async function showRun(id) {
   resetSelect($("step-filter")); resetSelect($("task-filter"));
   $("panel").replaceChildren(el("p", "Choose a step (click, or Tab and Enter) to see its tasks.", "hint"));
   try {
-    const detail = await api("/api/runs/" + encodeURIComponent(id));
+    // The stream replays every event, and the page folds them itself: no facts needed here.
+    const detail = await api("/api/runs/" + encodeURIComponent(id) + "?facts=false");
     if (ui.runId !== id) return;
-    for (const [task, f] of Object.entries(detail.taskFacts || {})) {
-      ui.facts[task] = { rounds: 0, artifacts: new Set(), preset: { rounds: f.negotiationRounds, artifacts: f.artifacts } };
-    }
     applyRun(detail);
   } catch (e) {
     status(e.status === 404 ? "There is no run " + id + " in this store. " + e.message : e.message);
@@ -168,6 +167,9 @@ function openStream() {
     const ev = JSON.parse(m.data);
     if (ui.lastSeq !== null && ev.seq <= ui.lastSeq) return;
     ui.lastSeq = ev.seq;
+    const now = Math.round(performance.now() - ui.t0);
+    if (ui.stats.firstEventMs === null) ui.stats.firstEventMs = now;
+    ui.stats.lastEventMs = now;
     ui.pending.push(ev);
     if (!ui.frame) ui.frame = requestAnimationFrame(flushEvents);
   };
@@ -187,6 +189,7 @@ function closeStream() {
 
 function applyRun(detail) {
   ui.run = detail;
+  ui.index = null;
   if (ui.drawnFor !== detail.executionId) {
     drawGraph(detail.graph);
     ui.drawnFor = detail.executionId;
@@ -309,22 +312,28 @@ function drawGraph(g) {
 function clip(s, n) { s = String(s); return s.length > n ? s.slice(0, n - 1) + "…" : s; }
 
 const RANK = { pending: 0, running: 1, parked: 2, succeeded: 3, failed: 3, cancelled: 3, skipped: 3, unfinished: 3 };
+const VIEW_STATE = { RUNNING: "running", COMPLETED: "succeeded", FAILED: "failed", CANCELED: "cancelled", UNFINISHED: "unfinished" };
+// Per step, what the run's view says (built once per view, so painting stays linear).
+function indexRun(run) {
+  const steps = new Map(), parked = new Set((run.openGates || []).map((g) => g.step));
+  for (const s of run.steps || []) steps.set(s.name, VIEW_STATE[s.status]);
+  return { steps, parked, skipped: new Set(run.skippedSteps || []) };
+}
 function stepState(name) {
   const run = ui.run;
   if (!run) return "pending";
-  if ((run.openGates || []).some((g) => g.step === name)) return "parked";
-  const v = (run.steps || []).find((s) => s.name === name);
-  const fromView = v ? { RUNNING: "running", COMPLETED: "succeeded", FAILED: "failed", CANCELED: "cancelled", UNFINISHED: "unfinished" }[v.status] : null;
-  const fromEvents = ui.stepEvents[name];
+  const idx = ui.index || (ui.index = indexRun(run));
+  if (idx.parked.has(name)) return "parked";
   let s = "pending";
-  for (const c of [fromView, fromEvents]) if (c && RANK[c] > RANK[s]) s = c;
-  if ((run.skippedSteps || []).includes(name)) s = "skipped";
+  for (const c of [idx.steps.get(name), ui.stepEvents[name]]) if (c && RANK[c] > RANK[s]) s = c;
+  if (idx.skipped.has(name)) s = "skipped";
   if (s === "pending" && run.finished) s = "skipped";
   return s;
 }
 function paint() {
+  const states = {};
   for (const [name, n] of Object.entries(ui.nodes)) {
-    const s = stepState(name);
+    const s = (states[name] = stepState(name));
     if (n.node.dataset.state === s) continue;
     n.node.dataset.state = s;
     n.node.setAttribute("class", "node st-" + (s === "unfinished" ? "cancelled" : s) + (ui.selected === name ? " selected" : ""));
@@ -334,7 +343,7 @@ function paint() {
   }
   for (const { e, path } of ui.edges) {
     const key = e.from + "\u0000" + e.to;
-    const from = stepState(e.from), to = stepState(e.to);
+    const from = states[e.from], to = states[e.to];
     let mark = "";
     if (key in ui.routes) mark = ui.routes[key] ? "taken" : "not-taken";
     else if (!e.condition && from === "succeeded" && to !== "pending" && to !== "skipped") mark = "taken";
@@ -357,13 +366,12 @@ function renderPanel(name) {
   if (!tasks.length) frag.appendChild(el("p", "No task of this step has started.", "hint"));
   for (const t of tasks) {
     const f = ui.facts[t.localTaskId] || { rounds: 0, artifacts: new Set() };
-    const preset = f.preset || { rounds: 0, artifacts: [] };
-    const artifacts = [...new Set([...(preset.artifacts || []), ...f.artifacts])];
+    const artifacts = [...f.artifacts];
     const rows = [
       ["Task", t.localTaskId], ["Agent", t.agent || "(local)"], ["Skill", t.skill || "–"],
       ["Status", t.status + (t.cancelRequested ? " (cancel requested)" : "")],
       ["Attempt", t.attempt], ["contextId", t.contextId || "–"], ["Remote task", t.remoteTaskId || "–"],
-      ["Remote state", t.remoteState || "–"], ["Negotiation rounds", Math.max(preset.rounds || 0, f.rounds)],
+      ["Remote state", t.remoteState || "–"], ["Negotiation rounds", f.rounds],
       ["Artifacts", artifacts.length ? artifacts.join(", ") : "–"],
     ];
     if (t.errorCode || t.error) rows.push(["Error", (t.errorCode || "") + (t.error ? ": " + t.error : "")]);
@@ -387,6 +395,9 @@ function foldEvent(ev) {
     const f = ui.facts[ev.taskId] || (ui.facts[ev.taskId] = { rounds: 0, artifacts: new Set() });
     if (ev.kind === "negotiation_request") f.rounds += 1;
     if (ev.kind === "agent_artifact_update" && (d.artifactName || d.artifactId)) f.artifacts.add(d.artifactName || d.artifactId);
+    if (ev.kind === "task_response" && d.result) {
+      for (const o of d.result.outputs || []) if (o && (o.name || o.artifactId)) f.artifacts.add(o.name || o.artifactId);
+    }
   }
 }
 function isFailure(ev) {
@@ -409,8 +420,6 @@ function detailText(ev) {
 function flushEvents() {
   ui.frame = 0;
   const batch = ui.pending; ui.pending = [];
-  const wrap = $("events-wrap");
-  const atBottom = wrap.scrollTop + wrap.clientHeight >= wrap.scrollHeight - 4;
   const frag = document.createDocumentFragment();
   for (const ev of batch) {
     ui.events.push(ev);
@@ -422,10 +431,17 @@ function flushEvents() {
     frag.appendChild(tr);
   }
   $("events").tBodies[0].appendChild(frag);
-  if (atBottom) wrap.scrollTop = wrap.scrollHeight;
+  if (ui.follow) scrollSoon();
   $("event-count").textContent = ui.events.length + " events";
   paint();
   if (ui.selected) renderPanel(ui.selected);
+}
+// The table follows new events while its reader is at its bottom; it scrolls at most a few
+// times a second (each scroll lays the table out).
+let scrollTimer = 0;
+function scrollSoon() {
+  if (scrollTimer) return;
+  scrollTimer = setTimeout(() => { scrollTimer = 0; const w = $("events-wrap"); w.scrollTop = w.scrollHeight; }, 250);
 }
 function eventRow(ev) {
   const tr = el("tr", null, isFailure(ev) ? "failed" : "");
@@ -464,6 +480,11 @@ $("state-filter").addEventListener("change", () => { ui.offset = 0; loadList(); 
 $("newer").addEventListener("click", () => { ui.offset = Math.max(0, ui.offset - PAGE); loadList(); });
 $("older").addEventListener("click", () => { ui.offset += PAGE; loadList(); });
 $("cancel").addEventListener("click", cancelRun);
+ui.follow = true;
+$("events-wrap").addEventListener("scroll", () => {
+  const w = $("events-wrap");
+  ui.follow = w.scrollTop + w.clientHeight >= w.scrollHeight - 4;
+}, { passive: true });
 for (const id of ["failed-only", "step-filter", "task-filter"]) $(id).addEventListener("change", refilter);
 window.addEventListener("hashchange", route);
 route();

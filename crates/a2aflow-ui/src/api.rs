@@ -3,7 +3,7 @@
 //! | request | answer |
 //! |---|---|
 //! | `GET /api/runs?state=&offset=&limit=` | `{runs, offset, limit, more}`, newest first |
-//! | `GET /api/runs/{id}` | the run: view, drawing, task facts |
+//! | `GET /api/runs/{id}[?facts=false]` | the run: view, drawing, task facts (folded from its events unless `facts=false`) |
 //! | `GET /api/runs/{id}/events` | Server-Sent Events (see [`crate::sse`]) |
 //! | `POST /api/runs/{id}/cancel` | `{delivered: "live"\|"journaled"\|"alreadyRequested"}` |
 //! | `POST /api/runs/{id}/gates/{task}/answer` `{text}` or `{data}` | `{delivered: "live"\|"journaled"}` |
@@ -94,9 +94,13 @@ pub(crate) async fn route(state: &State, req: Request<Incoming>) -> Response<Bod
     let query = req.uri().query().map(str::to_owned);
     let result = match (req.method().clone(), segments.as_slice()) {
         (Method::GET, ["runs"]) => runs(state, query.as_deref()).await,
-        (Method::GET, ["runs", id]) => run_detail(state.store.as_ref(), &decode(id), true)
-            .await
-            .map(|d| ok_json(&d)),
+        (Method::GET, ["runs", id]) => {
+            // `?facts=false`: without folding the events (the page folds the stream itself).
+            let facts = query_param(query.as_deref(), "facts").as_deref() != Some("false");
+            run_detail(state.store.as_ref(), &decode(id), facts)
+                .await
+                .map(|d| ok_json(&d))
+        }
         (Method::GET, ["runs", id, "events"]) => {
             events(state, &decode(id), &req, query.as_deref()).await
         }

@@ -3,8 +3,10 @@
 //! (Negotiation-T rounds, artifacts).
 
 use crate::layout::{Layout, layout};
+use a2aflow::executions::execution_view;
+use a2aflow::kernel::journal::wall_clock_ms;
 use a2aflow::model::{Event, EventKind, Failure};
-use a2aflow::{ExecutionView, RunState, RunStore, execution_events, get_execution};
+use a2aflow::{ExecutionView, RunState, RunStore, execution_events};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -57,8 +59,9 @@ pub(crate) async fn run_detail(
     execution_id: &str,
     facts: bool,
 ) -> Result<RunDetail, Failure> {
-    let view = get_execution(store, execution_id).await?;
     let journal = store.load(execution_id).await?;
+    let live = journal.finished().is_none() && lease_live(store, execution_id).await?;
+    let view = execution_view(&journal, live)?;
     let workflow = journal.started()?.workflow()?;
     let (task_facts, events_truncated) = if facts {
         let (f, t) = fold_facts(store, execution_id).await?;
@@ -73,6 +76,15 @@ pub(crate) async fn run_detail(
         task_facts,
         events_truncated,
     })
+}
+
+/// Whether a driver holds the run's lease now (as [`a2aflow::get_execution`] decides it).
+async fn lease_live(store: &dyn RunStore, execution_id: &str) -> Result<bool, Failure> {
+    let now = wall_clock_ms();
+    Ok(store
+        .lease(execution_id)
+        .await?
+        .is_some_and(|l| l.expires_at_ms > now))
 }
 
 async fn fold_facts(

@@ -96,17 +96,24 @@ async fn run_follower(
     if sink.send("retry: 2000\n\n".to_owned()).await.is_err() {
         return;
     }
+    let mut finished = false;
+    let mut replaying = false;
     loop {
-        let finished = match send_run(store, &execution_id, &mut last_run, &mut sink).await {
-            Ok(f) => f,
-            Err(Gone) => return,
-        };
+        // While whole pages of events are being replayed, or once the finished run's view was
+        // sent, the view is not read again (a finished run's view does not change).
+        if !replaying && !finished {
+            finished = match send_run(store, &execution_id, &mut last_run, &mut sink).await {
+                Ok(f) => f,
+                Err(Gone) => return,
+            };
+        }
         let sent = match send_events(store, &execution_id, &mut after, &mut closed, &mut sink).await
         {
             Ok(n) => n,
             Err(Gone) => return,
         };
-        if finished {
+        replaying = sent == EVENT_PAGE;
+        if finished && !replaying {
             quiet_finished = if sent == 0 { quiet_finished + 1 } else { 0 };
             if closed || quiet_finished >= QUIET_POLLS_AFTER_FINISH {
                 let _ = sink.send("event: end\ndata: {}\n\n".to_owned()).await;

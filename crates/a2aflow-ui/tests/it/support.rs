@@ -133,14 +133,11 @@ pub async fn http_request(
     req.push_str(body);
     stream.write_all(req.as_bytes()).await.unwrap();
     let mut raw = Vec::new();
-    let read = stream.read_to_end(&mut raw);
+    let read = read_answer(&mut stream, &mut raw);
     match read_for {
-        None => {
-            tokio::time::timeout(crate::cdp::HANG, read)
-                .await
-                .expect("the answer ends")
-                .unwrap();
-        }
+        None => tokio::time::timeout(crate::cdp::HANG, read)
+            .await
+            .expect("the answer ends"),
         Some(d) => {
             let _ = tokio::time::timeout(d, read).await;
         }
@@ -156,6 +153,29 @@ pub async fn http_request(
         .map(|(_, b)| b.to_owned())
         .unwrap_or_default();
     (status, dechunk(&body))
+}
+
+/// Reads until the peer closes, or until a `Content-Length` body is whole (some servers keep
+/// the connection open despite `Connection: close`).
+async fn read_answer(stream: &mut tokio::net::TcpStream, raw: &mut Vec<u8>) {
+    let mut buf = [0u8; 8192];
+    loop {
+        match stream.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => raw.extend_from_slice(&buf[..n]),
+        }
+        let text = String::from_utf8_lossy(raw);
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let length = head.lines().find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                k.eq_ignore_ascii_case("content-length")
+                    .then(|| v.trim().parse::<usize>().ok())?
+            });
+            if length.is_some_and(|n| body.len() >= n) {
+                return;
+            }
+        }
+    }
 }
 
 /// GET `path` with `headers`.
