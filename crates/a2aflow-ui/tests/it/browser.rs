@@ -171,6 +171,19 @@ async fn the_run_page_follows_a_run_live_answers_its_gate_and_cancels_it() {
         .await;
     tokio::time::sleep(Duration::from_millis(100)).await;
     b.screenshot(&screenshot_path()).await;
+    // Narrow (a phone's width): the panel goes below the graph, nothing runs off the page.
+    b.call(
+        "Emulation.setDeviceMetricsOverride",
+        serde_json::json!({"width": 400, "height": 900, "deviceScaleFactor": 1, "mobile": true}),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let overflow = b
+        .eval("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        .await;
+    assert_eq!(overflow, 0, "the page is wider than a narrow window");
+    b.screenshot(&screenshot_path().with_file_name("run-narrow.png"))
+        .await;
     b.close().await;
 }
 
