@@ -9,7 +9,13 @@ use std::time::{Duration, Instant};
 fn store_file(dir: &tempfile::TempDir) -> String {
     let path = dir.path().join("runs.db");
     let rt = tokio::runtime::Runtime::new().unwrap();
-    rt.block_on(async { drop(a2aflow::store_sqlite::SqliteStore::open(&path).await.unwrap()) });
+    rt.block_on(async {
+        drop(
+            a2aflow::store_sqlite::SqliteStore::open(&path)
+                .await
+                .unwrap(),
+        )
+    });
     path.to_string_lossy().into_owned()
 }
 
@@ -32,15 +38,24 @@ fn a_listen_address_beyond_loopback_needs_allow_remote() {
     let out = a2aflow(&["ui", "--store", &store, "--listen", "0.0.0.0:0"]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("config.invalid") && stderr.contains("--allow-remote"), "{stderr}");
+    assert!(
+        stderr.contains("config.invalid") && stderr.contains("--allow-remote"),
+        "{stderr}"
+    );
 }
 
 /// One HTTP/1.1 GET over a fresh connection: the status line and the body.
 fn get(addr: &str, path: &str, auth: Option<&str>) -> (String, String) {
     let mut s = std::net::TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    let auth = auth.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
-    write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\n{auth}Connection: close\r\n\r\n").unwrap();
+    let auth = auth
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\n{auth}Connection: close\r\n\r\n"
+    )
+    .unwrap();
     let mut raw = String::new();
     s.read_to_string(&mut raw).unwrap();
     let (head, body) = raw.split_once("\r\n\r\n").unwrap();
@@ -61,7 +76,10 @@ fn it_prints_the_url_with_the_token_serves_with_it_only_and_exits_0_on_sigterm()
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)
         .unwrap();
-    let url = line.trim().strip_prefix("a2aflow ui: open ").unwrap_or_else(|| panic!("{line}"));
+    let url = line
+        .trim()
+        .strip_prefix("a2aflow ui: open ")
+        .unwrap_or_else(|| panic!("{line}"));
     let rest = url.strip_prefix("http://127.0.0.1:").unwrap();
     let (port, token) = rest.split_once("/?token=").unwrap();
     let addr = format!("127.0.0.1:{port}");
@@ -82,7 +100,10 @@ fn it_prints_the_url_with_the_token_serves_with_it_only_and_exits_0_on_sigterm()
         if let Some(s) = child.try_wait().unwrap() {
             break s;
         }
-        assert!(started.elapsed() < Duration::from_secs(30), "a2aflow ui did not stop");
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "a2aflow ui did not stop"
+        );
         std::thread::sleep(Duration::from_millis(20));
     };
     assert_eq!(status.code(), Some(0));
