@@ -119,6 +119,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
         let python = crate::ci::interop::ensure_python_peer(root)?;
         envs.push(("A2AFLOW_PY_PEER", python));
     }
+    envs.push(("A2AFLOW_CHROMIUM", crate::chromium::ensure_chromium(root)?));
     let envs_ref: Vec<(&str, &str)> = envs.iter().map(|(k, v)| (*k, v.as_str())).collect();
     sh(
         root,

@@ -6,6 +6,7 @@
 //!   kills, figures into `docs/benchmarks.md` (see [`mod@bench`]).
 
 mod bench;
+mod chromium;
 mod ci;
 mod layers;
 

@@ -20,6 +20,7 @@ mod search_cmd;
 mod send_cmd;
 mod signals;
 mod terminal;
+mod ui_cmd;
 mod validate_cmd;
 mod workflow_file;
 
@@ -106,6 +107,8 @@ enum Command {
     /// Exit 0 when the centre answered (even with no result), 1 when it could not be asked or
     /// answered an error, 2 on a usage error.
     Search(Box<search_cmd::SearchArgs>),
+    /// Serve the run page (runs, graphs, events, cancel, gate answers) over a run store.
+    Ui(Box<ui_cmd::UiArgs>),
     /// Run the demo workflow against embedded agents on loopback.
     Demo,
 }
@@ -151,6 +154,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run_cmd::run(*args),
         Command::Runs(args) => runs_cmd::run(*args),
         Command::Search(args) => search_cmd::run(*args),
+        Command::Ui(args) => ui_cmd::run(*args),
         Command::Demo => demo::run(),
     };
     ExitCode::from(code)

@@ -17,4 +17,5 @@ mod send;
 mod send_deadline;
 mod send_grpc;
 mod terminal;
+mod ui;
 mod workflow_input;

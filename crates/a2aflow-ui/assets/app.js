@@ -1,0 +1,490 @@
+// The a2aflow run page. Everything a run or the network supplied goes into the page as text
+// (textContent, attribute values), never as markup.
+"use strict";
+
+const PAGE = 25;
+const SVG = "http://www.w3.org/2000/svg";
+const NODE_W = 170, NODE_H = 46, GAP_X = 24, GAP_Y = 46, PAD = 16;
+const $ = (id) => document.getElementById(id);
+
+const ui = {
+  offset: 0, listTimer: null,
+  run: null,          // the run's latest view (from `run` messages)
+  runId: null, source: null, lastSeq: null, ended: false,
+  events: [], pending: [], frame: 0,
+  stepEvents: {},     // step -> state from step_start / step_complete
+  routes: {},         // "from\u0000to" -> true (taken) / false (not taken)
+  facts: {},          // local task id -> {rounds, artifacts: Set}
+  selected: null, drawnFor: null, nodes: {}, edges: [],
+  t0: performance.now(),
+  stats: { firstEventMs: null, lastEventMs: null }, // when the stream's events arrived (for the benchmark)
+};
+
+function el(tag, text, cls) {
+  const e = document.createElement(tag);
+  if (text !== undefined && text !== null) e.textContent = String(text);
+  if (cls) e.className = cls;
+  return e;
+}
+function svg(tag, attrs) {
+  const e = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
+  return e;
+}
+function status(text) { $("status").textContent = text || ""; }
+
+function timeCell(ms) {
+  const t = el("time");
+  if (!ms) { t.textContent = "–"; return t; }
+  const d = new Date(ms);
+  t.dateTime = d.toISOString();
+  t.textContent = d.toLocaleString();
+  t.title = d.toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
+  return t;
+}
+function duration(start, end) {
+  if (!start) return "–";
+  let s = Math.max(0, Math.round(((end || Date.now()) - start) / 1000));
+  const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60); s %= 60;
+  return (h ? h + "h " : "") + (h || m ? m + "m " : "") + s + "s";
+}
+
+// ---- API ----
+async function api(path, options) {
+  let r;
+  try {
+    r = await fetch(path, Object.assign({ credentials: "same-origin", cache: "no-store" }, options));
+  } catch (e) {
+    throw new Error("the ui server cannot be reached (" + e.message + "); is `a2aflow ui` still running?");
+  }
+  if (r.status === 401) throw new Error("not authorised: open the URL `a2aflow ui` printed (it carries the token)");
+  let body = null;
+  try { body = await r.json(); } catch (_) { /* not JSON */ }
+  if (!r.ok) {
+    const err = body && body.error ? body.error : { code: "http." + r.status, message: r.statusText };
+    const e = new Error(err.code + ": " + err.message);
+    e.code = err.code; e.status = r.status;
+    throw e;
+  }
+  return body;
+}
+function post(path, body) {
+  return api(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body || {}) });
+}
+
+// ---- routing ----
+function route() {
+  const m = location.hash.match(/^#\/run\/(.+)$/);
+  closeStream();
+  clearInterval(ui.listTimer);
+  if (m) { showRun(decodeURIComponent(m[1])); } else { showList(); }
+}
+
+// ---- runs list ----
+function showList() {
+  $("run-view").hidden = true; $("list-view").hidden = false;
+  document.title = "a2aflow runs";
+  loadList();
+  ui.listTimer = setInterval(loadList, 3000);
+}
+async function loadList() {
+  const state = $("state-filter").value;
+  const q = new URLSearchParams({ offset: ui.offset, limit: PAGE });
+  if (state) q.set("state", state);
+  let page;
+  try { page = await api("/api/runs?" + q); } catch (e) { status(e.message); return; }
+  status("");
+  const body = $("runs").tBodies[0];
+  const rows = document.createDocumentFragment();
+  for (const run of page.runs) {
+    const tr = el("tr");
+    tr.dataset.run = run.executionId;
+    const a = el("a", run.executionId);
+    a.href = "#/run/" + encodeURIComponent(run.executionId);
+    const c = el("td"); c.appendChild(a); tr.appendChild(c);
+    const s = el("td"); s.appendChild(el("span", run.state, "state st-" + stateClass(run.state))); tr.appendChild(s);
+    tr.appendChild(el("td", run.workflowName));
+    const t = el("td"); t.appendChild(timeCell(run.startedAtMs)); tr.appendChild(t);
+    tr.appendChild(el("td", duration(run.startedAtMs, run.finishedAtMs)));
+    tr.appendChild(el("td", run.openGates || 0));
+    rows.appendChild(tr);
+  }
+  body.replaceChildren(rows);
+  $("runs-empty").hidden = page.runs.length > 0;
+  $("newer").disabled = ui.offset === 0;
+  $("older").disabled = !page.more;
+  $("page-label").textContent = page.runs.length ? `${ui.offset + 1}–${ui.offset + page.runs.length}` : "";
+}
+function stateClass(runState) {
+  return { running: "running", waiting: "parked", succeeded: "succeeded", failed: "failed", cancelled: "cancelled" }[runState] || "pending";
+}
+
+// ---- one run ----
+async function showRun(id) {
+  $("list-view").hidden = true; $("run-view").hidden = false;
+  Object.assign(ui, { runId: id, run: null, lastSeq: null, ended: false, events: [], pending: [],
+    stepEvents: {}, routes: {}, facts: {}, selected: null, drawnFor: null, nodes: {}, edges: [] });
+  $("run-title").textContent = "Run " + id;
+  document.title = "a2aflow run " + id;
+  $("events").tBodies[0].replaceChildren();
+  $("graph").replaceChildren();
+  $("gates").replaceChildren();
+  $("run-meta").replaceChildren();
+  resetSelect($("step-filter")); resetSelect($("task-filter"));
+  $("panel").replaceChildren(el("p", "Choose a step (click, or Tab and Enter) to see its tasks.", "hint"));
+  try {
+    // The stream replays every event, and the page folds them itself: no facts needed here.
+    const detail = await api("/api/runs/" + encodeURIComponent(id) + "?facts=false");
+    if (ui.runId !== id) return;
+    applyRun(detail);
+  } catch (e) {
+    status(e.status === 404 ? "There is no run " + id + " in this store. " + e.message : e.message);
+    $("stream-state").textContent = "";
+    $("cancel").disabled = true;
+    return;
+  }
+  status("");
+  openStream();
+}
+function resetSelect(s) { s.replaceChildren(el("option", "all")); s.options[0].value = ""; }
+
+function openStream() {
+  closeStream();
+  const q = ui.lastSeq === null ? "" : "?after=" + ui.lastSeq;
+  const source = new EventSource("/api/runs/" + encodeURIComponent(ui.runId) + "/events" + q);
+  ui.source = source;
+  $("stream-state").textContent = "following…";
+  source.addEventListener("run", (m) => { applyRun(JSON.parse(m.data)); });
+  source.addEventListener("problem", (m) => {
+    const p = JSON.parse(m.data);
+    status("The store could not be read: " + p.code + ": " + p.message + " (still trying)");
+  });
+  source.addEventListener("end", () => {
+    ui.ended = true; closeStream();
+    $("stream-state").textContent = "finished: every event shown";
+  });
+  source.onmessage = (m) => {
+    const ev = JSON.parse(m.data);
+    if (ui.lastSeq !== null && ev.seq <= ui.lastSeq) return;
+    ui.lastSeq = ev.seq;
+    const now = Math.round(performance.now() - ui.t0);
+    if (ui.stats.firstEventMs === null) ui.stats.firstEventMs = now;
+    ui.stats.lastEventMs = now;
+    ui.pending.push(ev);
+    if (!ui.frame) ui.frame = requestAnimationFrame(flushEvents);
+  };
+  source.onopen = () => { $("stream-state").textContent = "following…"; status(""); };
+  source.onerror = () => {
+    if (ui.ended || ui.source !== source) return;
+    // The stream was cut: say so, and reconnect after the last event seen.
+    $("stream-state").textContent = "stream cut; reconnecting…";
+    status("The event stream was cut; reconnecting from event " + (ui.lastSeq === null ? "0" : ui.lastSeq + 1) + ".");
+    source.close();
+    setTimeout(() => { if (ui.source === source && !ui.ended) openStream(); }, 2000);
+  };
+}
+function closeStream() {
+  if (ui.source) { const s = ui.source; ui.source = null; s.close(); }
+}
+
+function applyRun(detail) {
+  ui.run = detail;
+  ui.index = null;
+  if (ui.drawnFor !== detail.executionId) {
+    drawGraph(detail.graph);
+    ui.drawnFor = detail.executionId;
+    document.body.dataset.renderMs = String(Math.round(performance.now() - ui.t0));
+  }
+  renderMeta(detail);
+  renderGates(detail);
+  paint();
+  if (ui.selected) renderPanel(ui.selected);
+  $("cancel").disabled = detail.finished;
+}
+
+function renderMeta(d) {
+  const dl = $("run-meta");
+  const rows = [
+    ["State", d.state + (d.cancelRequested && !d.finished ? " (cancel requested)" : "")],
+    ["Workflow", d.workflowName + (d.workflowId ? " (" + d.workflowId + ")" : "")],
+    ["Started", timeCell(d.startedAtMs)],
+    ["Deadline", timeCell(d.deadlineMs)],
+  ];
+  if (d.failure) rows.push(["Failure", d.failure.code + ": " + d.failure.message]);
+  const frag = document.createDocumentFragment();
+  for (const [k, v] of rows) {
+    frag.appendChild(el("dt", k));
+    const dd = el("dd");
+    if (v instanceof Node) dd.appendChild(v); else dd.textContent = v;
+    frag.appendChild(dd);
+  }
+  dl.replaceChildren(frag);
+  dl.dataset.state = d.state;
+}
+
+function renderGates(d) {
+  const box = $("gates");
+  const open = d.openGates || [];
+  const keep = new Set(open.map((g) => g.localTaskId));
+  for (const div of [...box.children]) if (!keep.has(div.dataset.task)) div.remove();
+  for (const g of open) {
+    if ([...box.children].some((c) => c.dataset.task === g.localTaskId)) continue;
+    const div = el("div", null, "gate");
+    div.dataset.task = g.localTaskId;
+    div.appendChild(el("p", `Step ${g.step}, task ${g.localTaskId} (${g.agent}) waits: ${g.gate}` + (g.text ? " — " + g.text : "")));
+    const input = el("input");
+    input.type = "text"; input.setAttribute("aria-label", "Answer for task " + g.localTaskId);
+    input.placeholder = "answer text";
+    const answer = el("button", "Answer"); answer.type = "button"; answer.className = "answer";
+    const decline = el("button", "Decline"); decline.type = "button"; decline.className = "danger decline";
+    answer.onclick = () => gateAction(g.localTaskId, "answer", { text: input.value }, div);
+    decline.onclick = () => gateAction(g.localTaskId, "decline", { reason: input.value || "declined on the run page" }, div);
+    input.addEventListener("keydown", (e) => { if (e.key === "Enter") answer.click(); });
+    div.append(input, answer, decline);
+    box.appendChild(div);
+  }
+}
+async function gateAction(task, action, body, div) {
+  for (const b of div.querySelectorAll("button")) b.disabled = true;
+  try {
+    const r = await post(`/api/runs/${encodeURIComponent(ui.runId)}/gates/${encodeURIComponent(task)}/${action}`, body);
+    status(""); $("stream-state").textContent = `${action} sent (${r.delivered})`;
+    div.dataset.sent = action;
+  } catch (e) {
+    status(e.message);
+    for (const b of div.querySelectorAll("button")) b.disabled = false;
+  }
+}
+async function cancelRun() {
+  if (!ui.runId) return;
+  $("cancel").disabled = true;
+  try {
+    const r = await post(`/api/runs/${encodeURIComponent(ui.runId)}/cancel`);
+    $("stream-state").textContent = "cancel " + r.delivered;
+  } catch (e) { status(e.message); $("cancel").disabled = !!(ui.run && ui.run.finished); }
+}
+
+// ---- the graph ----
+function drawGraph(g) {
+  const root = $("graph");
+  const width = PAD * 2 + Math.max(1, g.width) * (NODE_W + GAP_X) - GAP_X;
+  const height = PAD * 2 + Math.max(1, g.layers) * (NODE_H + GAP_Y) - GAP_Y;
+  root.setAttribute("width", width); root.setAttribute("height", height);
+  root.setAttribute("viewBox", `0 0 ${width} ${height}`);
+  const pos = {};
+  for (const n of g.nodes) pos[n.name] = { x: PAD + n.order * (NODE_W + GAP_X), y: PAD + n.layer * (NODE_H + GAP_Y) };
+  const edgeLayer = svg("g"), nodeLayer = svg("g");
+  ui.edges = [];
+  for (const e of g.edges) {
+    const a = pos[e.from], b = pos[e.to];
+    if (!a || !b) continue;
+    const x1 = a.x + NODE_W / 2, y1 = a.y + NODE_H, x2 = b.x + NODE_W / 2, y2 = b.y;
+    const my = (y1 + y2) / 2;
+    const path = svg("path", { d: `M${x1},${y1} C${x1},${my} ${x2},${my} ${x2},${y2}`, class: "edge" });
+    path.dataset.from = e.from; path.dataset.to = e.to;
+    const title = svg("title"); title.textContent = e.from + " → " + e.to + (e.condition ? " if " + e.condition : "");
+    path.appendChild(title);
+    edgeLayer.appendChild(path);
+    if (e.condition) {
+      const t = svg("text", { x: (x1 + x2) / 2 + 4, y: my, class: "edge-label" });
+      t.textContent = clip(e.condition, 28);
+      edgeLayer.appendChild(t);
+    }
+    ui.edges.push({ e, path });
+  }
+  ui.nodes = {};
+  for (const n of g.nodes) {
+    const p = pos[n.name];
+    const node = svg("g", { class: "node st-pending", transform: `translate(${p.x},${p.y})`, tabindex: 0, role: "button" });
+    node.dataset.step = n.name;
+    node.appendChild(svg("rect", { width: NODE_W, height: NODE_H }));
+    const name = svg("text", { x: 8, y: 18 }); name.textContent = clip(n.name, 24);
+    const sub = svg("text", { x: 8, y: 35, class: "sub" });
+    const title = svg("title");
+    node.append(title, name, sub);
+    node.addEventListener("click", () => select(n.name));
+    node.addEventListener("keydown", (ev) => { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); select(n.name); } });
+    nodeLayer.appendChild(node);
+    ui.nodes[n.name] = { node, sub, title, type: n.stepType };
+  }
+  root.replaceChildren(edgeLayer, nodeLayer);
+}
+function clip(s, n) { s = String(s); return s.length > n ? s.slice(0, n - 1) + "…" : s; }
+
+const RANK = { pending: 0, running: 1, parked: 2, succeeded: 3, failed: 3, cancelled: 3, skipped: 3, unfinished: 3 };
+const VIEW_STATE = { RUNNING: "running", COMPLETED: "succeeded", FAILED: "failed", CANCELED: "cancelled", UNFINISHED: "unfinished" };
+// Per step, what the run's view says (built once per view, so painting stays linear).
+function indexRun(run) {
+  const steps = new Map(), parked = new Set((run.openGates || []).map((g) => g.step));
+  for (const s of run.steps || []) steps.set(s.name, VIEW_STATE[s.status]);
+  return { steps, parked, skipped: new Set(run.skippedSteps || []) };
+}
+function stepState(name) {
+  const run = ui.run;
+  if (!run) return "pending";
+  const idx = ui.index || (ui.index = indexRun(run));
+  if (idx.parked.has(name)) return "parked";
+  let s = "pending";
+  for (const c of [idx.steps.get(name), ui.stepEvents[name]]) if (c && RANK[c] > RANK[s]) s = c;
+  if (idx.skipped.has(name)) s = "skipped";
+  if (s === "pending" && run.finished) s = "skipped";
+  return s;
+}
+function paint() {
+  const states = {};
+  for (const [name, n] of Object.entries(ui.nodes)) {
+    const s = (states[name] = stepState(name));
+    if (n.node.dataset.state === s) continue;
+    n.node.dataset.state = s;
+    n.node.setAttribute("class", "node st-" + (s === "unfinished" ? "cancelled" : s) + (ui.selected === name ? " selected" : ""));
+    n.sub.textContent = n.type + " · " + s;
+    n.title.textContent = name + " (" + n.type + "): " + s;
+    n.node.setAttribute("aria-label", "step " + name + ": " + s);
+  }
+  for (const { e, path } of ui.edges) {
+    const key = e.from + "\u0000" + e.to;
+    const from = states[e.from], to = states[e.to];
+    let mark = "";
+    if (key in ui.routes) mark = ui.routes[key] ? "taken" : "not-taken";
+    else if (!e.condition && from === "succeeded" && to !== "pending" && to !== "skipped") mark = "taken";
+    else if (RANK[from] === 3 && to === "skipped") mark = "not-taken";
+    if (path.dataset.mark !== mark) { path.dataset.mark = mark; path.setAttribute("class", "edge " + mark); }
+  }
+}
+
+function select(name) {
+  if (ui.selected && ui.nodes[ui.selected]) ui.nodes[ui.selected].node.classList.remove("selected");
+  ui.selected = name;
+  if (ui.nodes[name]) ui.nodes[name].node.classList.add("selected");
+  renderPanel(name);
+}
+function renderPanel(name) {
+  const panel = $("panel");
+  const frag = document.createDocumentFragment();
+  frag.appendChild(el("h3", "Step " + name + " — " + stepState(name)));
+  const tasks = ((ui.run && ui.run.tasks) || []).filter((t) => t.step === name);
+  if (!tasks.length) frag.appendChild(el("p", "No task of this step has started.", "hint"));
+  for (const t of tasks) {
+    const f = ui.facts[t.localTaskId] || { rounds: 0, artifacts: new Set() };
+    const artifacts = [...f.artifacts];
+    const rows = [
+      ["Task", t.localTaskId], ["Agent", t.agent || "(local)"], ["Skill", t.skill || "–"],
+      ["Status", t.status + (t.cancelRequested ? " (cancel requested)" : "")],
+      ["Attempt", t.attempt], ["contextId", t.contextId || "–"], ["Remote task", t.remoteTaskId || "–"],
+      ["Remote state", t.remoteState || "–"], ["Negotiation rounds", f.rounds],
+      ["Artifacts", artifacts.length ? artifacts.join(", ") : "–"],
+    ];
+    if (t.errorCode || t.error) rows.push(["Error", (t.errorCode || "") + (t.error ? ": " + t.error : "")]);
+    const dl = el("dl");
+    dl.dataset.task = t.localTaskId;
+    for (const [k, v] of rows) { dl.appendChild(el("dt", k)); dl.appendChild(el("dd", v)); }
+    frag.appendChild(dl);
+  }
+  panel.replaceChildren(frag);
+}
+
+// ---- events ----
+function foldEvent(ev) {
+  const d = ev.data || {};
+  if (ev.depth === 0 && ev.step) {
+    if (ev.kind === "step_start") ui.stepEvents[ev.step] = ui.stepEvents[ev.step] || "running";
+    if (ev.kind === "step_complete") ui.stepEvents[ev.step] = { COMPLETED: "succeeded", FAILED: "failed", CANCELED: "cancelled" }[d.status] || "running";
+  }
+  if (ev.kind === "route_decision" && ev.depth === 0) ui.routes[d.step + "\u0000" + d.next] = !!d.allowed;
+  if (ev.taskId) {
+    const f = ui.facts[ev.taskId] || (ui.facts[ev.taskId] = { rounds: 0, artifacts: new Set() });
+    if (ev.kind === "negotiation_request") f.rounds += 1;
+    if (ev.kind === "agent_artifact_update" && (d.artifactName || d.artifactId)) f.artifacts.add(d.artifactName || d.artifactId);
+    if (ev.kind === "task_response" && d.result) {
+      for (const o of d.result.outputs || []) if (o && (o.name || o.artifactId)) f.artifacts.add(o.name || o.artifactId);
+    }
+  }
+}
+function isFailure(ev) {
+  const d = ev.data || {};
+  return ev.kind === "error" || d.status === "FAILED" || (d.result && d.result.status === "FAILED") ||
+    (ev.kind === "workflow_complete" && d.success === false) || ev.kind === "negotiation_failed";
+}
+function detailText(ev) {
+  const d = ev.data || {};
+  if (d.errorCode || d.error) return (d.errorCode || "") + " " + (d.error || "");
+  if (d.result) return d.result.status + (d.result.errorCode ? " " + d.result.errorCode : "") + (d.result.error ? ": " + d.result.error : "");
+  if (ev.kind === "route_decision") return d.next + (d.allowed ? " taken" : " not taken") + (d.condition ? " (if " + d.condition + ")" : "");
+  if (d.state) return d.state + (d.text ? ": " + d.text : "");
+  if (d.status) return d.status;
+  if (d.gate) return d.gate + (d.text ? ": " + d.text : "");
+  if (d.agent) return d.agent + (d.skill ? " / " + d.skill : "");
+  if (typeof d.success === "boolean") return d.success ? "success" : "failure";
+  return "";
+}
+function flushEvents() {
+  ui.frame = 0;
+  const batch = ui.pending; ui.pending = [];
+  const frag = document.createDocumentFragment();
+  for (const ev of batch) {
+    ui.events.push(ev);
+    foldEvent(ev);
+    addOption($("step-filter"), ev.step);
+    addOption($("task-filter"), ev.taskId);
+    const tr = eventRow(ev);
+    if (!matches(ev)) tr.hidden = true;
+    frag.appendChild(tr);
+  }
+  $("events").tBodies[0].appendChild(frag);
+  if (ui.follow) scrollSoon();
+  $("event-count").textContent = ui.events.length + " events";
+  paint();
+  if (ui.selected) renderPanel(ui.selected);
+}
+// The table follows new events while its reader is at its bottom; it scrolls at most a few
+// times a second (each scroll lays the table out).
+let scrollTimer = 0;
+function scrollSoon() {
+  if (scrollTimer) return;
+  scrollTimer = setTimeout(() => { scrollTimer = 0; const w = $("events-wrap"); w.scrollTop = w.scrollHeight; }, 250);
+}
+function eventRow(ev) {
+  const tr = el("tr", null, isFailure(ev) ? "failed" : "");
+  tr.dataset.seq = ev.seq; tr.dataset.kind = ev.kind;
+  tr.append(el("td", ev.seq), el("td", ev.kind + (ev.depth ? " (child " + ev.depth + ")" : "")),
+    el("td", ev.step || ""), el("td", ev.taskId || ""));
+  const detail = el("td", detailText(ev));
+  detail.title = JSON.stringify(ev.data === undefined ? null : ev.data).slice(0, 2000);
+  tr.appendChild(detail);
+  return tr;
+}
+const known = { "step-filter": new Set(), "task-filter": new Set() };
+function addOption(select, value) {
+  if (!value) return;
+  const seen = known[select.id];
+  if (select.options.length === 1) seen.clear();
+  if (seen.has(value)) return;
+  seen.add(value);
+  const o = el("option", value); o.value = value;
+  select.appendChild(o);
+}
+function matches(ev) {
+  const step = $("step-filter").value, task = $("task-filter").value;
+  if ($("failed-only").checked && !isFailure(ev)) return false;
+  if (step && ev.step !== step) return false;
+  if (task && ev.taskId !== task) return false;
+  return true;
+}
+function refilter() {
+  const rows = $("events").tBodies[0].rows;
+  for (let i = 0; i < rows.length; i++) rows[i].hidden = !matches(ui.events[i]);
+}
+
+// ---- start ----
+$("state-filter").addEventListener("change", () => { ui.offset = 0; loadList(); });
+$("newer").addEventListener("click", () => { ui.offset = Math.max(0, ui.offset - PAGE); loadList(); });
+$("older").addEventListener("click", () => { ui.offset += PAGE; loadList(); });
+$("cancel").addEventListener("click", cancelRun);
+ui.follow = true;
+$("events-wrap").addEventListener("scroll", () => {
+  const w = $("events-wrap");
+  ui.follow = w.scrollTop + w.clientHeight >= w.scrollHeight - 4;
+}, { passive: true });
+for (const id of ["failed-only", "step-filter", "task-filter"]) $(id).addEventListener("change", refilter);
+window.addEventListener("hashchange", route);
+route();

@@ -1,0 +1,149 @@
+//! What `/api/runs/{id}` answers: the run's view from its journal ([`a2aflow::ExecutionView`]),
+//! the drawing of its workflow ([`Layout`]), and per task what only its events tell
+//! (Negotiation-T rounds, artifacts).
+
+use crate::layout::{Layout, layout};
+use a2aflow::executions::execution_view;
+use a2aflow::kernel::journal::wall_clock_ms;
+use a2aflow::model::{Event, EventKind, Failure};
+use a2aflow::{ExecutionView, RunState, RunStore, execution_events};
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Events read per store call while folding a run's events.
+pub(crate) const EVENT_PAGE: usize = 1000;
+
+/// At most this many events are folded into a run's task facts (a bound on one request's
+/// work); `eventsTruncated` says when a run has more.
+const MAX_FOLDED_EVENTS: usize = 200_000;
+
+/// One run, as the page shows it.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct RunDetail {
+    /// The journal's view (state, steps, tasks, open gates, failure).
+    #[serde(flatten)]
+    pub(crate) view: ExecutionView,
+    /// Whether the run has finished.
+    pub(crate) finished: bool,
+    /// The workflow drawn as `a2aflow graph` draws it.
+    pub(crate) graph: Layout,
+    /// Per local task id, what its events tell (absent in the stream's `run` messages: the page
+    /// folds the events it receives itself).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) task_facts: Option<BTreeMap<String, TaskFacts>>,
+    /// More events than were folded into `taskFacts`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) events_truncated: bool,
+}
+
+/// What a task's events tell beyond its journal view.
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct TaskFacts {
+    /// Negotiation-T rounds the agent proposed.
+    pub(crate) negotiation_rounds: u32,
+    /// The artifacts the agent streamed or returned (names or ids, in order, without repeats).
+    pub(crate) artifacts: Vec<String>,
+}
+
+/// Whether a run in `state` has finished.
+pub(crate) fn is_finished(state: RunState) -> bool {
+    !matches!(state, RunState::Running | RunState::Waiting)
+}
+
+/// The run `execution_id` with its drawing; with `facts`, its events folded too.
+pub(crate) async fn run_detail(
+    store: &dyn RunStore,
+    execution_id: &str,
+    facts: bool,
+) -> Result<RunDetail, Failure> {
+    let journal = store.load(execution_id).await?;
+    let live = journal.finished().is_none() && lease_live(store, execution_id).await?;
+    let view = execution_view(&journal, live)?;
+    let workflow = journal.started()?.workflow()?;
+    let (task_facts, events_truncated) = if facts {
+        let (f, t) = fold_facts(store, execution_id).await?;
+        (Some(f), t)
+    } else {
+        (None, false)
+    };
+    Ok(RunDetail {
+        finished: is_finished(view.state),
+        view,
+        graph: layout(&workflow),
+        task_facts,
+        events_truncated,
+    })
+}
+
+/// Whether a driver holds the run's lease now (as [`a2aflow::get_execution`] decides it).
+async fn lease_live(store: &dyn RunStore, execution_id: &str) -> Result<bool, Failure> {
+    let now = wall_clock_ms();
+    Ok(store
+        .lease(execution_id)
+        .await?
+        .is_some_and(|l| l.expires_at_ms > now))
+}
+
+async fn fold_facts(
+    store: &dyn RunStore,
+    execution_id: &str,
+) -> Result<(BTreeMap<String, TaskFacts>, bool), Failure> {
+    let mut facts = BTreeMap::new();
+    let mut after = None;
+    let mut folded = 0;
+    loop {
+        let page = execution_events(store, execution_id, after, EVENT_PAGE).await?;
+        for event in &page {
+            fold(&mut facts, event);
+        }
+        folded += page.len();
+        after = page.last().map(|e| e.seq);
+        if page.len() < EVENT_PAGE {
+            return Ok((facts, false));
+        }
+        if folded >= MAX_FOLDED_EVENTS {
+            return Ok((facts, true));
+        }
+    }
+}
+
+fn fold(facts: &mut BTreeMap<String, TaskFacts>, event: &Event) {
+    let Some(task) = &event.task_id else { return };
+    match event.kind {
+        EventKind::NegotiationRequest => {
+            facts.entry(task.clone()).or_default().negotiation_rounds += 1;
+        }
+        EventKind::AgentArtifactUpdate => {
+            let name = ["artifactName", "artifactId"]
+                .iter()
+                .find_map(|k| event.data.get(*k).and_then(Value::as_str));
+            if let Some(name) = name {
+                push_new(&mut facts.entry(task.clone()).or_default().artifacts, name);
+            }
+        }
+        EventKind::TaskResponse => {
+            let outputs = event
+                .data
+                .pointer("/result/outputs")
+                .and_then(Value::as_array);
+            for output in outputs.into_iter().flatten() {
+                let name = ["name", "artifactId"]
+                    .iter()
+                    .find_map(|k| output.get(*k).and_then(Value::as_str));
+                if let Some(name) = name {
+                    push_new(&mut facts.entry(task.clone()).or_default().artifacts, name);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn push_new(list: &mut Vec<String>, name: &str) {
+    if !list.iter().any(|n| n == name) {
+        list.push(name.to_owned());
+    }
+}
