@@ -102,7 +102,16 @@ where
         Door::JsonRpc => crate::jsonrpc::serve(app, name, &parts.headers, &bytes).await,
         Door::Rest(path) => {
             let query = parts.uri.query();
-            crate::rest::serve(app, name, &parts.method, path, query, &parts.headers, &bytes).await
+            crate::rest::serve(
+                app,
+                name,
+                &parts.method,
+                path,
+                query,
+                &parts.headers,
+                &bytes,
+            )
+            .await
         }
         Door::Card => body::text(404, "Not Found"),
     }

@@ -59,9 +59,6 @@ mod tests {
     fn a_file_part_is_refused() {
         let message = Message::new(Role::User, vec![Part::url("https://x/a.png")]);
         let err = run_input(&message).err();
-        assert_eq!(
-            err.map(|e| e.message),
-            Some("Validation failed".to_owned())
-        );
+        assert_eq!(err.map(|e| e.message), Some("Validation failed".to_owned()));
     }
 }

@@ -12,6 +12,9 @@ use crate::wire_error::{A2aError, ErrorKind};
 use http::Response;
 use serde_json::{Map, Value, json};
 
+/// A refused envelope: the id to answer with and the error.
+type Refused = Box<(Value, A2aError)>;
+
 /// A request's envelope after its checks: the id to answer with, the method and the params.
 struct Call {
     id: Value,
@@ -28,7 +31,10 @@ pub(crate) async fn serve(
 ) -> Response<Body> {
     let call = match envelope(bytes) {
         Ok(call) => call,
-        Err((id, e)) => return error(&id, &e),
+        Err(refused) => {
+            let (id, e) = *refused;
+            return error(&id, &e);
+        }
     };
     if !known(&call.method) {
         return error(&call.id, &A2aError::method_not_found());
@@ -82,64 +88,64 @@ fn known(method: &str) -> bool {
 }
 
 /// The envelope's checks; an error comes with the id to answer it with.
-fn envelope(bytes: &[u8]) -> Result<Call, (Value, A2aError)> {
+fn envelope(bytes: &[u8]) -> Result<Call, Refused> {
     let value: Value = serde_json::from_slice(bytes)
-        .map_err(|e| (Value::Null, A2aError::new(ErrorKind::Parse, e.to_string())))?;
+        .map_err(|e| refuse(Value::Null, A2aError::new(ErrorKind::Parse, e.to_string())))?;
     let object = match value {
         Value::Object(o) => o,
         Value::Array(_) => {
-            return Err((
-                Value::Null,
-                A2aError::new(ErrorKind::InvalidRequest, "Batch requests are not supported"),
-            ));
+            let e = A2aError::new(
+                ErrorKind::InvalidRequest,
+                "Batch requests are not supported",
+            );
+            return Err(refuse(Value::Null, e));
         }
         other => {
-            return Err((
-                Value::Null,
-                A2aError::invalid_request(format!("a request is a JSON object, got {other}")),
-            ));
+            let e = A2aError::invalid_request(format!("a request is a JSON object, got {other}"));
+            return Err(refuse(Value::Null, e));
         }
     };
     let id = request_id(&object)?;
     if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Err((
-            id,
-            A2aError::new(
-                ErrorKind::InvalidRequest,
-                "Invalid request: 'jsonrpc' must be exactly '2.0'",
-            ),
-        ));
+        let e = A2aError::new(
+            ErrorKind::InvalidRequest,
+            "Invalid request: 'jsonrpc' must be exactly '2.0'",
+        );
+        return Err(refuse(id, e));
     }
     let method = match object.get("method") {
         Some(Value::String(m)) => m.clone(),
         Some(_) => {
-            return Err((id, A2aError::invalid_request("'method' must be a string")));
+            let e = A2aError::invalid_request("'method' must be a string");
+            return Err(refuse(id, e));
         }
-        None => return Err((id, A2aError::invalid_request("Missed fields: {'method'}"))),
+        None => {
+            let e = A2aError::invalid_request("Missed fields: {'method'}");
+            return Err(refuse(id, e));
+        }
     };
     let params = match object.get("params") {
         None | Some(Value::Null) => Value::Object(Map::new()),
         Some(p @ Value::Object(_)) => p.clone(),
         Some(Value::String(s)) => {
-            return Err((id, A2aError::invalid_request(format!("Incorrect params {s}"))));
+            let e = A2aError::invalid_request(format!("Incorrect params {s}"));
+            return Err(refuse(id, e));
         }
         Some(other) => {
-            return Err((
-                id,
-                A2aError::invalid_request(format!("Incorrect params {other}")),
-            ));
+            let e = A2aError::invalid_request(format!("Incorrect params {other}"));
+            return Err(refuse(id, e));
         }
     };
     Ok(Call { id, method, params })
 }
 
 /// The request id: a string, an integer or null (absent means null).
-fn request_id(object: &Map<String, Value>) -> Result<Value, (Value, A2aError)> {
+fn request_id(object: &Map<String, Value>) -> Result<Value, Refused> {
     match object.get("id") {
         None => Ok(Value::Null),
         Some(id @ (Value::String(_) | Value::Null)) => Ok(id.clone()),
         Some(Value::Number(n)) if n.is_i64() || n.is_u64() => Ok(Value::Number(n.clone())),
-        Some(_) => Err((
+        Some(_) => Err(refuse(
             Value::Null,
             A2aError::new(
                 ErrorKind::InvalidRequest,
@@ -147,6 +153,10 @@ fn request_id(object: &Map<String, Value>) -> Result<Value, (Value, A2aError)> {
             ),
         )),
     }
+}
+
+fn refuse(id: Value, e: A2aError) -> Refused {
+    Box::new((id, e))
 }
 
 /// A JSON-RPC error response (HTTP 200, as the SDK answers).
@@ -161,7 +171,7 @@ mod tests {
     fn refused(bytes: &str) -> Option<String> {
         envelope(bytes.as_bytes())
             .err()
-            .map(|(id, e)| e.jsonrpc_response(&id).to_string())
+            .map(|refused| refused.1.jsonrpc_response(&refused.0).to_string())
     }
 
     #[test]

@@ -61,9 +61,7 @@ pub(crate) async fn send(
 /// `GetTask`.
 pub(crate) async fn get(runs: &Runs, workflow: &str, params: &Value) -> Result<Answer, A2aError> {
     let id = task_id(params)?;
-    if let Some(n) = params.get("historyLength").and_then(Value::as_i64) {
-        crate::params::history_length(n)?;
-    }
+    crate::params::checked_history_length(params)?;
     let current = runs.current(workflow, &id).await?;
     Ok(Answer::Json(task_json(&record::task(
         &current.meta,

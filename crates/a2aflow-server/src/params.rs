@@ -84,6 +84,24 @@ pub(crate) fn history_length(n: i64) -> Result<(), A2aError> {
     }
 }
 
+/// Checks `historyLength` of `params` (an integer, or its text in a query).
+pub(crate) fn checked_history_length(params: &Value) -> Result<(), A2aError> {
+    match integer(params, "historyLength")? {
+        Some(n) => history_length(n),
+        None => Ok(()),
+    }
+}
+
+/// An optional integer field (JSON number, or its text in a query).
+fn integer(params: &Value, key: &str) -> Result<Option<i64>, A2aError> {
+    match params.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => n.as_i64().map(Some).ok_or_else(|| not_integer(key)),
+        Some(Value::String(s)) => s.parse().map(Some).map_err(|_| not_integer(key)),
+        Some(_) => Err(not_integer(key)),
+    }
+}
+
 /// What a ListTasks asks for.
 #[derive(Debug, Default)]
 pub(crate) struct ListQuery {
@@ -107,14 +125,7 @@ pub(crate) fn list_query(params: &Value) -> Result<ListQuery, A2aError> {
             )])),
         }
     };
-    let number = |key: &str| -> Result<Option<i64>, A2aError> {
-        match params.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::Number(n)) => n.as_i64().map(Some).ok_or_else(|| not_integer(key)),
-            Some(Value::String(s)) => s.parse().map(Some).map_err(|_| not_integer(key)),
-            Some(_) => Err(not_integer(key)),
-        }
-    };
+    let number = |key: &str| integer(params, key);
     let page_size = number("pageSize")?.unwrap_or(DEFAULT_PAGE_SIZE);
     if page_size < 1 {
         return Err(A2aError::new(
@@ -128,9 +139,7 @@ pub(crate) fn list_query(params: &Value) -> Result<ListQuery, A2aError> {
             "maximum page size is 100",
         ));
     }
-    if let Some(n) = number("historyLength")? {
-        history_length(n)?;
-    }
+    checked_history_length(params)?;
     let status = match text("status")? {
         None => None,
         Some(s) => Some(
@@ -166,7 +175,10 @@ pub(crate) fn list_query(params: &Value) -> Result<ListQuery, A2aError> {
 }
 
 fn not_integer(key: &str) -> A2aError {
-    A2aError::fields(vec![(key.to_owned(), "Field must be an integer.".to_owned())])
+    A2aError::fields(vec![(
+        key.to_owned(),
+        "Field must be an integer.".to_owned(),
+    )])
 }
 
 /// Decodes `params` into `T`, a failure as a violation of the whole request.
@@ -194,7 +206,10 @@ mod tests {
 
     #[test]
     fn page_sizes_outside_1_to_100_are_refused() {
-        for (size, words) in [(0, "minimum page size is 1"), (101, "maximum page size is 100")] {
+        for (size, words) in [
+            (0, "minimum page size is 1"),
+            (101, "maximum page size is 100"),
+        ] {
             let err = list_query(&json!({ "pageSize": size })).err();
             assert_eq!(err.map(|e| e.message).as_deref(), Some(words));
         }

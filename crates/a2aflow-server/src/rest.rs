@@ -141,8 +141,14 @@ mod tests {
         assert_eq!(route(&post, "/message:send"), Some(Route::Send));
         assert_eq!(route(&get, "/tasks/t1"), Some(Route::Get("t1".into())));
         assert_eq!(route(&get, "/tasks/"), Some(Route::List));
-        assert_eq!(route(&post, "/tasks/t1:cancel"), Some(Route::Cancel("t1".into())));
-        assert_eq!(route(&get, "/tasks/t1:subscribe"), Some(Route::Subscribe("t1".into())));
+        assert_eq!(
+            route(&post, "/tasks/t1:cancel"),
+            Some(Route::Cancel("t1".into()))
+        );
+        assert_eq!(
+            route(&get, "/tasks/t1:subscribe"),
+            Some(Route::Subscribe("t1".into()))
+        );
         assert_eq!(route(&get, "/message:send"), None);
         assert_eq!(route(&get, "/nope"), None);
         assert_eq!(route(&get, "/tasks"), Some(Route::List));

@@ -173,7 +173,14 @@ impl Runs {
         let cancel = self.stop.child_token();
         let subscribers = Arc::new(AtomicUsize::new(1));
         let guard = SubscriberGuard(subscribers.clone());
-        self.spawn_run(definition, &meta, input, state.clone(), cancel.clone(), permit);
+        self.spawn_run(
+            definition,
+            &meta,
+            input,
+            state.clone(),
+            cancel.clone(),
+            permit,
+        );
         let mut table = self.table();
         table.order.push(meta.execution_id.clone());
         table.tasks.insert(
@@ -435,7 +442,10 @@ impl Runs {
         let mut all = Vec::with_capacity(ids.len());
         for id in &ids {
             let current = self.current(workflow, id).await?;
-            if state.as_ref().is_none_or(|s| current.snapshot.state() == *s) {
+            if state
+                .as_ref()
+                .is_none_or(|s| current.snapshot.state() == *s)
+            {
                 all.push(current);
             }
         }

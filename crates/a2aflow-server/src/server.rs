@@ -192,7 +192,9 @@ impl ServerBuilder {
             cards,
             limits: RequestLimits {
                 max_body_bytes: limits.max_body_bytes,
-                send_wait: limits.request_timeout.saturating_sub(Duration::from_secs(1)),
+                send_wait: limits
+                    .request_timeout
+                    .saturating_sub(Duration::from_secs(1)),
                 ping: limits.ping_interval,
             },
         });
@@ -354,10 +356,12 @@ impl ServerHandle {
 
     /// The card URL of agent `name` (`None` for a name not served).
     pub fn card_url(&self, name: &str) -> Option<String> {
-        self.names
-            .iter()
-            .any(|n| n == name)
-            .then(|| format!("{}/agents/{name}/.well-known/agent-card.json", self.base_url))
+        self.names.iter().any(|n| n == name).then(|| {
+            format!(
+                "{}/agents/{name}/.well-known/agent-card.json",
+                self.base_url
+            )
+        })
     }
 
     /// Stops gracefully: no new connection is accepted, open requests and streams get the

@@ -41,8 +41,10 @@ mod tests {
         }
         assert_eq!(
             with(None),
-            Err("A2A version '0.3' is not supported by this handler. Expected version '1.0'."
-                .to_owned())
+            Err(
+                "A2A version '0.3' is not supported by this handler. Expected version '1.0'."
+                    .to_owned()
+            )
         );
         for bad in ["0.3", "2.0", "garbage"] {
             assert!(with(Some(bad)).is_err(), "{bad}");
