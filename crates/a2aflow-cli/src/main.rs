@@ -1,6 +1,6 @@
 //! # a2aflow — the command line
 //!
-//! **What it is.** The `a2aflow` binary: `validate`, `graph`, `card`, `send`, `run`, `runs`, `search` and `demo`.
+//! **What it is.** The `a2aflow` binary: `validate`, `graph`, `card`, `send`, `run`, `runs`, `search`, `serve` and `demo`.
 //!
 //! **What it owns.** Argument parsing, progress output and exit codes; everything else comes from
 //! the `a2aflow` facade. Nothing depends on it.
@@ -18,6 +18,7 @@ mod run_cmd;
 mod runs_cmd;
 mod search_cmd;
 mod send_cmd;
+mod serve_cmd;
 mod signals;
 mod terminal;
 mod validate_cmd;
@@ -106,6 +107,8 @@ enum Command {
     /// Exit 0 when the centre answered (even with no result), 1 when it could not be asked or
     /// answered an error, 2 on a usage error.
     Search(Box<search_cmd::SearchArgs>),
+    /// Serve workflows as A2A 1.0 agents; prints `NAME CARD_URL` per workflow, exits 0 on SIGTERM.
+    Serve(Box<serve_cmd::ServeArgs>),
     /// Run the demo workflow against embedded agents on loopback.
     Demo,
 }
@@ -151,6 +154,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run_cmd::run(*args),
         Command::Runs(args) => runs_cmd::run(*args),
         Command::Search(args) => search_cmd::run(*args),
+        Command::Serve(args) => serve_cmd::run(*args),
         Command::Demo => demo::run(),
     };
     ExitCode::from(code)

@@ -16,5 +16,6 @@ mod search;
 mod send;
 mod send_deadline;
 mod send_grpc;
+mod serve;
 mod terminal;
 mod workflow_input;
