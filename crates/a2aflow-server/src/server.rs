@@ -338,6 +338,14 @@ impl std::fmt::Debug for ServerHandle {
     }
 }
 
+/// Dropping the handle without [`ServerHandle::shutdown`] stops accepting and closes the
+/// connections as they finish; runs in flight go on until they end.
+impl Drop for ServerHandle {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
 impl ServerHandle {
     /// The address the server listens on.
     pub fn local_addr(&self) -> SocketAddr {
@@ -367,9 +375,9 @@ impl ServerHandle {
     /// Stops gracefully: no new connection is accepted, open requests and streams get the
     /// grace period to end, then the runs still in flight are cancelled (a journaled run can be
     /// resumed) and their streams end with them, within a second grace period.
-    pub async fn shutdown(self) {
+    pub async fn shutdown(mut self) {
         self.stop.cancel();
-        let _ = self.accept.await;
+        let _ = (&mut self.accept).await;
         self.conns.close();
         if tokio::time::timeout(self.grace, self.conns.wait())
             .await

@@ -241,3 +241,18 @@ async fn a_subscriber_sees_the_task_first_and_the_cancel_last() {
     );
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_dropped_handle_stops_listening() {
+    let (server, _) = serve().await;
+    let addr = server.local_addr();
+    drop(server);
+    let refused = async {
+        while tokio::net::TcpStream::connect(addr).await.is_ok() {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    };
+    tokio::time::timeout(HANG, refused)
+        .await
+        .expect("the listener closes");
+}
