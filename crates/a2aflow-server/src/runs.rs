@@ -441,7 +441,13 @@ impl Runs {
         };
         let mut all = Vec::with_capacity(ids.len());
         for id in &ids {
-            let current = self.current(workflow, id).await?;
+            let current = match self.current(workflow, id).await {
+                Ok(current) => current,
+                // An index entry whose run the store never got: the process stopped between
+                // the two writes, so no run exists and nothing is listed (GetTask says the same).
+                Err(e) if e.kind == ErrorKind::TaskNotFound => continue,
+                Err(e) => return Err(e),
+            };
             if state
                 .as_ref()
                 .is_none_or(|s| current.snapshot.state() == *s)

@@ -57,3 +57,38 @@ async fn get_task_answers_after_a_restart() {
     assert_eq!(got.artifacts, task.artifacts);
     again.shutdown().await;
 }
+
+#[tokio::test]
+async fn an_index_entry_without_a_run_is_not_listed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db");
+    let index = dir.path().join("served.jsonl");
+    // The process stopped after the index line and before the store had the run.
+    std::fs::write(
+        &index,
+        "{\"executionId\":\"never-ran\",\"contextId\":\"c\",\"workflow\":\"echo\",\"workflowId\":\"echo-id\",\"createdMs\":1}\n",
+    )
+    .unwrap();
+    let server = builder(Arc::new(Host::default()))
+        .store(store(&db).await, &index)
+        .start()
+        .await
+        .unwrap();
+    let rpc = client(&server, "echo", Binding::JsonRpc).await;
+    let request = a2a::ListTasksRequest {
+        context_id: None,
+        status: None,
+        page_size: None,
+        page_token: None,
+        history_length: None,
+        status_timestamp_after: None,
+        include_artifacts: None,
+        tenant: None,
+    };
+    let listed = rpc
+        .list_tasks(&request, &CallOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(listed.total_size, 0);
+    server.shutdown().await;
+}
