@@ -14,6 +14,7 @@ mod gates;
 mod host;
 mod peer;
 mod relay;
+mod serve;
 
 use std::sync::Arc;
 use std::time::Duration;

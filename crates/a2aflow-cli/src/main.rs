@@ -1,6 +1,6 @@
 //! # a2aflow — the command line
 //!
-//! **What it is.** The `a2aflow` binary: `validate`, `graph`, `card`, `send`, `run`, `runs`, `search` and `demo`.
+//! **What it is.** The `a2aflow` binary: `validate`, `graph`, `card`, `send`, `run`, `runs`, `search`, `serve` and `demo`.
 //!
 //! **What it owns.** Argument parsing, progress output and exit codes; everything else comes from
 //! the `a2aflow` facade. Nothing depends on it.
@@ -18,6 +18,7 @@ mod run_cmd;
 mod runs_cmd;
 mod search_cmd;
 mod send_cmd;
+mod serve_cmd;
 mod signals;
 mod terminal;
 mod ui_cmd;
@@ -109,6 +110,8 @@ enum Command {
     Search(Box<search_cmd::SearchArgs>),
     /// Serve the run page (runs, graphs, events, cancel, gate answers) over a run store.
     Ui(Box<ui_cmd::UiArgs>),
+    /// Serve workflows as A2A 1.0 agents; prints `NAME CARD_URL` per workflow, exits 0 on SIGTERM.
+    Serve(Box<serve_cmd::ServeArgs>),
     /// Run the demo workflow against embedded agents on loopback.
     Demo,
 }
@@ -155,6 +158,7 @@ fn main() -> ExitCode {
         Command::Runs(args) => runs_cmd::run(*args),
         Command::Search(args) => search_cmd::run(*args),
         Command::Ui(args) => ui_cmd::run(*args),
+        Command::Serve(args) => serve_cmd::run(*args),
         Command::Demo => demo::run(),
     };
     ExitCode::from(code)

@@ -16,6 +16,7 @@ mod search;
 mod send;
 mod send_deadline;
 mod send_grpc;
+mod serve;
 mod terminal;
 mod ui;
 mod workflow_input;

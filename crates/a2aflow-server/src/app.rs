@@ -1,0 +1,188 @@
+//! One request, routed: `/agents/{name}/.well-known/agent-card.json`, `/agents/{name}/jsonrpc`
+//! and `/agents/{name}/rest/…`; anything else is the SDK's plain `404 Not Found`.
+
+use crate::body::{self, Body};
+use crate::record::Snapshot;
+use crate::runs::{Runs, Watch};
+use crate::sse::{Framing, task_stream};
+use crate::wire_error::{A2aError, ErrorKind};
+use bytes::Bytes;
+use http::{HeaderValue, Method, Request, Response, header};
+use http_body_util::BodyExt;
+use http_body_util::LengthLimitError;
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::time::Duration;
+use tower::BoxError;
+
+/// The limits a request meets.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RequestLimits {
+    /// The largest request body read.
+    pub(crate) max_body_bytes: usize,
+    /// How long a blocking SendMessage waits for its run to settle before it answers with the
+    /// task as it stands.
+    pub(crate) send_wait: Duration,
+    /// The interval of SSE `: ping` comments.
+    pub(crate) ping: Duration,
+}
+
+/// What every request shares.
+pub(crate) struct App {
+    pub(crate) runs: Runs,
+    /// Each served workflow's card, as JSON text.
+    pub(crate) cards: HashMap<String, Bytes>,
+    pub(crate) limits: RequestLimits,
+}
+
+/// Which door of an agent a path names.
+enum Door<'a> {
+    Card,
+    JsonRpc,
+    Rest(&'a str),
+}
+
+/// Splits `/agents/{name}/{rest}` into the agent's name and its door.
+fn door(path: &str) -> Option<(&str, Door<'_>)> {
+    let after = path.strip_prefix("/agents/")?;
+    let (name, rest) = after.split_once('/')?;
+    let door = match rest {
+        ".well-known/agent-card.json" => Door::Card,
+        "jsonrpc" | "jsonrpc/" => Door::JsonRpc,
+        _ => {
+            let sub = rest.strip_prefix("rest")?;
+            if !(sub.is_empty() || sub.starts_with('/')) {
+                return None;
+            }
+            Door::Rest(sub)
+        }
+    };
+    Some((name, door))
+}
+
+/// Serves one request whose body the body-limit layer bounds (its error, past the limit, is
+/// [`LengthLimitError`]).
+pub(crate) async fn handle<B>(app: &App, request: Request<B>) -> Response<Body>
+where
+    B: http_body::Body<Data = Bytes>,
+    B::Error: Into<BoxError>,
+{
+    let (parts, incoming) = request.into_parts();
+    let decoded = percent_decode(parts.uri.path()).into_owned();
+    let Some((name, door)) = door(&decoded) else {
+        return body::text(404, "Not Found");
+    };
+    let Some(card) = app.cards.get(name) else {
+        return body::text(404, "Not Found");
+    };
+    if let Door::Card = door {
+        return match parts.method {
+            Method::GET | Method::HEAD => {
+                body::response(200, "application/json", body::full(card.clone()))
+            }
+            _ => body::text(405, "Method Not Allowed"),
+        };
+    }
+    if matches!(door, Door::JsonRpc) && parts.method != Method::POST {
+        return body::text(405, "Method Not Allowed");
+    }
+    let bytes = match read_body(incoming, app.limits.max_body_bytes).await {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            return match door {
+                Door::JsonRpc => crate::jsonrpc::error(&serde_json::Value::Null, &e),
+                _ => {
+                    let (status, value) = e.rest_response();
+                    body::json(status, &value)
+                }
+            };
+        }
+    };
+    match door {
+        Door::JsonRpc => crate::jsonrpc::serve(app, name, &parts.headers, &bytes).await,
+        Door::Rest(path) => {
+            let query = parts.uri.query();
+            crate::rest::serve(
+                app,
+                name,
+                &parts.method,
+                path,
+                query,
+                &parts.headers,
+                &bytes,
+            )
+            .await
+        }
+        Door::Card => body::text(404, "Not Found"),
+    }
+}
+
+/// The whole body; past the limit, the typed refusal.
+async fn read_body<B>(incoming: B, limit: usize) -> Result<Bytes, A2aError>
+where
+    B: http_body::Body<Data = Bytes>,
+    B::Error: Into<BoxError>,
+{
+    match incoming.collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) => {
+            let e: BoxError = e.into();
+            if e.downcast_ref::<LengthLimitError>().is_some() {
+                Err(A2aError::new(
+                    ErrorKind::InvalidRequest,
+                    format!("the request body is larger than {limit} bytes, the server's limit"),
+                ))
+            } else {
+                Err(A2aError::new(
+                    ErrorKind::InvalidRequest,
+                    format!("the request body could not be read: {e}"),
+                ))
+            }
+        }
+    }
+}
+
+/// An SSE response for `watch`.
+pub(crate) fn stream_response(
+    app: &App,
+    watch: Watch,
+    first: Snapshot,
+    framing: Framing,
+) -> Response<Body> {
+    let mut r = body::response(
+        200,
+        "text/event-stream; charset=utf-8",
+        task_stream(watch, first, framing, app.limits.ping),
+    );
+    r.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r
+}
+
+/// `%XX` escapes decoded (an invalid escape is kept as it is).
+pub(crate) fn percent_decode(text: &str) -> Cow<'_, str> {
+    if !text.contains('%') {
+        return Cow::Borrowed(text);
+    }
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes.get(i + 1..i + 3).and_then(|h| {
+            std::str::from_utf8(h)
+                .ok()
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+        });
+        match (bytes[i], hex) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    Cow::Owned(String::from_utf8_lossy(&out).into_owned())
+}

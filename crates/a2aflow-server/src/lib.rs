@@ -1,0 +1,37 @@
+//! # a2aflow-server — workflows served as A2A 1.0 agents
+//!
+//! **What it is.** A hyper 1 server a host embeds ([`Server::builder`]): each published
+//! workflow is an A2A agent under `/agents/{workflow name}/` — its AgentCard at
+//! `.well-known/agent-card.json` (one skill, the workflow; JSON-RPC and HTTP+JSON; streaming),
+//! JSON-RPC at `jsonrpc`, HTTP+JSON under `rest` — speaking what the official Python SDK
+//! (a2a-sdk 1.3.0) speaks: the `A2A-Version` rule, its error envelopes and ProtoJSON.
+//!
+//! **What it owns.** The inbound side of the wire: SendMessage and SendStreamingMessage start a
+//! run of the workflow (the message's text and data parts are the run's input, which reaches
+//! the host's ControlPoint); the task a client sees is the delegation task record (id = the
+//! execution id, the `result` artifact carrying the run's result document, the state mapped by
+//! the status table); GetTask, ListTasks, CancelTask and SubscribeToTask read and steer the
+//! runs. With a run store, runs are journaled and still answered after a restart. Every
+//! request passes tower layers (a tracing span, a deadline, a body limit).
+//!
+//! **What it must never depend on.** The CLI and the testkit. It builds no runtime: it runs on
+//! the host's.
+
+mod app;
+mod body;
+mod card;
+mod index;
+mod input;
+mod jsonrpc;
+mod layers;
+mod ops;
+mod params;
+mod record;
+mod rest;
+mod runs;
+mod server;
+mod sse;
+mod version;
+mod wire_error;
+
+pub use server::{Limits, Server, ServerBuilder, ServerHandle};

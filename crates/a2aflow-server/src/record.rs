@@ -1,0 +1,201 @@
+//! The task a client sees for a served run: the delegation task record (id = execution id,
+//! `contextId` = the context the run belongs to, the state mapped through the status table,
+//! the `result` artifact carrying the run's result document, the `a2aflow/` metadata).
+
+use crate::wire_error::A2aError;
+use a2a::{Artifact, Task, TaskState, TaskStatus};
+use a2aflow::RunState;
+use a2aflow::model::delegation::{ExecutionStatus, MetadataKey, result_artifact};
+use a2aflow::model::{ErrorCode, ExecutionResult};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::time::SystemTime;
+
+/// What never changes about a served task: who it is and where it belongs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct TaskMeta {
+    /// The run's execution id, which is the task id.
+    pub(crate) execution_id: String,
+    /// The task's context: the client's `contextId`, or the execution id for a run that is
+    /// its own root.
+    pub(crate) context_id: String,
+    /// The name of the served workflow (the agent's name).
+    pub(crate) workflow: String,
+    /// The workflow's id.
+    pub(crate) workflow_id: String,
+    /// When the server accepted the request, milliseconds since the Unix epoch.
+    pub(crate) created_ms: u64,
+}
+
+/// Where a served run stands.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Snapshot {
+    /// The execution status (mapped to a task state by the status table).
+    pub(crate) status: ExecutionStatus,
+    /// When the status was last set.
+    pub(crate) timestamp: SystemTime,
+    /// The result document of a run that succeeded.
+    pub(crate) result: Option<Value>,
+}
+
+impl Snapshot {
+    /// A run accepted and not started.
+    pub(crate) fn pending() -> Self {
+        Snapshot {
+            status: ExecutionStatus::Pending,
+            timestamp: SystemTime::now(),
+            result: None,
+        }
+    }
+
+    /// A run that finished with `result`.
+    pub(crate) fn finished(result: &ExecutionResult) -> Self {
+        Snapshot {
+            status: status_of_result(result),
+            timestamp: SystemTime::now(),
+            result: result_document(result),
+        }
+    }
+
+    /// The A2A state of this snapshot.
+    pub(crate) fn state(&self) -> TaskState {
+        self.status.task_state()
+    }
+
+    /// Whether the client's wait ends here: a terminal or an interrupted state.
+    pub(crate) fn settled(&self) -> bool {
+        let state = self.state();
+        state.is_terminal() || matches!(state, TaskState::InputRequired | TaskState::AuthRequired)
+    }
+}
+
+/// The status of a finished run: the same rule the kernel applies to a delegated child.
+pub(crate) fn status_of_result(result: &ExecutionResult) -> ExecutionStatus {
+    match &result.failure {
+        None if result.success => ExecutionStatus::Succeeded,
+        Some(f) if f.is(ErrorCode::WorkflowCancelled) => ExecutionStatus::Cancelled,
+        Some(f) if f.is(ErrorCode::WorkflowTimeout) => ExecutionStatus::TimedOut,
+        _ => ExecutionStatus::Failed,
+    }
+}
+
+/// The status of a journaled run that has not finished, as the store sees it: driven
+/// (`running`), or waiting at a gate or for a resume. A state this table does not name is an
+/// error, never a default.
+pub(crate) fn status_of_unfinished(
+    state: RunState,
+    open_gates: bool,
+) -> Result<ExecutionStatus, A2aError> {
+    match state {
+        RunState::Running => Ok(ExecutionStatus::Running),
+        RunState::Waiting if open_gates => Ok(ExecutionStatus::WaitingForHuman),
+        // No driver holds the run: the process that served it stopped before it finished.
+        RunState::Waiting => Ok(ExecutionStatus::Aborted),
+        other => Err(A2aError::internal(format!(
+            "the run store reports an unfinished run as '{}', which has no task state",
+            other.as_str()
+        ))),
+    }
+}
+
+/// The result document of a run that succeeded: the run's result, unchanged (what a parent's
+/// delegated child reports).
+fn result_document(result: &ExecutionResult) -> Option<Value> {
+    if !result.success {
+        return None;
+    }
+    serde_json::to_value(result).ok()
+}
+
+/// The task record of `meta` at `snapshot`.
+pub(crate) fn task(meta: &TaskMeta, snapshot: &Snapshot) -> Task {
+    Task {
+        id: meta.execution_id.clone(),
+        context_id: meta.context_id.clone(),
+        status: status(snapshot),
+        artifacts: artifact(meta, snapshot).map(|a| vec![a]),
+        history: None,
+        metadata: Some(metadata(meta, snapshot)),
+    }
+}
+
+/// `{state, timestamp}`: the record's status.
+pub(crate) fn status(snapshot: &Snapshot) -> TaskStatus {
+    TaskStatus {
+        state: snapshot.state(),
+        message: None,
+        timestamp: Some(snapshot.timestamp.into()),
+    }
+}
+
+/// The `result` artifact of a run that reported a result.
+pub(crate) fn artifact(meta: &TaskMeta, snapshot: &Snapshot) -> Option<Artifact> {
+    snapshot
+        .result
+        .as_ref()
+        .and_then(|r| result_artifact(&meta.execution_id, r))
+}
+
+fn metadata(meta: &TaskMeta, snapshot: &Snapshot) -> HashMap<String, Value> {
+    let mut metadata = HashMap::new();
+    let mut put = |key: MetadataKey, value: Value| {
+        metadata.insert(key.as_str().to_owned(), value);
+    };
+    put(MetadataKey::Kind, Value::from("delegation_task"));
+    put(
+        MetadataKey::ExecutionId,
+        Value::from(meta.execution_id.as_str()),
+    );
+    put(MetadataKey::FlowId, Value::from(meta.workflow_id.as_str()));
+    put(MetadataKey::FlowName, Value::from(meta.workflow.as_str()));
+    put(MetadataKey::Status, Value::from(snapshot.status.as_str()));
+    metadata
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta() -> TaskMeta {
+        TaskMeta {
+            execution_id: "e1".into(),
+            context_id: "e1".into(),
+            workflow: "review".into(),
+            workflow_id: "wf".into(),
+            created_ms: 0,
+        }
+    }
+
+    #[test]
+    fn a_succeeded_run_is_completed_with_its_result_artifact() {
+        let snapshot = Snapshot {
+            status: ExecutionStatus::Succeeded,
+            timestamp: SystemTime::UNIX_EPOCH,
+            result: Some(serde_json::json!({"ok": true})),
+        };
+        let task = task(&meta(), &snapshot);
+        assert_eq!(task.status.state, TaskState::Completed);
+        let artifacts = task.artifacts.unwrap_or_default();
+        assert_eq!(artifacts.len(), 1);
+        assert_eq!(artifacts[0].artifact_id, "e1/result");
+        assert_eq!(
+            task.metadata.and_then(|m| m.get("a2aflow/status").cloned()),
+            Some(Value::from("SUCCEEDED"))
+        );
+    }
+
+    #[test]
+    fn unfinished_runs_map_by_the_table() {
+        assert_eq!(
+            status_of_unfinished(RunState::Running, false).ok(),
+            Some(ExecutionStatus::Running)
+        );
+        assert_eq!(
+            status_of_unfinished(RunState::Waiting, true).ok(),
+            Some(ExecutionStatus::WaitingForHuman)
+        );
+        assert!(status_of_unfinished(RunState::Succeeded, false).is_err());
+    }
+}

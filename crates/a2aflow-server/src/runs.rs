@@ -1,0 +1,496 @@
+//! The served runs: starting a run of a published workflow for an inbound message, its task
+//! snapshots while it runs (a `watch` channel per task), the record a store keeps after it, and
+//! the limits (runs in flight, subscribers per task).
+
+use crate::index::IndexFile;
+use crate::input::run_input;
+use crate::record::{Snapshot, TaskMeta, status_of_unfinished};
+use crate::wire_error::{A2aError, ErrorKind};
+use a2a::{Message, TaskState};
+use a2aflow::kernel::ControlPoint;
+use a2aflow::kernel::journal::wall_clock_ms;
+use a2aflow::model::Workflow;
+use a2aflow::model::delegation::ExecutionStatus;
+use a2aflow::{AgentEndpoint, EngineConfig, HostHooks, RunStore, execute_workflow};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+/// What a served run is given by its host.
+#[derive(Clone)]
+pub(crate) struct Host {
+    pub(crate) control_point: Arc<dyn ControlPoint>,
+    pub(crate) agents: Arc<[AgentEndpoint]>,
+    pub(crate) config: Arc<EngineConfig>,
+    pub(crate) store: Option<Arc<dyn RunStore>>,
+}
+
+/// The limits on what clients may hold open.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RunLimits {
+    pub(crate) runs_in_flight: usize,
+    pub(crate) subscribers_per_task: usize,
+    /// How long a CancelTask waits for the run to end.
+    pub(crate) cancel_wait: Duration,
+}
+
+/// A task this process started: its snapshots and the token that cancels its run.
+struct Live {
+    state: watch::Sender<Snapshot>,
+    cancel: CancellationToken,
+    subscribers: Arc<AtomicUsize>,
+}
+
+struct Entry {
+    meta: TaskMeta,
+    /// `None` for a task read back from the index (a run of an earlier process).
+    live: Option<Live>,
+}
+
+#[derive(Default)]
+struct Table {
+    /// Execution ids in the order the tasks were created (oldest first).
+    order: Vec<String>,
+    tasks: HashMap<String, Entry>,
+}
+
+/// A task's current state and where it belongs.
+pub(crate) struct Current {
+    pub(crate) meta: TaskMeta,
+    pub(crate) snapshot: Snapshot,
+}
+
+/// An open watch on a live task; counts against the task's subscriber limit while it lives.
+pub(crate) struct Watch {
+    pub(crate) meta: TaskMeta,
+    pub(crate) rx: watch::Receiver<Snapshot>,
+    _guard: SubscriberGuard,
+}
+
+struct SubscriberGuard(Arc<AtomicUsize>);
+
+impl Drop for SubscriberGuard {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A page of tasks, newest first.
+pub(crate) struct Page {
+    pub(crate) tasks: Vec<Current>,
+    pub(crate) next: Option<String>,
+    pub(crate) total: usize,
+}
+
+/// Every served task of this server.
+pub(crate) struct Runs {
+    host: Host,
+    workflows: HashMap<String, Arc<Workflow>>,
+    table: Mutex<Table>,
+    index: Option<IndexFile>,
+    in_flight: Arc<Semaphore>,
+    limits: RunLimits,
+    tracker: TaskTracker,
+    stop: CancellationToken,
+}
+
+impl Runs {
+    pub(crate) fn new(
+        host: Host,
+        workflows: HashMap<String, Arc<Workflow>>,
+        index: Option<(IndexFile, Vec<TaskMeta>)>,
+        limits: RunLimits,
+    ) -> Runs {
+        let mut table = Table::default();
+        let index = index.map(|(file, tasks)| {
+            for meta in tasks {
+                table.order.push(meta.execution_id.clone());
+                table
+                    .tasks
+                    .insert(meta.execution_id.clone(), Entry { meta, live: None });
+            }
+            file
+        });
+        Runs {
+            host,
+            workflows,
+            table: Mutex::new(table),
+            index,
+            in_flight: Arc::new(Semaphore::new(limits.runs_in_flight)),
+            limits,
+            tracker: TaskTracker::new(),
+            stop: CancellationToken::new(),
+        }
+    }
+
+    fn table(&self) -> std::sync::MutexGuard<'_, Table> {
+        self.table.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Starts a run of `workflow` for `message`; the watch sees it from `PENDING` on.
+    pub(crate) async fn start(&self, workflow: &str, message: &Message) -> Result<Watch, A2aError> {
+        if let Some(task_id) = &message.task_id {
+            return Err(self.continuation_refused(workflow, task_id).await);
+        }
+        let Some(definition) = self.workflows.get(workflow).cloned() else {
+            return Err(A2aError::internal(format!(
+                "workflow '{workflow}' is not published here"
+            )));
+        };
+        let input = run_input(message)?;
+        let permit = self.in_flight.clone().try_acquire_owned().map_err(|_| {
+            A2aError::new(
+                ErrorKind::UnsupportedOperation,
+                format!(
+                    "the server already runs {} workflows, its limit of runs in flight; \
+                     send again when one has finished",
+                    self.limits.runs_in_flight
+                ),
+            )
+        })?;
+        let execution_id = uuid::Uuid::now_v7().to_string();
+        let meta = TaskMeta {
+            context_id: message
+                .context_id
+                .clone()
+                .filter(|c| !c.is_empty())
+                .unwrap_or_else(|| execution_id.clone()),
+            execution_id,
+            workflow: workflow.to_owned(),
+            workflow_id: definition.id.clone(),
+            created_ms: wall_clock_ms(),
+        };
+        if let Some(index) = &self.index {
+            index
+                .append(&meta)
+                .map_err(|f| A2aError::internal(f.message))?;
+        }
+        let (state, rx) = watch::channel(Snapshot::pending());
+        let cancel = self.stop.child_token();
+        let subscribers = Arc::new(AtomicUsize::new(1));
+        let guard = SubscriberGuard(subscribers.clone());
+        self.spawn_run(
+            definition,
+            &meta,
+            input,
+            state.clone(),
+            cancel.clone(),
+            permit,
+        );
+        let mut table = self.table();
+        table.order.push(meta.execution_id.clone());
+        table.tasks.insert(
+            meta.execution_id.clone(),
+            Entry {
+                meta: meta.clone(),
+                live: Some(Live {
+                    state,
+                    cancel,
+                    subscribers,
+                }),
+            },
+        );
+        Ok(Watch {
+            meta,
+            rx,
+            _guard: guard,
+        })
+    }
+
+    /// Why a message naming an existing task is refused: the run does not wait for input.
+    async fn continuation_refused(&self, workflow: &str, task_id: &str) -> A2aError {
+        match self.current(workflow, task_id).await {
+            Err(_) => A2aError::new(ErrorKind::TaskNotFound, format!("Task {task_id} not found")),
+            Ok(c) if c.snapshot.state().is_terminal() => terminal(task_id, c.snapshot.state()),
+            Ok(_) => A2aError::new(
+                ErrorKind::UnsupportedOperation,
+                format!(
+                    "task {task_id} is not waiting for input; a follow-up message can only \
+                     answer a task in TASK_STATE_INPUT_REQUIRED"
+                ),
+            ),
+        }
+    }
+
+    fn spawn_run(
+        &self,
+        workflow: Arc<Workflow>,
+        meta: &TaskMeta,
+        input: a2aflow::kernel::RunInput,
+        state: watch::Sender<Snapshot>,
+        cancel: CancellationToken,
+        permit: OwnedSemaphorePermit,
+    ) {
+        let host = self.host.clone();
+        let execution_id = meta.execution_id.clone();
+        let started = state.clone();
+        let mut hooks = HostHooks::default();
+        hooks.run_options.execution_id = Some(execution_id.clone());
+        hooks.run_options.cancel = cancel;
+        hooks.run_options.store = host.store.clone();
+        hooks.run_options.on_event = Some(Arc::new(move |_event| {
+            started.send_if_modified(|s| {
+                let first = s.status == ExecutionStatus::Pending;
+                if first {
+                    s.status = ExecutionStatus::Running;
+                    s.timestamp = SystemTime::now();
+                }
+                first
+            });
+        }));
+        self.tracker.spawn(async move {
+            let outcome = execute_workflow(
+                workflow,
+                &host.agents,
+                host.control_point,
+                &host.config,
+                input,
+                hooks,
+            )
+            .await;
+            let snapshot = match outcome {
+                Ok(result) => Snapshot::finished(&result),
+                Err(failure) => {
+                    tracing::warn!(
+                        target: "a2aflow::serve",
+                        execution_id = %execution_id,
+                        code = %failure.code,
+                        "the served run could not start: {}",
+                        failure.message
+                    );
+                    Snapshot {
+                        status: ExecutionStatus::Failed,
+                        timestamp: SystemTime::now(),
+                        result: None,
+                    }
+                }
+            };
+            state.send_replace(snapshot);
+            drop(permit);
+        });
+    }
+
+    /// The task `id` of `workflow` as it stands (`Task not found` for anything else).
+    pub(crate) async fn current(&self, workflow: &str, id: &str) -> Result<Current, A2aError> {
+        let recorded = {
+            let table = self.table();
+            let entry = table
+                .tasks
+                .get(id)
+                .filter(|e| e.meta.workflow == workflow)
+                .ok_or_else(A2aError::task_not_found)?;
+            match &entry.live {
+                Some(live) => {
+                    return Ok(Current {
+                        meta: entry.meta.clone(),
+                        snapshot: live.state.borrow().clone(),
+                    });
+                }
+                None => entry.meta.clone(),
+            }
+        };
+        let snapshot = self.recorded(&recorded).await?;
+        Ok(Current {
+            meta: recorded,
+            snapshot,
+        })
+    }
+
+    /// The snapshot of a task an earlier process started, from the run store.
+    async fn recorded(&self, meta: &TaskMeta) -> Result<Snapshot, A2aError> {
+        let Some(store) = &self.host.store else {
+            return Err(A2aError::task_not_found());
+        };
+        let id = meta.execution_id.as_str();
+        let not_found = |_| A2aError::task_not_found();
+        let view = a2aflow::get_execution(store.as_ref(), id)
+            .await
+            .map_err(not_found)?;
+        let journal = store
+            .load(id)
+            .await
+            .map_err(|_| A2aError::task_not_found())?;
+        let timestamp = SystemTime::UNIX_EPOCH + Duration::from_millis(view.started_at_ms);
+        match journal.finished() {
+            Some(result) => Ok(Snapshot {
+                timestamp,
+                ..Snapshot::finished(result)
+            }),
+            None => Ok(Snapshot {
+                status: status_of_unfinished(view.state, !view.open_gates.is_empty())?,
+                timestamp,
+                result: None,
+            }),
+        }
+    }
+
+    /// A watch on live task `id` of `workflow` for SubscribeToTask: `Task not found` for an
+    /// unknown id, the SDK's terminal-state refusal for a task that ended, and a refusal when
+    /// the task has as many subscribers as the limit allows.
+    pub(crate) async fn subscribe(&self, workflow: &str, id: &str) -> Result<Watch, A2aError> {
+        let current = self.current(workflow, id).await?;
+        if current.snapshot.state().is_terminal() {
+            return Err(terminal(id, current.snapshot.state()));
+        }
+        let table = self.table();
+        let live = table
+            .tasks
+            .get(id)
+            .and_then(|e| e.live.as_ref())
+            .ok_or_else(|| {
+                A2aError::new(
+                    ErrorKind::UnsupportedOperation,
+                    format!(
+                        "task {id} is not driven by this server process (it stopped before the \
+                         run finished); GetTask shows where it stands"
+                    ),
+                )
+            })?;
+        let limit = self.limits.subscribers_per_task;
+        let taken = live
+            .subscribers
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < limit).then_some(n + 1)
+            });
+        if taken.is_err() {
+            return Err(A2aError::new(
+                ErrorKind::UnsupportedOperation,
+                format!("task {id} already has {limit} subscribers, the server's limit"),
+            ));
+        }
+        Ok(Watch {
+            meta: current.meta,
+            rx: live.state.subscribe(),
+            _guard: SubscriberGuard(live.subscribers.clone()),
+        })
+    }
+
+    /// Cancels the run of task `id` and waits (bounded) until it has ended.
+    pub(crate) async fn cancel(&self, workflow: &str, id: &str) -> Result<Current, A2aError> {
+        let current = self.current(workflow, id).await?;
+        if current.snapshot.state().is_terminal() {
+            return Err(A2aError::new(
+                ErrorKind::TaskNotCancelable,
+                "Task cannot be canceled",
+            ));
+        }
+        let live = {
+            let table = self.table();
+            table
+                .tasks
+                .get(id)
+                .and_then(|e| e.live.as_ref())
+                .map(|l| (l.cancel.clone(), l.state.subscribe()))
+        };
+        let Some((cancel, mut rx)) = live else {
+            return self.cancel_recorded(current).await;
+        };
+        cancel.cancel();
+        let ended = rx.wait_for(|s| s.state().is_terminal());
+        match tokio::time::timeout(self.limits.cancel_wait, ended).await {
+            Ok(Ok(snapshot)) => Ok(Current {
+                meta: current.meta,
+                snapshot: snapshot.clone(),
+            }),
+            _ => Err(A2aError::internal(format!(
+                "task {id} was asked to stop and had not stopped after {:?}",
+                self.limits.cancel_wait
+            ))),
+        }
+    }
+
+    /// A run of an earlier process: the stop request is journaled for its next driver.
+    async fn cancel_recorded(&self, current: Current) -> Result<Current, A2aError> {
+        let Some(store) = &self.host.store else {
+            return Err(A2aError::task_not_found());
+        };
+        a2aflow::request_cancel(store.as_ref(), &current.meta.execution_id)
+            .await
+            .map_err(|f| A2aError::internal(f.message))?;
+        Ok(current)
+    }
+
+    /// The tasks of `workflow` in `context` (all when `None`) with state `state` (any when
+    /// `None`), newest first, `page_size` from the task after `after` (the page token).
+    pub(crate) async fn list(
+        &self,
+        workflow: &str,
+        context: Option<&str>,
+        state: Option<TaskState>,
+        after: Option<&str>,
+        page_size: usize,
+    ) -> Result<Page, A2aError> {
+        let ids: Vec<String> = {
+            let table = self.table();
+            table
+                .order
+                .iter()
+                .rev()
+                .filter(|id| {
+                    table.tasks.get(*id).is_some_and(|e| {
+                        e.meta.workflow == workflow
+                            && context.is_none_or(|c| e.meta.context_id == c)
+                    })
+                })
+                .cloned()
+                .collect()
+        };
+        let mut all = Vec::with_capacity(ids.len());
+        for id in &ids {
+            let current = match self.current(workflow, id).await {
+                Ok(current) => current,
+                // An index entry whose run the store never got: the process stopped between
+                // the two writes, so no run exists and nothing is listed (GetTask says the same).
+                Err(e) if e.kind == ErrorKind::TaskNotFound => continue,
+                Err(e) => return Err(e),
+            };
+            if state
+                .as_ref()
+                .is_none_or(|s| current.snapshot.state() == *s)
+            {
+                all.push(current);
+            }
+        }
+        let start = match after {
+            None => 0,
+            Some(token) => all
+                .iter()
+                .position(|c| c.meta.execution_id == token)
+                .ok_or_else(|| {
+                    A2aError::new(ErrorKind::InvalidParams, "Token is not a valid cursor.")
+                })?,
+        };
+        let total = all.len();
+        let mut rest = all.into_iter().skip(start);
+        let tasks: Vec<Current> = rest.by_ref().take(page_size).collect();
+        let next = rest.next().map(|c| c.meta.execution_id);
+        Ok(Page { tasks, next, total })
+    }
+
+    /// Stops the runs still in flight and waits (at most `grace`) for them to end.
+    pub(crate) async fn stop(&self, grace: Duration) {
+        self.stop.cancel();
+        self.tracker.close();
+        let _ = tokio::time::timeout(grace, self.tracker.wait()).await;
+    }
+}
+
+/// The SDK's refusal of an operation on a task that already ended.
+pub(crate) fn terminal(id: &str, state: TaskState) -> A2aError {
+    A2aError::new(
+        ErrorKind::UnsupportedOperation,
+        format!("Task {id} is in terminal state: {}", state_name(state)),
+    )
+}
+
+/// The ProtoJSON name of a task state.
+pub(crate) fn state_name(state: TaskState) -> String {
+    serde_json::to_value(&state)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_else(|| format!("{state:?}"))
+}

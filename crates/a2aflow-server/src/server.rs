@@ -1,0 +1,392 @@
+//! [`Server`]: the builder a host embeds, the listener and its connections, and the
+//! [`ServerHandle`] with the bound address and a graceful shutdown.
+
+use crate::app::{App, RequestLimits, handle};
+use crate::card::{card, servable_name};
+use crate::index::IndexFile;
+use crate::layers::wrap;
+use crate::runs::{Host, RunLimits, Runs};
+use a2aflow::kernel::ControlPoint;
+use a2aflow::model::{ErrorCode, Failure, Workflow};
+use a2aflow::{AgentEndpoint, EngineConfig, RunStore, check_agents};
+use bytes::Bytes;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use hyper_util::service::TowerToHyperService;
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+/// What the server accepts from clients. Every limit, when exceeded, is answered with a typed
+/// A2A error (`-32600` / `INVALID_ARGUMENT` for a body, `-32004` / `FAILED_PRECONDITION` for
+/// runs and subscribers), never a hang.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct Limits {
+    /// The largest request body read. Default 1 MiB.
+    pub max_body_bytes: usize,
+    /// At most this many runs in flight at once, for all served workflows. Default 64.
+    pub runs_in_flight: usize,
+    /// At most this many open streams per task (SendStreamingMessage and SubscribeToTask).
+    /// Default 16.
+    pub subscribers_per_task: usize,
+    /// The deadline on producing a response's head; a blocking SendMessage whose run has not
+    /// settled by then answers with the task as it stands. Default 660 s (a run's default
+    /// budget of 600 s and a margin).
+    pub request_timeout: Duration,
+    /// The interval of SSE `: ping` comments while a stream has nothing to say. Default 15 s.
+    pub ping_interval: Duration,
+    /// How long a shutdown waits for open streams, then for cancelled runs. Default 10 s.
+    pub shutdown_grace: Duration,
+    /// How long CancelTask waits for its run to end. Default 30 s.
+    pub cancel_wait: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_body_bytes: 1024 * 1024,
+            runs_in_flight: 64,
+            subscribers_per_task: 16,
+            request_timeout: Duration::from_secs(660),
+            ping_interval: Duration::from_secs(15),
+            shutdown_grace: Duration::from_secs(10),
+            cancel_wait: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Serves published workflows as A2A 1.0 agents, each under `/agents/{workflow name}/`: its
+/// card at `.well-known/agent-card.json`, JSON-RPC at `jsonrpc`, HTTP+JSON under `rest`.
+#[derive(Debug)]
+pub struct Server;
+
+impl Server {
+    /// A builder: no workflows, no ControlPoint, default configuration and limits, no store,
+    /// listening on `127.0.0.1:0`.
+    pub fn builder() -> ServerBuilder {
+        ServerBuilder {
+            workflows: Vec::new(),
+            control_point: None,
+            agents: Vec::new(),
+            config: EngineConfig::default(),
+            store: None,
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// Builds a [`Server`]; [`ServerBuilder::start`] binds it.
+pub struct ServerBuilder {
+    workflows: Vec<Workflow>,
+    control_point: Option<Arc<dyn ControlPoint>>,
+    agents: Vec<AgentEndpoint>,
+    config: EngineConfig,
+    store: Option<(Arc<dyn RunStore>, PathBuf)>,
+    listen: SocketAddr,
+    limits: Limits,
+}
+
+impl ServerBuilder {
+    /// Publishes `workflow` as the agent named after it.
+    pub fn workflow(mut self, workflow: Workflow) -> Self {
+        self.workflows.push(workflow);
+        self
+    }
+
+    /// The host's ControlPoint: it decides every served run's content, routes and replies (the
+    /// inbound message reaches it as the run's runtime intent).
+    pub fn control_point(mut self, control_point: Arc<dyn ControlPoint>) -> Self {
+        self.control_point = Some(control_point);
+        self
+    }
+
+    /// The agents the served workflows call.
+    pub fn agents(mut self, agents: Vec<AgentEndpoint>) -> Self {
+        self.agents = agents;
+        self
+    }
+
+    /// The engine configuration of the served runs (bindings, timeouts, limits, TLS,
+    /// credentials).
+    pub fn config(mut self, config: EngineConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Journals every served run in `store` and keeps the served-task index (which run is
+    /// which agent's task, in which context) in the file `index`: after a restart with the same
+    /// two, GetTask and ListTasks answer for the runs of earlier processes. Without a store,
+    /// runs live in memory only.
+    pub fn store(mut self, store: Arc<dyn RunStore>, index: impl Into<PathBuf>) -> Self {
+        self.store = Some((store, index.into()));
+        self
+    }
+
+    /// The address to listen on (`127.0.0.1:0`, a free port, by default).
+    pub fn listen(mut self, addr: SocketAddr) -> Self {
+        self.listen = addr;
+        self
+    }
+
+    /// The request limits.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Checks the setup, binds the listener and starts serving on the caller's runtime.
+    ///
+    /// # Errors
+    /// `config.invalid` with what to fix: no workflow, no ControlPoint, a workflow name that
+    /// cannot be a URL path segment or is published twice, an address that cannot be bound;
+    /// `workflow.unknown_agent` for a workflow naming an agent not given; `store.corrupt` for an
+    /// unreadable index file; the configuration's own errors.
+    pub async fn start(self) -> Result<ServerHandle, Failure> {
+        let control_point = self.control_point.clone().ok_or_else(|| {
+            invalid("a server needs the host's ControlPoint (ServerBuilder::control_point)")
+        })?;
+        let workflows = self.published()?;
+        self.config.validate()?;
+        let listener = TcpListener::bind(self.listen).await.map_err(|e| {
+            invalid(format!("cannot listen on {}: {e}", self.listen))
+                .with_detail("listen", self.listen.to_string())
+        })?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| invalid(format!("the listener has no address: {e}")))?;
+        let base_url = format!("http://{addr}");
+        let cards = cards(&workflows, &base_url)?;
+        let (store, index) = match self.store {
+            Some((store, path)) => (Some(store), Some(IndexFile::open(&path)?)),
+            None => (None, None),
+        };
+        let host = Host {
+            control_point,
+            agents: self.agents.into(),
+            config: Arc::new(self.config),
+            store,
+        };
+        let limits = self.limits;
+        let runs = Runs::new(
+            host,
+            workflows,
+            index,
+            RunLimits {
+                runs_in_flight: limits.runs_in_flight.max(1),
+                subscribers_per_task: limits.subscribers_per_task.max(1),
+                cancel_wait: limits.cancel_wait,
+            },
+        );
+        let mut names: Vec<String> = cards.keys().cloned().collect();
+        names.sort();
+        let app = Arc::new(App {
+            runs,
+            cards,
+            limits: RequestLimits {
+                max_body_bytes: limits.max_body_bytes,
+                send_wait: limits
+                    .request_timeout
+                    .saturating_sub(Duration::from_secs(1)),
+                ping: limits.ping_interval,
+            },
+        });
+        let stop = CancellationToken::new();
+        let conns = TaskTracker::new();
+        let accept = tokio::spawn(accept_loop(
+            listener,
+            app.clone(),
+            limits,
+            stop.clone(),
+            conns.clone(),
+        ));
+        Ok(ServerHandle {
+            addr,
+            base_url,
+            names,
+            app,
+            stop,
+            conns,
+            accept,
+            grace: limits.shutdown_grace,
+        })
+    }
+
+    /// The published workflows by name, each checked.
+    fn published(&self) -> Result<HashMap<String, Arc<Workflow>>, Failure> {
+        if self.workflows.is_empty() {
+            return Err(invalid(
+                "a server publishes at least one workflow (ServerBuilder::workflow)",
+            ));
+        }
+        let mut published = HashMap::new();
+        for workflow in &self.workflows {
+            let name = workflow.name.as_str();
+            if !servable_name(name) {
+                return Err(invalid(format!(
+                    "workflow name {name:?} cannot be served as /agents/{{name}}/: use ASCII \
+                     letters, digits, '.', '_' and '-'"
+                ))
+                .with_detail("workflow", name));
+            }
+            check_agents(workflow, self.agents.iter().map(|a| a.name()))?;
+            if published
+                .insert(name.to_owned(), Arc::new(workflow.clone()))
+                .is_some()
+            {
+                return Err(invalid(format!(
+                    "workflow name '{name}' is published twice; each agent needs its own name"
+                ))
+                .with_detail("workflow", name));
+            }
+        }
+        Ok(published)
+    }
+}
+
+fn cards(
+    workflows: &HashMap<String, Arc<Workflow>>,
+    base_url: &str,
+) -> Result<HashMap<String, Bytes>, Failure> {
+    workflows
+        .iter()
+        .map(|(name, workflow)| {
+            let card = card(workflow, &format!("{base_url}/agents/{name}"));
+            serde_json::to_vec(&card)
+                .map(|json| (name.clone(), Bytes::from(json)))
+                .map_err(|e| invalid(format!("the card of '{name}' cannot be written: {e}")))
+        })
+        .collect()
+}
+
+fn invalid(message: impl Into<String>) -> Failure {
+    Failure::new(ErrorCode::ConfigInvalid, message)
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    app: Arc<App>,
+    limits: Limits,
+    stop: CancellationToken,
+    conns: TaskTracker,
+) {
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    tracing::warn!(target: "a2aflow::serve", error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = stop.cancelled() => return,
+        };
+        let _ = stream.set_nodelay(true);
+        conns.spawn(serve_connection(stream, app.clone(), limits, stop.clone()));
+    }
+}
+
+async fn serve_connection(
+    stream: TcpStream,
+    app: Arc<App>,
+    limits: Limits,
+    stop: CancellationToken,
+) {
+    let service = tower::service_fn(move |request| {
+        let app = app.clone();
+        async move { Ok::<_, std::convert::Infallible>(handle(&app, request).await) }
+    });
+    let service = wrap(service, limits.request_timeout, limits.max_body_bytes);
+    let builder = auto::Builder::new(TokioExecutor::new());
+    let conn = builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
+    tokio::pin!(conn);
+    tokio::select! {
+        _ = conn.as_mut() => {}
+        () = stop.cancelled() => {
+            conn.as_mut().graceful_shutdown();
+            let _ = conn.await;
+        }
+    }
+}
+
+/// A running server: its address, its agents' URLs, and [`ServerHandle::shutdown`].
+pub struct ServerHandle {
+    addr: SocketAddr,
+    base_url: String,
+    names: Vec<String>,
+    app: Arc<App>,
+    stop: CancellationToken,
+    conns: TaskTracker,
+    accept: JoinHandle<()>,
+    grace: Duration,
+}
+
+impl std::fmt::Debug for ServerHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerHandle")
+            .field("addr", &self.addr)
+            .field("agents", &self.names)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Dropping the handle without [`ServerHandle::shutdown`] stops accepting and closes the
+/// connections as they finish; runs in flight go on until they end.
+impl Drop for ServerHandle {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+impl ServerHandle {
+    /// The address the server listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://{address}`.
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    /// The served agents' names (the workflows' names), sorted.
+    pub fn agent_names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// The card URL of agent `name` (`None` for a name not served).
+    pub fn card_url(&self, name: &str) -> Option<String> {
+        self.names.iter().any(|n| n == name).then(|| {
+            format!(
+                "{}/agents/{name}/.well-known/agent-card.json",
+                self.base_url
+            )
+        })
+    }
+
+    /// Stops gracefully: no new connection is accepted, open requests and streams get the
+    /// grace period to end, then the runs still in flight are cancelled (a journaled run can be
+    /// resumed) and their streams end with them, within a second grace period.
+    pub async fn shutdown(mut self) {
+        self.stop.cancel();
+        let _ = (&mut self.accept).await;
+        self.conns.close();
+        if tokio::time::timeout(self.grace, self.conns.wait())
+            .await
+            .is_err()
+        {
+            self.app.runs.stop(self.grace).await;
+            let _ = tokio::time::timeout(self.grace, self.conns.wait()).await;
+        } else {
+            self.app.runs.stop(self.grace).await;
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! Runs journaled in a store: a restarted server answers GetTask and ListTasks for the runs of
+//! the process before it.
+
+use crate::support::{Host, builder, client, message, send};
+use a2a::{SendMessageResponse, TaskState};
+use a2aflow::RunStore;
+use a2aflow::protocol::{Binding, CallOptions};
+use a2aflow::store_sqlite::SqliteStore;
+use std::sync::Arc;
+
+async fn store(path: &std::path::Path) -> Arc<dyn RunStore> {
+    Arc::new(SqliteStore::open(path).await.expect("store"))
+}
+
+#[tokio::test]
+async fn get_task_answers_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db");
+    let index = dir.path().join("served.jsonl");
+    let server = builder(Arc::new(Host::default()))
+        .store(store(&db).await, &index)
+        .start()
+        .await
+        .unwrap();
+    let rpc = client(&server, "echo", Binding::JsonRpc).await;
+    let mut m = message("keep me");
+    m.context_id = Some("ctx-durable".into());
+    let SendMessageResponse::Task(task) = rpc
+        .send_message(&send(m, false), &CallOptions::default())
+        .await
+        .unwrap()
+    else {
+        panic!("a task");
+    };
+    assert_eq!(task.status.state, TaskState::Completed);
+    server.shutdown().await;
+
+    let again = builder(Arc::new(Host::default()))
+        .store(store(&db).await, &index)
+        .start()
+        .await
+        .unwrap();
+    let rpc = client(&again, "echo", Binding::HttpJson).await;
+    let got = rpc
+        .get_task(
+            &a2a::GetTaskRequest {
+                id: task.id.clone(),
+                history_length: None,
+                tenant: None,
+            },
+            &CallOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(got.status.state, TaskState::Completed);
+    assert_eq!(got.context_id, "ctx-durable");
+    assert_eq!(got.artifacts, task.artifacts);
+    again.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_index_entry_without_a_run_is_not_listed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db");
+    let index = dir.path().join("served.jsonl");
+    // The process stopped after the index line and before the store had the run.
+    std::fs::write(
+        &index,
+        "{\"executionId\":\"never-ran\",\"contextId\":\"c\",\"workflow\":\"echo\",\"workflowId\":\"echo-id\",\"createdMs\":1}\n",
+    )
+    .unwrap();
+    let server = builder(Arc::new(Host::default()))
+        .store(store(&db).await, &index)
+        .start()
+        .await
+        .unwrap();
+    let rpc = client(&server, "echo", Binding::JsonRpc).await;
+    let request = a2a::ListTasksRequest {
+        context_id: None,
+        status: None,
+        page_size: None,
+        page_token: None,
+        history_length: None,
+        status_timestamp_after: None,
+        include_artifacts: None,
+        tenant: None,
+    };
+    let listed = rpc
+        .list_tasks(&request, &CallOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(listed.total_size, 0);
+    server.shutdown().await;
+}

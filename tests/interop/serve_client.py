@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""The official Python SDK's *client* (a2a-sdk==1.3.0) driving `a2aflow serve`.
+
+    python serve_client.py QUICK_URL SLOW_URL
+
+QUICK_URL and SLOW_URL are agent base URLs (`http://host:port/agents/NAME`; the client resolves
+`.well-known/agent-card.json` under them): QUICK's workflow finishes at once, SLOW's waits on a
+slow remote task. For each binding (JSONRPC, HTTP+JSON) it sends blocking and streaming, gets a
+task, lists a context and cancels a slow task, printing one JSON line per check:
+
+    {"binding": ..., "check": ..., ...facts the Rust side asserts...}
+
+Any exception ends it with exit code 1 (the traceback on stderr).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import uuid
+
+from a2a.client import ClientConfig, create_client
+from a2a.types import (
+    CancelTaskRequest,
+    GetTaskRequest,
+    ListTasksRequest,
+    Message,
+    Part,
+    Role,
+    SendMessageConfiguration,
+    SendMessageRequest,
+    TaskState,
+)
+
+
+def emit(**facts) -> None:
+    print(json.dumps(facts), flush=True)
+
+
+def request(text: str, context_id: str | None = None, immediately: bool = False):
+    message = Message(message_id=str(uuid.uuid4()), role=Role.ROLE_USER, parts=[Part(text=text)])
+    if context_id:
+        message.context_id = context_id
+    return SendMessageRequest(
+        message=message,
+        configuration=SendMessageConfiguration(return_immediately=immediately),
+    )
+
+
+def state(task) -> str:
+    return TaskState.Name(task.status.state)
+
+
+async def one_task(client, req):
+    events = [event async for event in client.send_message(req)]
+    assert len(events) == 1 and events[0].HasField("task"), events
+    return events[0].task
+
+
+async def drive(binding: str, quick_url: str, slow_url: str) -> None:
+    blocking = ClientConfig(streaming=False, supported_protocol_bindings=[binding])
+    streaming = ClientConfig(streaming=True, supported_protocol_bindings=[binding])
+
+    quick = await create_client(quick_url, client_config=blocking)
+    task = await one_task(quick, request("hello from python"))
+    emit(
+        binding=binding,
+        check="send",
+        state=state(task),
+        id=task.id,
+        contextId=task.context_id,
+        artifacts=[a.artifact_id for a in task.artifacts],
+        status=task.metadata["a2aflow/status"],
+    )
+
+    got = await quick.get_task(GetTaskRequest(id=task.id))
+    emit(binding=binding, check="get", state=state(got), id=got.id)
+
+    context = f"py-{binding}-{uuid.uuid4()}"
+    ids = [(await one_task(quick, request(f"n{i}", context))).id for i in range(2)]
+    listed = await quick.list_tasks(ListTasksRequest(context_id=context))
+    emit(
+        binding=binding,
+        check="list",
+        sent=ids,
+        listed=[t.id for t in listed.tasks],
+        total=listed.total_size,
+        next=listed.next_page_token,
+    )
+
+    stream = await create_client(quick_url, client_config=streaming)
+    kinds, last = [], None
+    async for event in stream.send_message(request("stream from python")):
+        kind = event.WhichOneof("payload")
+        kinds.append(kind)
+        if kind == "status_update":
+            last = TaskState.Name(event.status_update.status.state)
+    emit(binding=binding, check="stream", kinds=kinds, last=last)
+
+    slow = await create_client(slow_url, client_config=blocking)
+    live = await one_task(slow, request("wait for me", immediately=True))
+    canceled = await slow.cancel_task(CancelTaskRequest(id=live.id))
+    emit(
+        binding=binding,
+        check="cancel",
+        before=state(live),
+        after=state(canceled),
+        id=canceled.id,
+    )
+    for client in (quick, stream, slow):
+        await client.close()
+
+
+async def main() -> None:
+    quick_url, slow_url = sys.argv[1], sys.argv[2]
+    for binding in ("JSONRPC", "HTTP+JSON"):
+        await drive(binding, quick_url, slow_url)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
