@@ -119,6 +119,10 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
         let python = crate::ci::interop::ensure_python_peer(root)?;
         envs.push(("A2AFLOW_PY_PEER", python));
     }
+    // Stopped when `postgres` drops, the test step failed or not.
+    let postgres = crate::postgres::Server::start_for_ci(root)?;
+    envs.push(("A2AFLOW_PG_URL", postgres.url()));
+    envs.push(("PGPASSWORD", postgres.password().to_owned()));
     let envs_ref: Vec<(&str, &str)> = envs.iter().map(|(k, v)| (*k, v.as_str())).collect();
     sh(
         root,
@@ -126,6 +130,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
         &["test", "--workspace", "--all-features", "--no-fail-fast"],
         &envs_ref,
     )?;
+    drop(postgres);
     sh(
         root,
         "cargo",
