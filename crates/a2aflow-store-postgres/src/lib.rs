@@ -34,6 +34,8 @@ mod error;
 mod schema;
 mod store;
 mod tls;
+mod url;
 
 pub use schema::{APPLICATION, CURRENT_VERSION};
 pub use store::{PostgresStore, StoreOptions, target_of};
+pub use url::{PASSWORD_VARIABLES, PgUrl, UrlError, password_from_env};

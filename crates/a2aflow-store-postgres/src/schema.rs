@@ -144,10 +144,12 @@ fn schema_error(code: ErrorCode, target: &str, schema: &str, message: String) ->
         .with_detail("schema", schema)
 }
 
-/// Checks the current schema and brings it to [`CURRENT_VERSION`], in one transaction.
+/// Checks the current schema and brings it to [`CURRENT_VERSION`], in one transaction; an
+/// empty schema gets a new store only when `create`.
 pub(crate) async fn prepare(
     client: &mut deadpool_postgres::Client,
     target: &str,
+    create: bool,
 ) -> Result<(), StoreError> {
     let fail =
         |e: tokio_postgres::Error| crate::error::postgres(target, "preparing the schema", &e);
@@ -171,6 +173,17 @@ pub(crate) async fn prepare(
         .with_detail("database", target));
     };
     let (from, fresh) = match inspect(&tx, target, &schema).await? {
+        Found::Empty if !create => {
+            return Err(schema_error(
+                ErrorCode::StoreUnavailable,
+                target,
+                &schema,
+                format!(
+                    "there is no run store in schema '{schema}' of {target} (nothing was \
+                     created); name the database and schema the runs were journaled in"
+                ),
+            ));
+        }
         Found::Empty => (0, true),
         Found::Store(v) => (v, false),
     };

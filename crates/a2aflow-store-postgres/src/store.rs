@@ -116,6 +116,26 @@ impl PostgresStore {
         password: Option<&str>,
         options: StoreOptions,
     ) -> Result<Self, StoreError> {
+        PostgresStore::open_as(url, password, options, true).await
+    }
+
+    /// [`PostgresStore::open_with`] for a store that must already exist (for reading and
+    /// inspecting runs): a schema without an a2aflow store is `store.unavailable` and nothing
+    /// is created in it (an older store is still migrated forward).
+    pub async fn open_existing_with(
+        url: &str,
+        password: Option<&str>,
+        options: StoreOptions,
+    ) -> Result<Self, StoreError> {
+        PostgresStore::open_as(url, password, options, false).await
+    }
+
+    async fn open_as(
+        url: &str,
+        password: Option<&str>,
+        options: StoreOptions,
+        create: bool,
+    ) -> Result<Self, StoreError> {
         let mut config: tokio_postgres::Config = url.parse().map_err(|e| {
             StoreError::new(
                 ErrorCode::StoreUnavailable,
@@ -164,7 +184,7 @@ impl PostgresStore {
         store
             .timed("opening", async {
                 let mut client = store.client().await?;
-                schema::prepare(&mut client, &store.target).await
+                schema::prepare(&mut client, &store.target, create).await
             })
             .await?;
         Ok(store)

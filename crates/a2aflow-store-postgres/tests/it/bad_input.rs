@@ -170,3 +170,28 @@ async fn a_store_opened_again_keeps_its_runs() {
     assert_eq!(again.load("kept").await.unwrap().entries.len(), 1);
     scratch.drop_all().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opening_an_existing_store_in_an_empty_schema_creates_nothing() {
+    let scratch = Scratch::new().await;
+    let schema = scratch.schema().await;
+    let url = crate::support::url_in_schema(&schema);
+    let e = guarded(PostgresStore::open_existing_with(
+        &url,
+        password().as_deref(),
+        quick(),
+    ))
+    .await
+    .unwrap_err();
+    assert!(e.is(ErrorCode::StoreUnavailable), "{e}");
+    assert!(e.message.contains("nothing was created"), "{e}");
+    let tables = scratch
+        .texts_in(
+            &schema,
+            "SELECT table_name::text FROM information_schema.tables \
+             WHERE table_schema = current_schema()",
+        )
+        .await;
+    assert!(tables.is_empty(), "{tables:?}");
+    scratch.drop_all().await;
+}
