@@ -33,7 +33,7 @@ pub struct Server {
 impl Server {
     /// A fresh cluster in `target/postgres-ci`, started, stopped when the guard drops.
     pub fn start_for_ci(root: &Path) -> Result<Server, String> {
-        let dir = root.join("target").join("postgres-ci");
+        let dir = ci_dir(root);
         if dir.exists() {
             std::fs::remove_dir_all(&dir)
                 .map_err(|e| format!("postgres: cannot remove {}: {e}", dir.display()))?;
@@ -152,6 +152,33 @@ impl Server {
     }
 }
 
+/// `target/postgres-ci`, or, when the `postgres` user cannot reach into `target/` (a checkout
+/// under a directory only root may enter), a directory of this process under the system's
+/// temporary directory; the choice is printed.
+fn ci_dir(root: &Path) -> PathBuf {
+    let target = root.join("target");
+    if !running_as_root() || reachable_by_postgres(&target) {
+        return target.join("postgres-ci");
+    }
+    let dir = std::env::temp_dir().join(format!("a2aflow-postgres-ci-{}", std::process::id()));
+    eprintln!(
+        "postgres: the postgres user cannot enter {}; the test cluster goes in {}",
+        target.display(),
+        dir.display()
+    );
+    dir
+}
+
+/// Whether the `postgres` user can enter `dir` (every directory above it included).
+fn reachable_by_postgres(dir: &Path) -> bool {
+    Command::new("runuser")
+        .args(["-u", "postgres", "--", "test", "-x"])
+        .arg(dir)
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         if self.stop_on_drop {
@@ -178,7 +205,7 @@ pub fn run_command(root: &Path, args: &[String]) -> Result<(), String> {
             if server.running() {
                 server.stop()?;
             }
-            println!("postgres: stopped ({})", dir.display());
+            eprintln!("postgres: stopped ({})", dir.display());
             Ok(())
         }
         _ => Err("usage: cargo xtask postgres <start | stop>".to_owned()),
@@ -191,11 +218,15 @@ fn find_bindir() -> Result<PathBuf, String> {
     if let Some(dir) = locate_bindir() {
         return Ok(dir);
     }
-    println!("postgres: no server binaries found; installing Debian's postgresql package");
-    let update = Command::new("apt-get").arg("update").status();
+    eprintln!("postgres: no server binaries found; installing Debian's postgresql package");
+    let update = Command::new("apt-get")
+        .arg("update")
+        .stdout(std::io::stderr())
+        .status();
     let install = Command::new("apt-get")
         .args(["install", "-y", "--no-install-recommends", "postgresql"])
         .env("DEBIAN_FRONTEND", "noninteractive")
+        .stdout(std::io::stderr())
         .status();
     match (update, install) {
         (Ok(u), Ok(i)) if u.success() && i.success() => {}
@@ -255,8 +286,10 @@ fn command(as_postgres: bool, program: &Path, args: &[&str]) -> Command {
     }
 }
 
+/// Runs `program args` with its output on stderr (stdout carries only the `export` lines).
 fn run(as_postgres: bool, program: &Path, args: &[&str]) -> Result<(), String> {
     let status = command(as_postgres, program, args)
+        .stdout(std::io::stderr())
         .status()
         .map_err(|e| format!("postgres: could not start {}: {e}", program.display()))?;
     if status.success() {
