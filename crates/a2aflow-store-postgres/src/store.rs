@@ -676,6 +676,10 @@ impl RunStore for PostgresStore {
         renewed.ok_or_else(|| self.no_lease(&lease.execution_id))
     }
 
+    async fn claim(&self, owner: &str) -> Result<Option<Lease>, StoreError> {
+        self.claim_one(owner).await
+    }
+
     async fn release(&self, lease: Lease) -> Result<(), StoreError> {
         self.change_lease(&lease.execution_id, "releasing a lease", |current, _| {
             Ok(released_lease(current, &lease))
@@ -685,7 +689,46 @@ impl RunStore for PostgresStore {
     }
 }
 
+/// One statement: lock the oldest unfinished run without a live lease (`SKIP LOCKED`: rows
+/// another claim or a lease change holds are passed over) and take its lease. The upsert's
+/// condition is checked against the lease row as it stands when it is locked, so a lease taken
+/// meanwhile is never overwritten (the claim then finds nothing this time).
+const CLAIM: &str = "WITH candidate AS ( \
+       SELECT r.execution_id FROM runs r \
+       LEFT JOIN leases l ON l.execution_id = r.execution_id \
+       WHERE r.final_state IS NULL \
+         AND (l.execution_id IS NULL OR l.expires_at_ms <= a2aflow_now_ms()) \
+       ORDER BY r.started_at_ms, r.execution_id \
+       LIMIT 1 FOR UPDATE OF r SKIP LOCKED) \
+     INSERT INTO leases AS l (execution_id, owner, token, expires_at_ms) \
+     SELECT execution_id, $1, 1, a2aflow_now_ms() + $2 FROM candidate \
+     ON CONFLICT (execution_id) DO UPDATE SET owner = EXCLUDED.owner, \
+       token = CASE WHEN l.owner = EXCLUDED.owner THEN l.token ELSE l.token + 1 END, \
+       expires_at_ms = EXCLUDED.expires_at_ms \
+     WHERE l.owner = EXCLUDED.owner OR l.expires_at_ms <= a2aflow_now_ms() \
+     RETURNING execution_id, owner, token, expires_at_ms";
+
 impl PostgresStore {
+    async fn claim_one(&self, owner: &str) -> Result<Option<Lease>, StoreError> {
+        let ttl = i64::try_from(self.options.lease_ttl.as_millis()).unwrap_or(i64::MAX);
+        let fail = self.pg("claiming a run");
+        self.timed("claiming a run", async {
+            let client = self.client().await?;
+            let stmt = client.prepare_cached(CLAIM).await.map_err(&fail)?;
+            let row = client
+                .query_opt(&stmt, &[&owner, &ttl])
+                .await
+                .map_err(&fail)?;
+            Ok(row.map(|row| Lease {
+                execution_id: row.get(0),
+                owner: row.get(1),
+                token: sql_u64(row.get(2)),
+                expires_at_ms: sql_u64(row.get(3)),
+            }))
+        })
+        .await
+    }
+
     /// Never expected: a grant or renewal that wrote no lease.
     fn no_lease(&self, id: &str) -> StoreError {
         StoreError::new(

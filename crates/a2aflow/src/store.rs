@@ -318,6 +318,10 @@ impl RunStore for LazyStore {
     async fn release(&self, lease: Lease) -> Result<(), StoreError> {
         self.get().await?.release(lease).await
     }
+
+    async fn claim(&self, owner: &str) -> Result<Option<Lease>, StoreError> {
+        self.get().await?.claim(owner).await
+    }
 }
 
 /// The scheme of `text` when it is a URL (`scheme://…`), as opposed to a path.
