@@ -97,7 +97,10 @@ async fn a_wrong_password_is_refused_and_never_shown() {
         PostgresStore::open_with(&url, Some(wrong), quick()),
     ))
     .await;
-    let e = result.unwrap_err();
+    let e = result.expect_err(
+        "a wrong password was accepted: the test server must check passwords (the one `cargo \
+         xtask postgres start` makes uses scram-sha-256)",
+    );
     assert!(e.is(ErrorCode::StoreUnavailable), "{e}");
     assert_eq!(e.details["sqlstate"], "28P01", "{e}");
     assert!(e.message.contains("refused the login"), "{e}");
