@@ -120,6 +120,10 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
         envs.push(("A2AFLOW_PY_PEER", python));
     }
     envs.push(("A2AFLOW_CHROMIUM", crate::chromium::ensure_chromium(root)?));
+    // Stopped when `postgres` drops, the test step failed or not.
+    let postgres = crate::postgres::Server::start_for_ci(root)?;
+    envs.push(("A2AFLOW_PG_URL", postgres.url()));
+    envs.push(("PGPASSWORD", postgres.password().to_owned()));
     let envs_ref: Vec<(&str, &str)> = envs.iter().map(|(k, v)| (*k, v.as_str())).collect();
     sh(
         root,
@@ -127,6 +131,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
         &["test", "--workspace", "--all-features", "--no-fail-fast"],
         &envs_ref,
     )?;
+    drop(postgres);
     sh(
         root,
         "cargo",

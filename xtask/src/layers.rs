@@ -59,6 +59,37 @@ pub const ISOLATED: &[(&str, &[&str], &str)] = &[
         STORE_FORBIDDEN,
         "A2A-T, the wire, the engine or a network crate",
     ),
+    (
+        "a2aflow-store-postgres",
+        PG_STORE_FORBIDDEN,
+        "A2A-T, the wire, the engine, an HTTP stack or OpenSSL",
+    ),
+];
+
+/// What the Postgres store must never reach: [`STORE_FORBIDDEN`] less the rustls crates its
+/// database connections use (TLS through rustls is allowed to it, nothing else of the network).
+pub const PG_STORE_FORBIDDEN: &[&str] =
+    &concat::<{ NETWORK_BUT_RUSTLS.len() + WIRE_CRATES.len() }>(NETWORK_BUT_RUSTLS, WIRE_CRATES);
+
+/// [`FORBIDDEN`] without rustls, tokio-rustls, rustls-webpki and webpki-roots.
+pub const NETWORK_BUT_RUSTLS: &[&str] = &[
+    "a2at",
+    "hyper",
+    "hyper-util",
+    "hyper-rustls",
+    "h2",
+    "h3",
+    "http",
+    "http-body",
+    "native-tls",
+    "openssl",
+    "openssl-sys",
+    "reqwest",
+    "tonic",
+    "axum",
+    "ureq",
+    "isahc",
+    "curl",
 ];
 
 /// What a run store must never reach: everything the kernel must not ([`FORBIDDEN`]), plus the

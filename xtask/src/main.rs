@@ -3,12 +3,14 @@
 //! - `check-layers` — the layer boundary over the full `cargo metadata` graph (see [`layers`]);
 //! - `ci` — everything CI runs, in order; the README's test command;
 //! - `bench` — every benchmark, the soak/load tests at full size and the crash test at 2,000
-//!   kills, figures into `docs/benchmarks.md` (see [`mod@bench`]).
+//!   kills, figures into `docs/benchmarks.md` (see [`mod@bench`]);
+//! - `postgres start | stop` — a local PostgreSQL for the Postgres store's tests (see [`postgres`]).
 
 mod bench;
 mod chromium;
 mod ci;
 mod layers;
+mod postgres;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -67,8 +69,9 @@ fn main() -> ExitCode {
         Some("check-layers") => check_layers(&root),
         Some("ci") => ci::run(&root, &args[1..]),
         Some("bench") => bench::run(&root, &args[1..]),
+        Some("postgres") => postgres::run_command(&root, &args[1..]),
         _ => Err(
-            "usage: cargo xtask <check-layers | ci [--skip-interop] | bench [--no-criterion | --crash-only]>"
+            "usage: cargo xtask <check-layers | ci [--skip-interop] | bench [--no-criterion | --crash-only] | postgres <start | stop>>"
                 .to_owned(),
         ),
     });

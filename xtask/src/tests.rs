@@ -425,3 +425,14 @@ fn the_store_list_is_the_kernel_list_plus_the_wire_crates() {
         assert!(layers::STORE_FORBIDDEN.contains(name), "{name}");
     }
 }
+
+#[test]
+fn the_postgres_store_list_is_the_store_list_less_the_rustls_crates() {
+    let rustls = ["rustls", "tokio-rustls", "rustls-webpki", "webpki-roots"];
+    let expected: Vec<&str> = layers::STORE_FORBIDDEN
+        .iter()
+        .copied()
+        .filter(|n| !rustls.contains(n))
+        .collect();
+    assert_eq!(layers::PG_STORE_FORBIDDEN, expected.as_slice());
+}

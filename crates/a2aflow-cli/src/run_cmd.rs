@@ -459,7 +459,7 @@ fn announce(execution_id: &str, format: OutputFormat, config: &EngineConfig) -> 
             let path = config
                 .store
                 .as_ref()
-                .map(|s| s.path().display().to_string())
+                .map(ToString::to_string)
                 .unwrap_or_default();
             eprintln!(
                 "a2aflow run: journaling run {} in {}",

@@ -924,6 +924,20 @@ pub trait RunStore: Send + Sync {
 
     /// Gives the lease up (a no-op when it is no longer held).
     async fn release(&self, lease: Lease) -> Result<(), StoreError>;
+
+    /// Takes, for `owner`, the lease of one unfinished run that no driver holds (never leased,
+    /// released, or lapsed), oldest first, raising its token as [`RunStore::acquire`] does: how
+    /// a worker picks up work. `None` when there is no such run. A store that cannot hand runs
+    /// out to several workers refuses with `store.unavailable` (the default).
+    async fn claim(&self, owner: &str) -> Result<Option<Lease>, StoreError> {
+        Err(StoreError::new(
+            ErrorCode::StoreUnavailable,
+            format!(
+                "this run store cannot hand runs out to workers ('{owner}' asked for one); use \
+                 the Postgres store"
+            ),
+        ))
+    }
 }
 
 #[cfg(test)]

@@ -690,11 +690,11 @@ mod tests {
         assert_eq!(toml, json);
         assert_eq!(
             toml.store.unwrap().path(),
-            Path::new("/var/a2aflow/runs.db")
+            Some(Path::new("/var/a2aflow/runs.db"))
         );
         assert_eq!(EngineConfig::default().store, None);
         for text in [
-            "store = \"postgres://db/runs\"",
+            "store = \"postgres://app:pw@db/runs\"",
             "store = \"sqlite:\"",
             "store = 3",
         ] {

@@ -1,5 +1,9 @@
-//! Where a host keeps its runs: a [`StoreLocation`] (`sqlite:PATH` or a plain path, as the
-//! configuration's `store` key and the CLI's `--store` take it) and opening the run store there.
+//! Where a host keeps its runs: a [`StoreLocation`] (`sqlite:PATH` or a plain path for the
+//! embedded store, a `postgres://` URL for the shared one, as the configuration's `store` key
+//! and the CLI's `--store` take it) and opening the run store there.
+//!
+//! A Postgres URL never carries the database password (one that does is `config.invalid`): it
+//! comes from the environment, `A2AFLOW_PG_PASSWORD` or else `PGPASSWORD`.
 //!
 //! A store for new runs is created on first use ([`StoreLocation::open`]); a store that is only
 //! read or inspected must already exist ([`StoreLocation::open_existing`]), so a mistyped path is
@@ -10,6 +14,7 @@ use a2aflow_kernel::journal::{
     StoreError,
 };
 use a2aflow_model::{ErrorCode, Event, Failure};
+use a2aflow_store_postgres::{PgUrl, PostgresStore, UrlError, password_from_env};
 use a2aflow_store_sqlite::{SqliteStore, StoreOptions};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -24,12 +29,31 @@ const SQLITE_PREFIX: &str = "sqlite:";
 pub enum StoreLocation {
     /// The embedded SQLite store in one file.
     Sqlite(PathBuf),
+    /// The shared Postgres store in the database (and schema) a URL names; the URL holds no
+    /// password.
+    Postgres(PgUrl),
 }
 
+/// The schemes that name the Postgres store.
+const POSTGRES_SCHEMES: [&str; 2] = ["postgres", "postgresql"];
+
 impl StoreLocation {
-    /// Parses `sqlite:PATH` or a plain path. A URL of another kind (`postgres://…`) or a blank
-    /// path is `config.invalid`.
+    /// Parses `sqlite:PATH`, a plain path, or a `postgres://` / `postgresql://` URL. A URL of
+    /// another kind, a Postgres URL that carries a password or does not parse, or a blank path
+    /// is `config.invalid` (whose message never repeats the URL).
     pub fn parse(text: &str) -> Result<Self, Failure> {
+        if let Some(scheme) = url_scheme(text).filter(|s| POSTGRES_SCHEMES.contains(s)) {
+            return PgUrl::parse(text)
+                .map(StoreLocation::Postgres)
+                .map_err(|e| {
+                    let hint = match e {
+                        UrlError::CarriesPassword => "",
+                        _ => " (postgres://ROLE@HOST:PORT/DATABASE)",
+                    };
+                    Failure::new(ErrorCode::ConfigInvalid, format!("store: {e}{hint}"))
+                        .with_detail("scheme", scheme.to_owned())
+                });
+        }
         let path = text.strip_prefix(SQLITE_PREFIX).unwrap_or(text);
         if path.trim().is_empty() {
             return Err(Failure::new(
@@ -44,8 +68,8 @@ impl StoreLocation {
             return Err(Failure::new(
                 ErrorCode::ConfigInvalid,
                 format!(
-                    "store `{text}`: a `{scheme}` store is not supported; give `sqlite:PATH` or \
-                     the path of the store file"
+                    "store `{text}`: a `{scheme}` store is not supported; give `sqlite:PATH`, \
+                     the path of the store file, or a `postgres://` URL"
                 ),
             )
             .with_detail("scheme", scheme));
@@ -53,10 +77,11 @@ impl StoreLocation {
         Ok(StoreLocation::Sqlite(PathBuf::from(path)))
     }
 
-    /// The store file.
-    pub fn path(&self) -> &Path {
+    /// The store file (`None` for a Postgres store).
+    pub fn path(&self) -> Option<&Path> {
         match self {
-            StoreLocation::Sqlite(p) => p,
+            StoreLocation::Sqlite(p) => Some(p),
+            StoreLocation::Postgres(_) => None,
         }
     }
 
@@ -85,6 +110,14 @@ impl StoreLocation {
             StoreLocation::Sqlite(p) => {
                 Ok(Arc::new(SqliteStore::open_with(p.clone(), options).await?))
             }
+            StoreLocation::Postgres(url) => Ok(Arc::new(
+                PostgresStore::open_with(
+                    url.as_str(),
+                    password_from_env().as_deref(),
+                    postgres_options(&options),
+                )
+                .await?,
+            )),
         }
     }
 
@@ -100,8 +133,8 @@ impl StoreLocation {
         })
     }
 
-    /// Opens a store that must already exist (for reading and inspecting runs): a missing file
-    /// is `store.unavailable` and nothing is created.
+    /// Opens a store that must already exist (for reading and inspecting runs): a missing file,
+    /// or a Postgres schema without a store, is `store.unavailable` and nothing is created.
     pub async fn open_existing(&self) -> Result<Arc<dyn RunStore>, Failure> {
         self.open_existing_with(StoreOptions::default()).await
     }
@@ -111,7 +144,18 @@ impl StoreLocation {
         &self,
         options: StoreOptions,
     ) -> Result<Arc<dyn RunStore>, Failure> {
-        let path = self.path();
+        let path = match self {
+            StoreLocation::Sqlite(p) => p,
+            StoreLocation::Postgres(url) => {
+                let store = PostgresStore::open_existing_with(
+                    url.as_str(),
+                    password_from_env().as_deref(),
+                    postgres_options(&options),
+                )
+                .await?;
+                return Ok(Arc::new(store));
+            }
+        };
         match std::fs::symlink_metadata(path) {
             Ok(_) => self.open_with(options).await,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(StoreError::new(
@@ -130,6 +174,21 @@ impl StoreLocation {
             )
             .with_detail("path", path.display().to_string())
             .into()),
+        }
+    }
+}
+
+/// The Postgres store's options for the facade's store options (the lease length).
+fn postgres_options(options: &StoreOptions) -> a2aflow_store_postgres::StoreOptions {
+    a2aflow_store_postgres::StoreOptions::default().with_lease_ttl(options.lease_ttl)
+}
+
+impl std::fmt::Display for StoreLocation {
+    /// The file's path, or the Postgres URL (which holds no password).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreLocation::Sqlite(p) => write!(f, "{}", p.display()),
+            StoreLocation::Postgres(url) => write!(f, "{url}"),
         }
     }
 }
@@ -259,6 +318,10 @@ impl RunStore for LazyStore {
     async fn release(&self, lease: Lease) -> Result<(), StoreError> {
         self.get().await?.release(lease).await
     }
+
+    async fn claim(&self, owner: &str) -> Result<Option<Lease>, StoreError> {
+        self.get().await?.claim(owner).await
+    }
 }
 
 /// The scheme of `text` when it is a URL (`scheme://…`), as opposed to a path.
@@ -281,22 +344,22 @@ mod tests {
         let a = StoreLocation::parse("sqlite:runs/a.db").unwrap();
         let b = StoreLocation::parse("runs/a.db").unwrap();
         assert_eq!(a, b);
-        assert_eq!(a.path(), Path::new("runs/a.db"));
+        assert_eq!(a.path(), Some(Path::new("runs/a.db")));
         assert_eq!(
             StoreLocation::parse("sqlite:/abs/a.db").unwrap().path(),
-            Path::new("/abs/a.db")
+            Some(Path::new("/abs/a.db"))
         );
         // A colon inside a file name is still a path.
         assert_eq!(
             StoreLocation::parse("runs:2024.db").unwrap().path(),
-            Path::new("runs:2024.db")
+            Some(Path::new("runs:2024.db"))
         );
     }
 
     #[test]
     fn other_kinds_and_blank_paths_are_config_invalid() {
         for (text, needle) in [
-            ("postgres://db/runs", "a `postgres` store is not supported"),
+            ("mysql://db/runs", "a `mysql` store is not supported"),
             ("", "names no file"),
             ("sqlite:", "names no file"),
             ("sqlite:  ", "names no file"),
@@ -312,12 +375,48 @@ mod tests {
         let rel = StoreLocation::parse("a.db").unwrap();
         assert_eq!(
             rel.resolved_against(Path::new("/etc/x")).path(),
-            Path::new("/etc/x/a.db")
+            Some(Path::new("/etc/x/a.db"))
         );
         let abs = StoreLocation::parse("/a.db").unwrap();
         assert_eq!(
             abs.resolved_against(Path::new("/etc/x")).path(),
-            Path::new("/a.db")
+            Some(Path::new("/a.db"))
         );
+    }
+
+    #[test]
+    fn postgres_urls_name_the_postgres_store_and_resolve_to_themselves() {
+        for text in [
+            "postgres://app@db:5433/runs",
+            "postgresql://db/runs?sslmode=require",
+        ] {
+            let location = StoreLocation::parse(text).unwrap();
+            assert!(matches!(location, StoreLocation::Postgres(_)), "{text}");
+            assert_eq!(location.to_string(), text);
+            assert_eq!(location.path(), None);
+            assert_eq!(
+                location.clone().resolved_against(Path::new("/etc")),
+                location
+            );
+        }
+    }
+
+    #[test]
+    fn a_postgres_url_with_a_password_is_refused_without_showing_it() {
+        for text in [
+            "postgres://app:hunter2-x@db/runs",
+            "postgresql://app@db/runs?password=hunter2-x",
+        ] {
+            let f = StoreLocation::parse(text).unwrap_err();
+            assert!(f.is(ErrorCode::ConfigInvalid), "{f}");
+            assert!(f.message.contains("A2AFLOW_PG_PASSWORD"), "{f}");
+            for shown in [f.to_string(), format!("{f:?}")] {
+                assert!(!shown.contains("hunter2-x"), "{shown}");
+            }
+            let from_config = serde_json::from_value::<StoreLocation>(serde_json::json!(text));
+            assert!(!from_config.unwrap_err().to_string().contains("hunter2-x"));
+        }
+        let f = StoreLocation::parse("postgres://db:port/runs").unwrap_err();
+        assert!(f.is(ErrorCode::ConfigInvalid), "{f}");
     }
 }

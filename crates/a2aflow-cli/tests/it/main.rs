@@ -9,6 +9,7 @@ mod diagnostics;
 mod durable;
 mod examples;
 mod gates;
+mod postgres;
 mod run_registry;
 mod run_safety;
 mod runs;

@@ -449,7 +449,7 @@ fn files_that_are_not_usable_stores_are_refused_and_left_unchanged() {
 
 #[test]
 fn a_store_kind_that_is_not_supported_is_a_usage_error() {
-    let out = a2aflow(&["runs", "list", "--store", "postgres://db/runs"]);
+    let out = a2aflow(&["runs", "list", "--store", "mysql://db/runs"]);
     assert_fails_with(&out, 2, "config.invalid");
     let out = a2aflow(&["runs", "list"]);
     assert_exit(&out, 2);

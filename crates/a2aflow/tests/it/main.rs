@@ -11,6 +11,7 @@ mod executions;
 mod extension_config;
 mod gates;
 mod oauth2;
+mod postgres_store;
 mod readme;
 mod remaining_time;
 mod retries;
