@@ -9,7 +9,7 @@ use crate::demo::negotiating_agents;
 use crate::run_cmd::{named_agents, runtime};
 use crate::signals::Interrupts;
 use crate::terminal::block;
-use a2aflow::model::{LoadOptions, Workflow, validate};
+use a2aflow::model::{ErrorCode, Failure, LoadOptions, Workflow, validate};
 use a2aflow::{EngineConfig, StoreLocation, discover_agents};
 use a2aflow_server::{Server, ServerHandle};
 use std::io::Write as _;
@@ -159,11 +159,22 @@ pub fn run(args: ServeArgs) -> u8 {
                 Ok(l) => l,
                 Err(f) => return usage(f),
             };
+            // The served-task index lives beside the store's file.
+            let Some(path) = location.path() else {
+                return usage(Failure::new(
+                    ErrorCode::ConfigInvalid,
+                    format!(
+                        "`serve --store {location}`: serving keeps its task index beside a SQLite \
+                         store file; a Postgres store is not supported by `serve` yet: give \
+                         `sqlite:PATH`"
+                    ),
+                ));
+            };
             let opened = match location.open().await {
                 Ok(s) => s,
                 Err(f) => return usage(f),
             };
-            let mut index = location.path().as_os_str().to_owned();
+            let mut index = path.as_os_str().to_owned();
             index.push(".served.jsonl");
             builder = builder.store(opened, PathBuf::from(index));
         }
