@@ -112,7 +112,9 @@ fn main() {
             .expect("run a child");
         if !status.success() {
             let stem = file.file_stem().unwrap_or_default().to_string_lossy();
-            println!("{{\"case\":\"load/{stem}\",\"ok\":false,\"error\":\"child exited {status}\"}}");
+            println!(
+                "{{\"case\":\"load/{stem}\",\"ok\":false,\"error\":\"child exited {status}\"}}"
+            );
         }
     }
 }
