@@ -3,8 +3,11 @@
 //! - `check-layers` — the layer boundary over the full `cargo metadata` graph (see [`layers`]);
 //! - `ci` — everything CI runs, in order; the README's test command;
 //! - `bench` — every benchmark, the soak/load tests at full size and the crash test at 2,000
-//!   kills, figures into `docs/benchmarks.md` (see [`mod@bench`]).
+//!   kills, figures into `docs/benchmarks.md` (see [`mod@bench`]);
+//! - `bench-anchors` — a2aflow beside the Python anchors of `bench/run_baselines.sh` (see
+//!   [`anchors`]).
 
+mod anchors;
 mod bench;
 mod ci;
 mod layers;
@@ -66,8 +69,9 @@ fn main() -> ExitCode {
         Some("check-layers") => check_layers(&root),
         Some("ci") => ci::run(&root, &args[1..]),
         Some("bench") => bench::run(&root, &args[1..]),
+        Some("bench-anchors") => anchors::run(&root, &args[1..]),
         _ => Err(
-            "usage: cargo xtask <check-layers | ci [--skip-interop] | bench [--no-criterion | --crash-only]>"
+            "usage: cargo xtask <check-layers | ci [--skip-interop] | bench [--no-criterion | --crash-only] | bench-anchors>"
                 .to_owned(),
         ),
     });
