@@ -721,6 +721,11 @@ impl Cx {
     }
 
     fn step(&mut self, obj: &Map<String, Value>, path: &str) -> Step {
+        self.step_with(obj, path, None)
+    }
+
+    /// A step; `next`, when given, holds its edges already read (and `obj` lacks them).
+    fn step_with(&mut self, obj: &Map<String, Value>, path: &str, next: Option<Vec<Edge>>) -> Step {
         self.unknown_keys(obj, STEP_KEYS, path, "a step");
         let name = self.name(obj, "name", path).unwrap_or_default();
 
@@ -740,11 +745,14 @@ impl Cx {
             }
         }
 
-        let next = self
-            .object_list(obj.get("next"), "next", &child(path, "next"))
-            .into_iter()
-            .map(|(p, o)| self.edge(o, &p))
-            .collect();
+        let next = match next {
+            Some(next) => next,
+            None => self
+                .object_list(obj.get("next"), "next", &child(path, "next"))
+                .into_iter()
+                .map(|(p, o)| self.edge(o, &p))
+                .collect(),
+        };
 
         let mut step_type = StepType::default();
         for (i, (key, v)) in self

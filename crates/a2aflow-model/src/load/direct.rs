@@ -1,15 +1,16 @@
 //! The direct path of [`super::load_workflow_str`]: one streaming pass over the text, with no
 //! `Value` tree of the whole document and no source map.
 //!
-//! Each step is parsed into a `Value` of its own and read by the same [`Cx`] code as the full
-//! path, then dropped, so the loader holds one step's tree at a time besides the workflow it
-//! builds. The direct path gives an answer only for a document that loads without a single
+//! Each step's edges are read straight into [`Edge`]s; its other members are parsed into a
+//! `Value` of their own and read by the same [`Cx`] code as the full path, then dropped, so the
+//! loader holds one step's members at a time besides the workflow it builds. The direct path gives an answer only for a document that loads without a single
 //! problem: the first error or warning (or anything it does not handle itself: a parse error, a
 //! repeated key, an escaped key) makes it give up, and the caller loads the document again by the
 //! full path, which finds every problem with its path, line and column exactly as before.
 
 use super::{Cx, LoadOptions, Loaded, SourceText, child};
-use crate::definition::{Step, Workflow};
+use crate::definition::{Edge, Step, Workflow};
+use crate::names::{first_hidden, is_invisible_character};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 use std::collections::HashSet;
@@ -149,23 +150,120 @@ impl<'de> Visitor<'de> for StepsSeed<'_> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Step>, A::Error> {
         let mut steps = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
-        while let Some(value) = seq.next_element::<Value>()? {
+        while let Some((obj, next)) = seq.next_element_seed(StepSeed)? {
             // More steps than the limit is the full path's `workflow.too_large`.
             if steps.len() >= self.cx.max_steps {
                 return Err(give_up());
             }
-            let Value::Object(obj) = value else {
-                return Err(give_up());
-            };
-            let step = self
-                .cx
-                .step(&obj, &format!("{}/{}", self.path, steps.len()));
+            let path = format!("{}/{}", self.path, steps.len());
+            let step = self.cx.step_with(&obj, &path, Some(next));
             if self.cx.has_problems() {
                 return Err(give_up());
             }
             steps.push(step);
         }
         Ok(steps)
+    }
+}
+
+/// Reads one step object: its edges typed, every other member as a value.
+struct StepSeed;
+
+impl<'de> DeserializeSeed<'de> for StepSeed {
+    type Value = (Map<String, Value>, Vec<Edge>);
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for StepSeed {
+    type Value = (Map<String, Value>, Vec<Edge>);
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a step object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut members = Map::new();
+        let mut next = Vec::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "next" {
+                next = map.next_value_seed(EdgesSeed)?;
+            } else {
+                members.insert(key, map.next_value()?);
+            }
+        }
+        Ok((members, next))
+    }
+}
+
+/// Reads a step's `next` list (`null` is no edges).
+struct EdgesSeed;
+
+impl<'de> DeserializeSeed<'de> for EdgesSeed {
+    type Value = Vec<Edge>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Vec<Edge>, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for EdgesSeed {
+    type Value = Vec<Edge>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a list of edges")
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Vec<Edge>, E> {
+        Ok(Vec::new())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Edge>, A::Error> {
+        let mut edges = Vec::new();
+        while let Some(edge) = seq.next_element_seed(EdgeSeed)? {
+            edges.push(edge);
+        }
+        edges.shrink_to_fit();
+        Ok(edges)
+    }
+}
+
+/// Reads one edge as [`Cx::edge`] would, giving up where it would find a problem: a key other
+/// than `step` and `condition`, a value that is neither a string nor `null`, a step name with
+/// an invisible character.
+struct EdgeSeed;
+
+impl<'de> DeserializeSeed<'de> for EdgeSeed {
+    type Value = Edge;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Edge, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for EdgeSeed {
+    type Value = Edge;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an edge object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Edge, A::Error> {
+        let mut edge = Edge::default();
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            let value: Option<String> = map.next_value()?;
+            match &*key {
+                "step" => edge.step = value.unwrap_or_default(),
+                "condition" => edge.condition = value.unwrap_or_default(),
+                _ => return Err(give_up()),
+            }
+        }
+        if first_hidden(&edge.step, is_invisible_character).is_some() {
+            return Err(give_up());
+        }
+        Ok(edge)
     }
 }
 

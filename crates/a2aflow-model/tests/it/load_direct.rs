@@ -52,6 +52,12 @@ const EDGE_CASES: &[&str] = &[
     r#"{"id":"w","steps":[{"name":"a"}]"#,
     r#"{"id":"w","description":"\"}{\"","steps":[{"name":"a\"b"}]}"#,
     r#"{}"#,
+    r#"{"id":"w","steps":[{"name":"a","next":[{"step":"b","when":"x"}]},{"name":"b"}]}"#,
+    r#"{"id":"w","steps":[{"name":"a","next":[{"step":7}]},{"name":"b"}]}"#,
+    r#"{"id":"w","steps":[{"name":"a","next":[{"step":"b","condition":null}]},{"name":"b"}]}"#,
+    r#"{"id":"w","steps":[{"name":"a","next":[{"step":"b\u200b"}]},{"name":"b"}]}"#,
+    r#"{"id":"w","steps":[{"name":"a","next":null},{"name":"b","next":"a"}]}"#,
+    r#"{"id":"w","steps":[{"name":"a","next":[{}, {"condition":"c"}]}]}"#,
 ];
 
 fn strip_positions(problems: &[Problem]) -> Vec<Problem> {
