@@ -5,7 +5,10 @@
 //! - `bench` — every benchmark, the soak/load tests at full size and the crash test at 2,000
 //!   kills, figures into `docs/benchmarks.md` (see [`mod@bench`]);
 //! - `postgres start | stop` — a local PostgreSQL for the Postgres store's tests (see [`postgres`]).
+//! - `bench-anchors` — a2aflow beside the Python anchors of `bench/run_baselines.sh` (see
+//!   [`anchors`]).
 
+mod anchors;
 mod bench;
 mod chromium;
 mod ci;
@@ -70,8 +73,9 @@ fn main() -> ExitCode {
         Some("ci") => ci::run(&root, &args[1..]),
         Some("bench") => bench::run(&root, &args[1..]),
         Some("postgres") => postgres::run_command(&root, &args[1..]),
+        Some("bench-anchors") => anchors::run(&root, &args[1..]),
         _ => Err(
-            "usage: cargo xtask <check-layers | ci [--skip-interop] | bench [--no-criterion | --crash-only] | postgres <start | stop>>"
+            "usage: cargo xtask <check-layers | ci [--skip-interop] | bench [--no-criterion | --crash-only] | bench-anchors | postgres <start | stop>>"
                 .to_owned(),
         ),
     });

@@ -27,6 +27,7 @@
 //! is reported at once, each with its JSON pointer and, when loaded from text, line and column.
 //! Loading does not validate the graph: run [`crate::validate()`] on the result.
 
+mod direct;
 mod policy;
 
 use crate::definition::{ContextFrom, Edge, Step, StepType, Subtask, Workflow};
@@ -104,7 +105,37 @@ pub struct Loaded {
     pub warnings: Vec<Problem>,
     /// JSON pointer of the workflow object inside the document (`""` or `"/data"`).
     root: String,
-    source: Option<SourceMap>,
+    source: Option<SourceText>,
+}
+
+/// The text a workflow was loaded from, and its source map, built the first time a problem has
+/// to be located.
+#[derive(Debug, Clone)]
+struct SourceText {
+    text: String,
+    map: std::sync::OnceLock<SourceMap>,
+}
+
+impl SourceText {
+    /// Keeps `text`; the map is built on first use.
+    fn lazy(text: &str) -> Self {
+        SourceText {
+            text: text.to_owned(),
+            map: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// A map already built (it holds its text).
+    fn built(map: SourceMap) -> Self {
+        SourceText {
+            text: String::new(),
+            map: std::sync::OnceLock::from(map),
+        }
+    }
+
+    fn map(&self) -> &SourceMap {
+        self.map.get_or_init(|| SourceMap::new(&self.text))
+    }
 }
 
 impl Loaded {
@@ -119,7 +150,7 @@ impl Loaded {
     pub fn locate(&self, errors: &mut ValidationErrors) {
         for p in &mut errors.problems {
             p.path = format!("{}{}", self.root, p.path);
-            if let Some(map) = &self.source {
+            if let Some(map) = self.source.as_ref().map(SourceText::map) {
                 // Validation speaks the canonical keys; the text may use an alias.
                 let spelled = [("/contextFrom", "/context_from"), ("/subtasks", "/tasks")]
                     .iter()
@@ -270,6 +301,11 @@ pub fn load_workflow_str(text: &str, options: LoadOptions) -> Result<Loaded, Loa
     if text.starts_with(BOM) {
         return Err(stop(bom_problem()));
     }
+    // A document without a single problem loads in one streaming pass; any other is loaded
+    // again below, where every problem is found and located.
+    if let Some(loaded) = direct::load(text, options) {
+        return Ok(loaded);
+    }
     let value: Value = match serde_json::from_str(text) {
         Ok(v) => v,
         Err(e) => {
@@ -320,7 +356,7 @@ pub fn load_workflow_str(text: &str, options: LoadOptions) -> Result<Loaded, Loa
         Ok(mut loaded) => {
             loaded.warnings.splice(0..0, duplicates);
             locate(&mut loaded.warnings);
-            loaded.source = Some(map);
+            loaded.source = Some(SourceText::built(map));
             Ok(loaded)
         }
         Err(mut errors) => {
@@ -334,12 +370,7 @@ pub fn load_workflow_str(text: &str, options: LoadOptions) -> Result<Loaded, Loa
 
 /// Loads a workflow from an already parsed JSON value. Problems carry no position.
 pub fn load_workflow_value(value: &Value, options: LoadOptions) -> Result<Loaded, LoadErrors> {
-    let mut cx = Cx {
-        strict: options.strict,
-        max_steps: options.max_steps,
-        errors: Vec::new(),
-        warnings: Vec::new(),
-    };
+    let mut cx = Cx::new(options);
     let (root, doc) = match value {
         Value::Object(top) if !top.contains_key("steps") => match top.get("data") {
             Some(inner @ Value::Object(_)) => ("/data".to_owned(), inner),
@@ -452,6 +483,20 @@ fn child(path: &str, key: &str) -> String {
 }
 
 impl Cx {
+    fn new(options: LoadOptions) -> Self {
+        Cx {
+            strict: options.strict,
+            max_steps: options.max_steps,
+            errors: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// True once any error or warning was found.
+    fn has_problems(&self) -> bool {
+        !self.errors.is_empty() || !self.warnings.is_empty()
+    }
+
     fn error(&mut self, path: &str, message: String) {
         self.errors.push(Problem::new(
             ErrorCode::WorkflowInvalidDocument,
@@ -512,7 +557,11 @@ impl Cx {
     /// invisible character.
     fn name(&mut self, obj: &Map<String, Value>, key: &str, path: &str) -> Option<String> {
         let value = self.string(obj, key, path);
-        if let Some(v) = &value {
+        // The path is only formatted for a name that needs the warning.
+        if let Some(v) = value
+            .as_deref()
+            .filter(|v| first_hidden(v, is_invisible_character).is_some())
+        {
             self.invisible(v, key, &child(path, key));
         }
         value
@@ -613,21 +662,7 @@ impl Cx {
     }
 
     fn workflow(&mut self, obj: &Map<String, Value>, path: &str) -> Workflow {
-        self.unknown_keys(obj, WORKFLOW_KEYS, path, "the workflow");
-        let id = self.name(obj, "id", path).unwrap_or_default();
-        let name = self.name(obj, "name", path).unwrap_or_default();
-        let description = self.string(obj, "description", path).unwrap_or_default();
-        let mut callable_by = None;
-        for (i, (key, v)) in self
-            .aliased(obj, &["callable_by", "callableBy"], path)
-            .into_iter()
-            .enumerate()
-        {
-            let list = self.string_list(v, key, &child(path, key));
-            if i == 0 {
-                callable_by = list;
-            }
-        }
+        let (id, name, description, callable_by) = self.head(obj, path);
         let steps_path = child(path, "steps");
         let steps = match obj.get("steps") {
             Some(Value::Array(items)) if items.len() > self.max_steps => {
@@ -653,6 +688,31 @@ impl Cx {
         }
     }
 
+    /// The workflow's members other than `steps`, and its unknown keys: id, name, description
+    /// and `callable_by`.
+    fn head(
+        &mut self,
+        obj: &Map<String, Value>,
+        path: &str,
+    ) -> (String, String, String, Option<Vec<String>>) {
+        self.unknown_keys(obj, WORKFLOW_KEYS, path, "the workflow");
+        let id = self.name(obj, "id", path).unwrap_or_default();
+        let name = self.name(obj, "name", path).unwrap_or_default();
+        let description = self.string(obj, "description", path).unwrap_or_default();
+        let mut callable_by = None;
+        for (i, (key, v)) in self
+            .aliased(obj, &["callable_by", "callableBy"], path)
+            .into_iter()
+            .enumerate()
+        {
+            let list = self.string_list(v, key, &child(path, key));
+            if i == 0 {
+                callable_by = list;
+            }
+        }
+        (id, name, description, callable_by)
+    }
+
     fn steps(&mut self, steps: Option<&Value>, steps_path: &str) -> Vec<Step> {
         self.object_list(steps, "steps", steps_path)
             .into_iter()
@@ -661,6 +721,11 @@ impl Cx {
     }
 
     fn step(&mut self, obj: &Map<String, Value>, path: &str) -> Step {
+        self.step_with(obj, path, None)
+    }
+
+    /// A step; `next`, when given, holds its edges already read (and `obj` lacks them).
+    fn step_with(&mut self, obj: &Map<String, Value>, path: &str, next: Option<Vec<Edge>>) -> Step {
         self.unknown_keys(obj, STEP_KEYS, path, "a step");
         let name = self.name(obj, "name", path).unwrap_or_default();
 
@@ -680,11 +745,14 @@ impl Cx {
             }
         }
 
-        let next = self
-            .object_list(obj.get("next"), "next", &child(path, "next"))
-            .into_iter()
-            .map(|(p, o)| self.edge(o, &p))
-            .collect();
+        let next = match next {
+            Some(next) => next,
+            None => self
+                .object_list(obj.get("next"), "next", &child(path, "next"))
+                .into_iter()
+                .map(|(p, o)| self.edge(o, &p))
+                .collect(),
+        };
 
         let mut step_type = StepType::default();
         for (i, (key, v)) in self

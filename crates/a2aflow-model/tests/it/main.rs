@@ -15,6 +15,7 @@ mod events_schema;
 mod failure_carriers;
 mod failure_code;
 mod fuzz_regressions;
+mod load_direct;
 mod proptest_load_validate;
 mod python_sdk_fixtures;
 #[cfg(feature = "schema")]
