@@ -92,3 +92,8 @@ pub use journal::{
 pub use prepared::PreparedWorkflow;
 pub use resume::{resume, resume_stream};
 pub use runner::{EventStream, OnFinish, RunInput, RunOptions, run, run_prepared, run_stream};
+
+/// The README (the crate's page on crates.io), whose example is compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -54,3 +54,8 @@ pub use retry::{Backoff, RetryPolicy};
 pub use rpc_status::{ErrorEnvelope, RpcStatus};
 pub use source_map::SourceMap;
 pub use validate::{ValidationErrors, validate};
+
+/// The README (the crate's page on crates.io), whose example is compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -71,3 +71,8 @@ pub mod auth;
 pub mod tls;
 mod tls_words;
 pub mod wirelog;
+
+/// The README (the crate's page on crates.io), whose example is compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

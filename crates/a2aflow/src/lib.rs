@@ -81,3 +81,8 @@ pub use store::StoreLocation;
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/guide/host-integration.md")]
 pub struct HostIntegrationGuide;
+
+/// The README (the crate's page on crates.io), whose example is compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
