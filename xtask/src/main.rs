@@ -2,12 +2,14 @@
 //!
 //! - `check-layers` — the layer boundary over the full `cargo metadata` graph (see [`layers`]);
 //! - `ci` — everything CI runs, in order; the README's test command;
+//! - `package` — the publish checks of `ci` alone (see [`package`]);
 //! - `bench` — every benchmark, the soak/load tests at full size and the crash test at 2,000
 //!   kills, figures into `docs/benchmarks.md` (see [`mod@bench`]).
 
 mod bench;
 mod ci;
 mod layers;
+mod package;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -66,8 +68,9 @@ fn main() -> ExitCode {
         Some("check-layers") => check_layers(&root),
         Some("ci") => ci::run(&root, &args[1..]),
         Some("bench") => bench::run(&root, &args[1..]),
+        Some("package") => package::run(&root),
         _ => Err(
-            "usage: cargo xtask <check-layers | ci [--skip-interop] | bench [--no-criterion | --crash-only]>"
+            "usage: cargo xtask <check-layers | ci [--skip-interop] | package | bench [--no-criterion | --crash-only]>"
                 .to_owned(),
         ),
     });
