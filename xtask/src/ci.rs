@@ -138,6 +138,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
         &[("RUSTDOCFLAGS", "-D warnings"), BUILD_ENV],
     )?;
     crate::package::run(root)?;
+    crate::public_api::run(root)?;
     fuzz_smoke(root)?;
     println!("\nci: all steps passed in {:.1?}", started.elapsed());
     Ok(())

@@ -3,6 +3,7 @@
 //! - `check-layers` — the layer boundary over the full `cargo metadata` graph (see [`layers`]);
 //! - `ci` — everything CI runs, in order; the README's test command;
 //! - `package` — the publish checks of `ci` alone (see [`package`]);
+//! - `public-api` — the facade's public API from rustdoc JSON (see [`public_api`]);
 //! - `bench` — every benchmark, the soak/load tests at full size and the crash test at 2,000
 //!   kills, figures into `docs/benchmarks.md` (see [`mod@bench`]).
 
@@ -10,6 +11,7 @@ mod bench;
 mod ci;
 mod layers;
 mod package;
+mod public_api;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -69,8 +71,9 @@ fn main() -> ExitCode {
         Some("ci") => ci::run(&root, &args[1..]),
         Some("bench") => bench::run(&root, &args[1..]),
         Some("package") => package::run(&root),
+        Some("public-api") => public_api::run(&root),
         _ => Err(
-            "usage: cargo xtask <check-layers | ci [--skip-interop] | package | bench [--no-criterion | --crash-only]>"
+            "usage: cargo xtask <check-layers | ci [--skip-interop] | package | public-api | bench [--no-criterion | --crash-only]>"
                 .to_owned(),
         ),
     });

@@ -209,19 +209,34 @@ fn crate_version(root: &Path, names: &[String]) -> Result<String, String> {
 /// toolchain of the declared rust-version, installed with rustup when missing.
 fn msrv_build(root: &Path, msrv: &Version, names: &[String]) -> Result<(), String> {
     let toolchain = format!("{}.{}.{}", msrv.major, msrv.minor, msrv.patch);
-    crate::ci::sh(
-        root,
-        "rustup",
-        &["toolchain", "install", &toolchain, "--profile", "minimal"],
-        &[],
-    )
-    .map_err(|e| format!("the rust-version toolchain {toolchain} could not be installed: {e}"))?;
+    ensure_toolchain(root, &toolchain).map_err(|e| {
+        format!("the rust-version toolchain {toolchain} could not be installed: {e}")
+    })?;
     let plus = format!("+{toolchain}");
     let mut args = vec![plus.as_str(), "check", "--locked", "--all-features"];
     for name in names {
         args.extend(["-p", name.as_str()]);
     }
     crate::ci::sh(root, "cargo", &args, &[crate::ci::BUILD_ENV])
+}
+
+/// Installs the rustup toolchain `name` (minimal profile) when `rustc +name` does not answer; an
+/// installed one is used as it is (a `nightly` is not updated on every run).
+pub(crate) fn ensure_toolchain(root: &Path, name: &str) -> Result<(), String> {
+    let present = std::process::Command::new("rustc")
+        .args([&format!("+{name}"), "--version"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if present {
+        return Ok(());
+    }
+    crate::ci::sh(
+        root,
+        "rustup",
+        &["toolchain", "install", name, "--profile", "minimal"],
+        &[],
+    )
 }
 
 /// Every feature combination of the facade builds.
