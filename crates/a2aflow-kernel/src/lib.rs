@@ -50,6 +50,8 @@
 //!   [`resume`] continues it in another process without asking the host or sending twice
 //!   (see `docs/architecture.md`, "A durable run").
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod agent_check;
 mod client;
 mod context;

@@ -13,6 +13,8 @@
 //! and the A2A-T crate `a2at`. `cargo xtask check-layers` walks the full dependency graph and fails
 //! the build if any of them becomes reachable.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 pub use a2a;
 
 pub mod carriers;

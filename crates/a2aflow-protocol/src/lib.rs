@@ -28,6 +28,8 @@
 //!   view and `ReceivedMessage` evidence (usable without a network); [`end_state`] says what a
 //!   view's state means ([`end_state_code`]).
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 pub mod binding;
 pub mod card_compat;
 pub mod channel;
