@@ -163,7 +163,7 @@ pub fn newer_dependencies(metadata: &Metadata, declared: &Version) -> Vec<String
 
 /// `cargo package` of every publishable crate, then their `.crate` sizes.
 fn package(root: &Path, names: &[String]) -> Result<(), String> {
-    let mut args = vec!["package", "--locked"];
+    let mut args = vec!["package"];
     for name in names {
         args.extend(["-p", name.as_str()]);
     }
@@ -213,7 +213,7 @@ fn msrv_build(root: &Path, msrv: &Version, names: &[String]) -> Result<(), Strin
         format!("the rust-version toolchain {toolchain} could not be installed: {e}")
     })?;
     let plus = format!("+{toolchain}");
-    let mut args = vec![plus.as_str(), "check", "--locked", "--all-features"];
+    let mut args = vec![plus.as_str(), "check", "--all-features"];
     for name in names {
         args.extend(["-p", name.as_str()]);
     }

@@ -70,7 +70,6 @@ pub fn run(root: &Path) -> Result<(), String> {
         &[
             &plus,
             "rustdoc",
-            "--locked",
             "-p",
             FACADE,
             "--lib",
