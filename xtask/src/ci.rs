@@ -32,7 +32,12 @@ pub fn sh(root: &Path, program: &str, args: &[&str], envs: &[(&str, &str)]) -> R
 
 /// Installs the cargo subcommand `sub` (crate `krate`, `version`) when `cargo <sub> --version`
 /// does not answer; a failed install fails the run (a prerequisite is never skipped).
-fn ensure_cargo_tool(root: &Path, sub: &str, krate: &str, version: &str) -> Result<(), String> {
+pub(crate) fn ensure_cargo_tool(
+    root: &Path,
+    sub: &str,
+    krate: &str,
+    version: &str,
+) -> Result<(), String> {
     let present = Command::new("cargo")
         .args([sub, "--version"])
         .output()
@@ -73,7 +78,7 @@ const FUZZ_SMOKE_SECS: &str = "10";
 /// Environment for the cargo builds of `ci`: no incremental state. CI builds once from a clean
 /// clone, so incremental caches only cost disk (they were a third of `target/` when a clean CI
 /// run ran out of space).
-const BUILD_ENV: (&str, &str) = ("CARGO_INCREMENTAL", "0");
+pub(crate) const BUILD_ENV: (&str, &str) = ("CARGO_INCREMENTAL", "0");
 
 /// `cargo xtask ci [--skip-interop]`.
 pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
@@ -138,6 +143,8 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
         &["doc", "--workspace", "--no-deps", "--all-features"],
         &[("RUSTDOCFLAGS", "-D warnings"), BUILD_ENV],
     )?;
+    crate::package::run(root)?;
+    crate::public_api::run(root)?;
     fuzz_smoke(root)?;
     println!("\nci: all steps passed in {:.1?}", started.elapsed());
     Ok(())

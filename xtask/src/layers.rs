@@ -200,13 +200,13 @@ pub fn check_metadata(metadata: &Metadata) -> Vec<String> {
         };
         for dep in edges.get(member).into_iter().flatten() {
             let to = name_of(dep);
-            if let Some(&to_layer) = layer.get(to) {
-                if to_layer >= from_layer {
-                    problems.push(format!(
-                        "layer violation: {from} (layer {from_layer}) -> {to} (layer {to_layer}): \
-                         a crate may depend only on lower layers"
-                    ));
-                }
+            if let Some(&to_layer) = layer.get(to)
+                && to_layer >= from_layer
+            {
+                problems.push(format!(
+                    "layer violation: {from} (layer {from_layer}) -> {to} (layer {to_layer}): \
+                     a crate may depend only on lower layers"
+                ));
             }
             if to == "a2at" && !A2AT_WRAPPERS.contains(&from) {
                 problems.push(format!(

@@ -2,9 +2,11 @@
 //!
 //! - `check-layers` — the layer boundary over the full `cargo metadata` graph (see [`layers`]);
 //! - `ci` — everything CI runs, in order; the README's test command;
+//! - `package` — the publish checks of `ci` alone (see [`package`]);
+//! - `public-api` — the facade's public API from rustdoc JSON (see [`public_api`]);
 //! - `bench` — every benchmark, the soak/load tests at full size and the crash test at 2,000
 //!   kills, figures into `docs/benchmarks.md` (see [`mod@bench`]);
-//! - `postgres start | stop` — a local PostgreSQL for the Postgres store's tests (see [`postgres`]).
+//! - `postgres start | stop` — a local PostgreSQL for the Postgres store's tests (see [`postgres`]);
 //! - `bench-anchors` — a2aflow beside the Python anchors of `bench/run_baselines.sh` (see
 //!   [`anchors`]).
 
@@ -13,7 +15,9 @@ mod bench;
 mod chromium;
 mod ci;
 mod layers;
+mod package;
 mod postgres;
+mod public_api;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -74,8 +78,10 @@ fn main() -> ExitCode {
         Some("bench") => bench::run(&root, &args[1..]),
         Some("postgres") => postgres::run_command(&root, &args[1..]),
         Some("bench-anchors") => anchors::run(&root, &args[1..]),
+        Some("package") => package::run(&root),
+        Some("public-api") => public_api::run(&root),
         _ => Err(
-            "usage: cargo xtask <check-layers | ci [--skip-interop] | bench [--no-criterion | --crash-only] | bench-anchors | postgres <start | stop>>"
+            "usage: cargo xtask <check-layers | ci [--skip-interop] | package | public-api | bench [--no-criterion | --crash-only] | bench-anchors | postgres <start | stop>>"
                 .to_owned(),
         ),
     });

@@ -37,10 +37,8 @@ pub fn init(verbose: u8, wire_log: bool) {
             _ => "trace",
         }),
     };
-    if wire_log {
-        if let Ok(d) = format!("{WIRE_TARGET}=debug").parse() {
-            filter = filter.add_directive(d);
-        }
+    if wire_log && let Ok(d) = format!("{WIRE_TARGET}=debug").parse() {
+        filter = filter.add_directive(d);
     }
     let installed = tracing_subscriber::fmt()
         .with_env_filter(filter)

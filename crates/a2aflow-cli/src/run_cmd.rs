@@ -274,11 +274,11 @@ pub fn run(args: RunArgs) -> u8 {
         },
         None => None,
     };
-    if let Some(w) = &from_file {
-        if let Err(e) = validate(w) {
-            report(e);
-            return 1;
-        }
+    if let Some(w) = &from_file
+        && let Err(e) = validate(w)
+    {
+        report(e);
+        return 1;
     }
     let mut config = match crate::load_config(args.config.as_deref()) {
         Ok(c) => c,
@@ -495,10 +495,10 @@ pub(crate) async fn follow(
             }
         };
         let Some(event) = event else { break };
-        if let Some(out) = events_file.as_mut() {
-            if let Ok(line) = serde_json::to_string(&event) {
-                let _ = writeln!(out, "{line}");
-            }
+        if let Some(out) = events_file.as_mut()
+            && let Ok(line) = serde_json::to_string(&event)
+        {
+            let _ = writeln!(out, "{line}");
         }
         if let Some(progress) = progress.as_mut() {
             progress.event(&event);

@@ -245,17 +245,18 @@ async fn exchange_within(
         }
     }
     let outcome = fold.outcome()?;
-    if let Outcome::Task(t) = &outcome {
-        if args.stream && !ends_the_exchange(&t.status.state) {
-            return Err(Failure::new(
-                ErrorCode::A2aConnection,
-                format!(
-                    "the stream closed before task {} reached a terminal state (last state {})",
-                    t.id,
-                    state_name(&t.status.state)
-                ),
-            ));
-        }
+    if let Outcome::Task(t) = &outcome
+        && args.stream
+        && !ends_the_exchange(&t.status.state)
+    {
+        return Err(Failure::new(
+            ErrorCode::A2aConnection,
+            format!(
+                "the stream closed before task {} reached a terminal state (last state {})",
+                t.id,
+                state_name(&t.status.state)
+            ),
+        ));
     }
     Ok(outcome)
 }

@@ -26,3 +26,8 @@ pub use a2aflow_protocol::view;
 pub use a2aflow_protocol::{Applied, ResponseReducer, ResubscribePolicy, TaskView, end_state_code};
 pub use config::{ClientConfig, MIN_POLL_INTERVAL};
 pub use engine::A2aEngineClient;
+
+/// The README (the crate's page on crates.io), whose example is compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

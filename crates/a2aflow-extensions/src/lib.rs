@@ -28,3 +28,8 @@ pub use authorization::{AuthorizationOutcome, AuthorizationStatus};
 pub use config::{ExtensionConfig, ResubscribePolicy};
 pub use notification::{Ended, NotificationSubscription, SubscriptionControl};
 pub use sender::ExtensionSender;
+
+/// The README (the crate's page on crates.io), whose example is compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -50,6 +50,8 @@
 //!   [`resume`] continues it in another process without asking the host or sending twice
 //!   (see `docs/architecture.md`, "A durable run").
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod agent_check;
 mod client;
 mod context;
@@ -94,3 +96,8 @@ pub use journal::{
 pub use prepared::PreparedWorkflow;
 pub use resume::{resume, resume_stream};
 pub use runner::{EventStream, OnFinish, RunInput, RunOptions, run, run_prepared, run_stream};
+
+/// The README (the crate's page on crates.io), whose example is compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

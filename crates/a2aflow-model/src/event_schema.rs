@@ -10,7 +10,7 @@ use serde_json::Value;
 use std::sync::OnceLock;
 
 /// `schemas/events.schema.json`, as embedded in the crate.
-pub const EVENTS_SCHEMA: &str = include_str!("../../../schemas/events.schema.json");
+pub const EVENTS_SCHEMA: &str = include_str!("../schemas/events.schema.json");
 
 /// One way an event breaks the event schema.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -13,6 +13,8 @@
 //! and the A2A-T crate `a2at`. `cargo xtask check-layers` walks the full dependency graph and fails
 //! the build if any of them becomes reachable.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 pub use a2a;
 
 pub mod carriers;
@@ -54,3 +56,8 @@ pub use retry::{Backoff, RetryPolicy};
 pub use rpc_status::{ErrorEnvelope, RpcStatus};
 pub use source_map::SourceMap;
 pub use validate::{ValidationErrors, validate};
+
+/// The README (the crate's page on crates.io), whose example is compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

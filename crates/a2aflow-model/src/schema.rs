@@ -14,7 +14,7 @@ use serde_json::Value;
 use std::sync::OnceLock;
 
 /// `schemas/workflow.schema.json`, as embedded in the crate.
-pub const WORKFLOW_SCHEMA: &str = include_str!("../../../schemas/workflow.schema.json");
+pub const WORKFLOW_SCHEMA: &str = include_str!("../schemas/workflow.schema.json");
 
 fn validator() -> &'static Result<Validator, String> {
     static COMPILED: OnceLock<Result<Validator, String>> = OnceLock::new();

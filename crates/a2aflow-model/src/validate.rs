@@ -233,11 +233,11 @@ impl<'w> Graph<'w> {
         let mut pred = vec![Vec::new(); n];
         for (i, s) in workflow.steps.iter().enumerate() {
             for (k, e) in s.next.iter().enumerate() {
-                if let Some(&t) = by_name.get(e.step.as_str()) {
-                    if !succ[i].iter().any(|&(x, _)| x == t) {
-                        succ[i].push((t, k));
-                        pred[t].push(i);
-                    }
+                if let Some(&t) = by_name.get(e.step.as_str())
+                    && !succ[i].iter().any(|&(x, _)| x == t)
+                {
+                    succ[i].push((t, k));
+                    pred[t].push(i);
                 }
             }
         }

@@ -56,11 +56,11 @@ pub fn normalize_agent_card(card: &mut Value) -> Result<(), String> {
             normalize_scheme(name, scheme)?;
         }
     }
-    if !card.contains_key("securityRequirements") {
-        if let Some(legacy) = card.get("security") {
-            let requirements = legacy_requirements(legacy)?;
-            card.insert("securityRequirements".into(), requirements);
-        }
+    if !card.contains_key("securityRequirements")
+        && let Some(legacy) = card.get("security")
+    {
+        let requirements = legacy_requirements(legacy)?;
+        card.insert("securityRequirements".into(), requirements);
     }
     Ok(())
 }

@@ -210,10 +210,10 @@ pub fn remote_error(body: &Value, http_status: Option<u16>) -> Option<RemoteErro
 /// [`TransportError::HttpStatus`] with a redacted excerpt, and a 2xx is `None` (the caller
 /// decides what the body should have been).
 pub fn classify_error_body(status: u16, body: &[u8]) -> Option<TransportError> {
-    if let Ok(v) = serde_json::from_slice::<Value>(body) {
-        if let Some(r) = remote_error(&v, Some(status)) {
-            return Some(TransportError::Remote(r));
-        }
+    if let Ok(v) = serde_json::from_slice::<Value>(body)
+        && let Some(r) = remote_error(&v, Some(status))
+    {
+        return Some(TransportError::Remote(r));
     }
     match status {
         200..=299 => None,

@@ -528,17 +528,15 @@ impl HttpClient {
         opts: &CallOptions,
     ) -> Result<Response<Incoming>, TransportError> {
         let resp = self.send_once(out, opts).await?;
-        if resp.status() == StatusCode::UNAUTHORIZED {
-            if let Some(hook) = &self.inner.headers {
-                if hook
-                    .on_unauthorized(out.uri)
-                    .await
-                    .map_err(TransportError::Headers)?
-                {
-                    drop(resp);
-                    return self.send_once(out, opts).await;
-                }
-            }
+        if resp.status() == StatusCode::UNAUTHORIZED
+            && let Some(hook) = &self.inner.headers
+            && hook
+                .on_unauthorized(out.uri)
+                .await
+                .map_err(TransportError::Headers)?
+        {
+            drop(resp);
+            return self.send_once(out, opts).await;
         }
         Ok(resp)
     }

@@ -156,13 +156,12 @@ fn decode_response<R: DeserializeOwned>(
     id: i64,
     method: &str,
 ) -> Result<R, TransportError> {
-    if reply.status.is_success() {
-        if let Some(r) = serde_json::from_slice::<RpcFrame<'_, R>>(&reply.body)
+    if reply.status.is_success()
+        && let Some(r) = serde_json::from_slice::<RpcFrame<'_, R>>(&reply.body)
             .ok()
             .and_then(|f| f.into_result_for(id))
-        {
-            return Ok(r);
-        }
+    {
+        return Ok(r);
     }
     let retry_after = reply.retry_after.clone();
     let location = reply.location.clone();

@@ -28,6 +28,8 @@
 //!   view and `ReceivedMessage` evidence (usable without a network); [`end_state`] says what a
 //!   view's state means ([`end_state_code`]).
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 pub mod binding;
 pub mod card_compat;
 pub mod channel;
@@ -71,3 +73,8 @@ pub mod auth;
 pub mod tls;
 mod tls_words;
 pub mod wirelog;
+
+/// The README (the crate's page on crates.io), whose example is compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

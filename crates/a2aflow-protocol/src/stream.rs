@@ -49,10 +49,10 @@ pub(crate) fn decode_event(
         }
         return Ok(None);
     }
-    if !ev.is_error() {
-        if let Some(item) = crate::payload::stream_response(&ev.data, framing == Framing::JsonRpc) {
-            return Ok(Some(item));
-        }
+    if !ev.is_error()
+        && let Some(item) = crate::payload::stream_response(&ev.data, framing == Framing::JsonRpc)
+    {
+        return Ok(Some(item));
     }
     checked_event(&ev.data, ev.is_error(), framing)
 }
@@ -193,11 +193,11 @@ impl EventStream {
             phase: TimeoutPhase::IdleStream,
             after: self.idle,
         };
-        if let Some((d, phase, after)) = self.deadline {
-            if d < until {
-                until = d;
-                timeout = TransportError::Timeout { phase, after };
-            }
+        if let Some((d, phase, after)) = self.deadline
+            && d < until
+        {
+            until = d;
+            timeout = TransportError::Timeout { phase, after };
         }
         (until, timeout)
     }

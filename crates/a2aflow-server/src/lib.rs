@@ -35,3 +35,8 @@ mod version;
 mod wire_error;
 
 pub use server::{Limits, Server, ServerBuilder, ServerHandle};
+
+/// The README (the crate's page on crates.io), whose example is compiled as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -16,3 +16,8 @@
 //! [`HttpClient`]: a2aflow_protocol::HttpClient
 
 pub mod registry;
+
+/// The README (the crate's page on crates.io), whose example is compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -39,3 +39,8 @@ mod url;
 pub use schema::{APPLICATION, CURRENT_VERSION};
 pub use store::{PostgresStore, StoreOptions, target_of};
 pub use url::{PASSWORD_VARIABLES, PgUrl, UrlError, password_from_env};
+
+/// The README (the crate's page on crates.io), whose example is compiled as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

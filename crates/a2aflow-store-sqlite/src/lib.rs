@@ -35,3 +35,8 @@ mod worker;
 
 pub use schema::{APPLICATION_ID, CURRENT_VERSION};
 pub use store::{SqliteStore, StoreOptions};
+
+/// The README (the crate's page on crates.io), whose example is compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -341,7 +341,7 @@ async fn keep_alive_frame(
         () = token.cancelled() => return None,
     }
     st.injected += 1;
-    let working = match (&st.ids, st.injected % 2 == 0) {
+    let working = match (&st.ids, st.injected.is_multiple_of(2)) {
         (Some((task_id, context_id)), true) => Some(json!({"statusUpdate": {
             "taskId": task_id, "contextId": context_id,
             "status": {"state": "TASK_STATE_WORKING", "timestamp": now_rfc3339()}}})),
@@ -365,10 +365,10 @@ fn emit(st: &mut SseState, item: Item) -> Bytes {
             if closes || (st.follow.is_none() && st.queue.is_empty()) {
                 st.finished = true;
             }
-            if let Some(fault @ Fault::ForeignIds { after_events, .. }) = &st.fault {
-                if st.emitted > *after_events {
-                    fault.rewrite_ids(&mut payload);
-                }
+            if let Some(fault @ Fault::ForeignIds { after_events, .. }) = &st.fault
+                && st.emitted > *after_events
+            {
+                fault.rewrite_ids(&mut payload);
             }
             st.framing.event(&payload)
         }

@@ -273,12 +273,11 @@ pub(crate) async fn handle(
         }
         _ => {}
     }
-    if !matches!(envelope, Envelope::Card) {
-        if let Some(cred) = &agent.spec.auth {
-            if !cred.accepts(&parts.headers) {
-                return Ok(unauthorized());
-            }
-        }
+    if !matches!(envelope, Envelope::Card)
+        && let Some(cred) = &agent.spec.auth
+        && !cred.accepts(&parts.headers)
+    {
+        return Ok(unauthorized());
     }
 
     let binding = match envelope {
@@ -336,10 +335,10 @@ pub(crate) async fn handle(
         (_, r) => r,
     };
     let mut response = encode(&envelope, result, &shared, fault.clone());
-    if let Some(value) = echoed.filter(|v| !v.is_empty()) {
-        if let Ok(v) = HeaderValue::from_str(&value) {
-            response.headers_mut().insert("a2a-extensions", v);
-        }
+    if let Some(value) = echoed.filter(|v| !v.is_empty())
+        && let Ok(v) = HeaderValue::from_str(&value)
+    {
+        response.headers_mut().insert("a2a-extensions", v);
     }
     Ok(apply_body_fault(response, fault.as_ref(), &shared))
 }
@@ -353,18 +352,17 @@ pub(crate) fn gate(
     if agent.checks_version() {
         check_version(headers)?;
     }
-    if agent.spec.enforce_required_extensions {
-        if let Some((uri, _)) = agent
+    if agent.spec.enforce_required_extensions
+        && let Some((uri, _)) = agent
             .spec
             .extensions
             .iter()
             .find(|(uri, required)| *required && !requested.iter().any(|r| r == uri))
-        {
-            return Err(A2aError::new(
-                ErrorKind::ExtensionSupportRequired,
-                format!("Required extension not activated: {uri}"),
-            ));
-        }
+    {
+        return Err(A2aError::new(
+            ErrorKind::ExtensionSupportRequired,
+            format!("Required extension not activated: {uri}"),
+        ));
     }
     Ok(())
 }

@@ -337,14 +337,14 @@ async fn next_frame(st: &mut StreamState) -> Option<Result<Frame<Bytes>, BodyErr
     if st.done {
         return None;
     }
-    if let Some(Fault::ResetMidStream { after_events }) = st.fault {
-        if st.emitted >= after_events {
-            st.done = true;
-            tokio::task::yield_now().await;
-            return Some(Err(
-                "a2aflow-testkit injected fault: reset mid-stream".into()
-            ));
-        }
+    if let Some(Fault::ResetMidStream { after_events }) = st.fault
+        && st.emitted >= after_events
+    {
+        st.done = true;
+        tokio::task::yield_now().await;
+        return Some(Err(
+            "a2aflow-testkit injected fault: reset mid-stream".into()
+        ));
     }
     loop {
         if let Some(event) = st.queue.pop_front() {
@@ -537,10 +537,10 @@ pub(crate) async fn handle(
     if let Some(answer) = faulted(fault.as_ref(), &shared, &parts).await {
         return answer;
     }
-    if let Some(cred) = &agent.spec.auth {
-        if !cred.accepts(&parts.headers) {
-            return Ok(status_only(16, "authentication required", None));
-        }
+    if let Some(cred) = &agent.spec.auth
+        && !cred.accepts(&parts.headers)
+    {
+        return Ok(status_only(16, "authentication required", None));
     }
     let requested = requested_extensions(&parts.headers);
     if let Err(e) = gate(&agent, &parts.headers, &requested) {

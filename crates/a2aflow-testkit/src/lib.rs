@@ -81,3 +81,8 @@ pub use token_endpoint::{TokenEndpoint, TokenMode, TokenRequestRecord};
 
 /// The A2A wire types crate (`a2a-lf`), re-exported for scripts (`a2a::Part`, `a2a::TaskState`).
 pub use a2a;
+
+/// The README (the crate's page on crates.io), whose example is compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -195,16 +195,16 @@ pub(crate) async fn send(env: &OpEnv<'_>, params: &Value, streaming: bool) -> Op
         let entry = env.agent.store.get(&tid).ok_or_else(|| {
             A2aError::new(ErrorKind::TaskNotFound, format!("Task {tid} not found"))
         })?;
-        if let Some(ctx) = message.get("contextId").and_then(Value::as_str) {
-            if ctx != entry.context_id.as_ref() {
-                return Err(A2aError::new(
-                    ErrorKind::InvalidParams,
-                    format!(
-                        "Context {ctx} does not match context {} of task {tid}",
-                        entry.context_id
-                    ),
-                ));
-            }
+        if let Some(ctx) = message.get("contextId").and_then(Value::as_str)
+            && ctx != entry.context_id.as_ref()
+        {
+            return Err(A2aError::new(
+                ErrorKind::InvalidParams,
+                format!(
+                    "Context {ctx} does not match context {} of task {tid}",
+                    entry.context_id
+                ),
+            ));
         }
         message.insert("contextId".into(), entry.context_id.as_ref().into());
         let msg_in = incoming(&message);

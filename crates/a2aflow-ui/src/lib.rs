@@ -192,3 +192,8 @@ impl UiHandle {
         let _ = self.task.await;
     }
 }
+
+/// The README (the crate's page on crates.io), whose example is compiled as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -7,6 +7,39 @@
 //! an [`EngineConfig`], running, and closing only what it created.
 //!
 //! **What it must never depend on.** The CLI. It adds no behaviour of its own that a layer should own.
+//!
+//! ## Map
+//!
+//! Every item at this root, by what a host does with it (`cargo xtask public-api` checks the list
+//! is complete):
+//!
+//! - **The layers**: [`model`], [`kernel`], [`store_sqlite`], and with `protocol` [`protocol`],
+//!   [`engine`], [`services`], [`a2at`]; [`extensions`] and [`testkit`] with their features.
+//! - **Run a workflow**: [`execute_workflow`], [`execute_workflow_stream`], [`resume`],
+//!   [`resume_stream`] ([`ResumePolicy`]), [`send_task`] (one task outside a workflow, as step
+//!   [`SEND_TASK_STEP`]); configured by [`EngineConfig`] ([`config`]) and [`HostHooks`].
+//! - **Agents**: [`discover_agents`], [`fetch_agent_cards`], [`AgentEndpoint`], [`AgentSource`],
+//!   [`check_agents`], [`unknown_agents`]; the connections: [`TransportFactory`],
+//!   [`build_engine_client`], [`ChannelConfig`], [`ChannelFactory`], and with `extensions`
+//!   [`build_extension_sender`].
+//! - **Runs in a store** ([`store`], [`executions`]): [`StoreLocation`], [`RunStore`],
+//!   [`RunFilter`], [`RunState`], [`RunSummary`], [`list_executions`], [`get_execution`]
+//!   ([`ExecutionView`]), [`execution_events`], [`request_cancel`] ([`CancelRequest`]),
+//!   [`answer_gate`], [`decline_gate`] ([`GateDelivery`]).
+//! - **Tracing**: [`otel`] (feature `otel`).
+//!
+//! ## Features
+//!
+//! The `##` comments of the `[features]` table in Cargo.toml, word for word (a test compares them):
+//!
+//! - `protocol` (default) — The A2A transports, the engine client and the registry /
+//!   orchestration-centre clients (hyper + rustls).
+//! - `extensions` (default) — Authorization-T and Notification-T senders.
+//! - `testkit` — The scriptable A2A agent server, for tests and demos.
+//! - `otel` — Exports the engine's `tracing` spans through OpenTelemetry OTLP (HTTP/protobuf over
+//!   hyper + rustls).
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub use a2aflow_kernel as kernel;
 pub use a2aflow_model as model;
@@ -81,3 +114,8 @@ pub use store::StoreLocation;
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/guide/host-integration.md")]
 pub struct HostIntegrationGuide;
+
+/// The README (the crate's page on crates.io), whose example is compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -72,3 +72,8 @@ pub use uri::{
     NOTIFICATION_T_EXTENSION_URI, TASK_T_EXTENSION_URI, TEMPLATE_URI_KEY, extension_name_from_uri,
     normalize_extension_uri,
 };
+
+/// The README (the crate's page on crates.io), whose example is compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -10,10 +10,10 @@ use serde_json::Value;
 use std::sync::OnceLock;
 
 /// The request schema, `schemas/delegation_request.schema.json`, as embedded in the crate.
-pub const REQUEST_SCHEMA: &str = include_str!("../../../../schemas/delegation_request.schema.json");
+pub const REQUEST_SCHEMA: &str = include_str!("../../schemas/delegation_request.schema.json");
 
 /// The task schema, `schemas/delegation_task.schema.json`, as embedded in the crate.
-pub const TASK_SCHEMA: &str = include_str!("../../../../schemas/delegation_task.schema.json");
+pub const TASK_SCHEMA: &str = include_str!("../../schemas/delegation_task.schema.json");
 
 /// A compiled schema, or why the embedded text did not compile (a build defect the crate's own
 /// tests catch; reported as a violation rather than a panic).

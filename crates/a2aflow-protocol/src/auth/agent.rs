@@ -226,16 +226,16 @@ impl AgentAuthBuilder {
         if !choice.plans.is_empty() {
             check_destination(agent, &origin, configured.as_ref(), &destinations)?;
         }
-        if self.fetcher.is_none() {
-            if let Some(p) = choice.plans.iter().find(|p| p.fetched.is_some()) {
-                return Err(Failure::new(
-                    ErrorCode::ConfigInvalidCredentials,
-                    format!(
-                        "the credential for scheme {} of agent {} fetches a token but no token fetcher was given",
-                        p.scheme, self.card.name
-                    ),
-                ));
-            }
+        if self.fetcher.is_none()
+            && let Some(p) = choice.plans.iter().find(|p| p.fetched.is_some())
+        {
+            return Err(Failure::new(
+                ErrorCode::ConfigInvalidCredentials,
+                format!(
+                    "the credential for scheme {} of agent {} fetches a token but no token fetcher was given",
+                    p.scheme, self.card.name
+                ),
+            ));
         }
         let unused: Vec<&str> = self
             .credentials

@@ -225,9 +225,10 @@ fn plan(
             let token_origin = Origin::parse(&token_url).map_err(|_| {
                 format!("scheme '{name}': the token URL is not an absolute http(s) URL")
             })?;
-            if let Some(allowed) = inputs.card_url_origins.filter(|_| from_card) {
-                if !allowed.contains(&token_origin) {
-                    return Err(Unusable::Refused(
+            if let Some(allowed) = inputs.card_url_origins.filter(|_| from_card)
+                && !allowed.contains(&token_origin)
+            {
+                return Err(Unusable::Refused(
                         Failure::new(
                             ErrorCode::AuthHostMismatch,
                             format!(
@@ -238,7 +239,6 @@ fn plan(
                         .with_detail("scheme", name)
                         .with_detail("tokenOrigin", token_origin.to_string()),
                     ));
-                }
             }
             let scopes = cfg.scopes.clone().unwrap_or_else(|| scopes.to_vec());
             let spec = TokenSpec::oauth2(cfg, token_url, scopes);

@@ -297,10 +297,10 @@ impl TokenCache {
     /// The cached token, or a fresh one from `fetcher`.
     pub(crate) async fn token(&self, fetcher: &dyn TokenFetcher) -> Result<Secret, Failure> {
         let mut state = self.state.lock().await;
-        if let Some(c) = state.as_ref() {
-            if Instant::now() < c.refresh_at {
-                return Ok(c.token.clone());
-            }
+        if let Some(c) = state.as_ref()
+            && Instant::now() < c.refresh_at
+        {
+            return Ok(c.token.clone());
         }
         let request = self.spec.request()?;
         let url = request.url.clone();

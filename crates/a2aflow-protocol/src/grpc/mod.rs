@@ -130,10 +130,10 @@ impl GrpcTransport {
     }
 
     fn tenant(&self, own: &mut String) {
-        if own.is_empty() {
-            if let Some(t) = &self.tenant {
-                own.clone_from(t);
-            }
+        if own.is_empty()
+            && let Some(t) = &self.tenant
+        {
+            own.clone_from(t);
         }
     }
 

@@ -235,10 +235,8 @@ pub(crate) fn classify(status: &Status, judged: Judged) -> TransportError {
         .map(|s| s.details.iter().map(detail_json).collect())
         .unwrap_or_default();
     let has_reason = details.iter().any(|d| d.get("reason").is_some());
-    if !has_reason {
-        if let Some(e) = by_code_alone(status, judged) {
-            return e;
-        }
+    if !has_reason && let Some(e) = by_code_alone(status, judged) {
+        return e;
     }
     let envelope = json!({"error": {
         "code": status.code() as i32,

@@ -43,11 +43,11 @@ impl State {
             phase: TimeoutPhase::IdleStream,
             after: idle,
         };
-        if let Some((d, phase, after)) = self.bounds.whole {
-            if d < until {
-                until = d;
-                timeout = TransportError::Timeout { phase, after };
-            }
+        if let Some((d, phase, after)) = self.bounds.whole
+            && d < until
+        {
+            until = d;
+            timeout = TransportError::Timeout { phase, after };
         }
         (until, timeout)
     }

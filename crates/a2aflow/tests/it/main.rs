@@ -9,6 +9,7 @@ mod events_schema;
 mod execute;
 mod executions;
 mod extension_config;
+mod features_doc;
 mod gates;
 mod oauth2;
 mod postgres_store;
