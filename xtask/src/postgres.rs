@@ -181,10 +181,10 @@ fn reachable_by_postgres(dir: &Path) -> bool {
 
 impl Drop for Server {
     fn drop(&mut self) {
-        if self.stop_on_drop {
-            if let Err(e) = self.stop() {
-                eprintln!("postgres: stopping the test server failed: {e}");
-            }
+        if self.stop_on_drop
+            && let Err(e) = self.stop()
+        {
+            eprintln!("postgres: stopping the test server failed: {e}");
         }
     }
 }

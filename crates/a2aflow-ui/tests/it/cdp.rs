@@ -100,10 +100,10 @@ impl Browser {
                 let Ok(v) = serde_json::from_str::<Value>(&text) else {
                     continue;
                 };
-                if let Some(id) = v.get("id").and_then(Value::as_u64) {
-                    if let Some(done) = answers.lock().await.remove(&id) {
-                        let _ = done.send(v);
-                    }
+                if let Some(id) = v.get("id").and_then(Value::as_u64)
+                    && let Some(done) = answers.lock().await.remove(&id)
+                {
+                    let _ = done.send(v);
                 }
             }
         });
