@@ -298,17 +298,44 @@ mod tests {
     /// Bodies where the one pass and the checked path could part: plain answers, error envelopes
     /// (spelled out, escaped, `null`, beside a task), neither member, broken JSON, other statuses.
     const BODIES: [(u16, &str); 11] = [
-        (200, r#"{"task": {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED"}}}"#),
-        (200, r#"{"message": {"messageId": "m", "role": "ROLE_AGENT", "parts": [{"text": "error"}]}}"#),
-        (200, r#"{"task": {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}}, "error": {"code": 5, "status": "NOT_FOUND", "message": "gone"}}"#),
-        (200, r#"{"task": {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}}, "\u0065rror": {"code": 13, "message": "escaped"}}"#),
-        (200, r#"{"task": {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}}, "error": null}"#),
-        (200, r#"{"error": {"code": 3, "status": "INVALID_ARGUMENT", "message": "bad"}}"#),
+        (
+            200,
+            r#"{"task": {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED"}}}"#,
+        ),
+        (
+            200,
+            r#"{"message": {"messageId": "m", "role": "ROLE_AGENT", "parts": [{"text": "error"}]}}"#,
+        ),
+        (
+            200,
+            r#"{"task": {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}}, "error": {"code": 5, "status": "NOT_FOUND", "message": "gone"}}"#,
+        ),
+        (
+            200,
+            r#"{"task": {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}}, "\u0065rror": {"code": 13, "message": "escaped"}}"#,
+        ),
+        (
+            200,
+            r#"{"task": {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}}, "error": null}"#,
+        ),
+        (
+            200,
+            r#"{"error": {"code": 3, "status": "INVALID_ARGUMENT", "message": "bad"}}"#,
+        ),
         (200, r#"{"neither": 1}"#),
         (200, r#"{"task": "#),
-        (201, r#"{"task": {"id": "t2", "contextId": "c", "status": {"state": "TASK_STATE_SUBMITTED"}}}"#),
-        (500, r#"{"task": {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}}}"#),
-        (404, r#"{"error": {"code": 404, "status": "NOT_FOUND", "message": "no route"}}"#),
+        (
+            201,
+            r#"{"task": {"id": "t2", "contextId": "c", "status": {"state": "TASK_STATE_SUBMITTED"}}}"#,
+        ),
+        (
+            500,
+            r#"{"task": {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}}}"#,
+        ),
+        (
+            404,
+            r#"{"error": {"code": 404, "status": "NOT_FOUND", "message": "no route"}}"#,
+        ),
     ];
 
     #[test]
@@ -317,7 +344,10 @@ mod tests {
             let fast = format!("{:?}", decode_send_reply(reply(status, body)));
             let checked = format!(
                 "{:?}",
-                checked_json_reply::<SendMessageResponse>(reply(status, body), "SendMessageResponse")
+                checked_json_reply::<SendMessageResponse>(
+                    reply(status, body),
+                    "SendMessageResponse"
+                )
             );
             assert_eq!(fast, checked, "{status} {body}");
         }
@@ -332,14 +362,26 @@ mod tests {
         let task = r#"{"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}}"#;
         let tasks = [
             (200, task.to_owned()),
-            (200, task.replace(r#""id""#, r#""error": {"code": 9}, "id""#)),
-            (200, task.replace(r#""id""#, r#""\u0065rror": {"code": 9}, "id""#)),
+            (
+                200,
+                task.replace(r#""id""#, r#""error": {"code": 9}, "id""#),
+            ),
+            (
+                200,
+                task.replace(r#""id""#, r#""\u0065rror": {"code": 9}, "id""#),
+            ),
             (500, task.to_owned()),
         ];
         let bodies = BODIES.iter().map(|(s, b)| (*s, (*b).to_owned()));
         for (status, body) in bodies.chain(tasks) {
-            let fast = format!("{:?}", decode_json_reply::<Task>(reply(status, &body), "Task"));
-            let checked = format!("{:?}", checked_json_reply::<Task>(reply(status, &body), "Task"));
+            let fast = format!(
+                "{:?}",
+                decode_json_reply::<Task>(reply(status, &body), "Task")
+            );
+            let checked = format!(
+                "{:?}",
+                checked_json_reply::<Task>(reply(status, &body), "Task")
+            );
             assert_eq!(fast, checked, "{status} {body}");
         }
         assert!(decode_json_reply::<Task>(reply(200, task), "Task").is_ok());
