@@ -286,19 +286,18 @@ fn not_found() -> Answer {
 }
 
 async fn answer(shared: Arc<Shared>, req: Request<Incoming>) -> Answer {
-    let route = (req.method().clone(), req.uri().path().to_owned());
-    match (&route.0, route.1.as_str()) {
-        (&Method::GET, "/.well-known/agent-card.json") => json_answer(shared.card.clone()),
-        (&Method::POST, "/jsonrpc") => match read_body(req).await {
+    let get = req.method() == Method::GET;
+    let post = req.method() == Method::POST;
+    match req.uri().path() {
+        "/.well-known/agent-card.json" if get => json_answer(shared.card.clone()),
+        "/jsonrpc" if post => match read_body(req).await {
             Some(body) => jsonrpc(&shared, &body),
             None => bad_request(),
         },
-        (&Method::POST, "/rest/message:send" | "/rest/message%3Asend") => {
-            match read_body(req).await {
-                Some(body) => rest(&shared, &body),
-                None => bad_request(),
-            }
-        }
+        "/rest/message:send" | "/rest/message%3Asend" if post => match read_body(req).await {
+            Some(body) => rest(&shared, &body),
+            None => bad_request(),
+        },
         _ => not_found(),
     }
 }
