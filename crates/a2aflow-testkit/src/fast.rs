@@ -88,8 +88,8 @@ impl Canned {
 /// What the peer reads of a request: the message's context id (the rest is skipped unparsed).
 #[derive(Deserialize)]
 struct SendParams<'a> {
-    #[serde(borrow)]
-    message: MessageIds<'a>,
+    #[serde(borrow, default)]
+    message: Option<MessageIds<'a>>,
 }
 
 #[derive(Deserialize)]
@@ -333,18 +333,22 @@ fn jsonrpc(shared: &Shared, body: &[u8]) -> Answer {
             br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#,
         ));
     };
-    let (Some(params), "SendMessage") = (request.params, request.method.as_ref()) else {
+    let message = request.params.and_then(|p| p.message);
+    let (Some(message), "SendMessage") = (message, request.method.as_ref()) else {
         let reply = json!({"jsonrpc": "2.0", "id": request.id,
             "error": {"code": -32601, "message": "the fast peer answers SendMessage only"}});
         return json_answer(Bytes::from(reply.to_string()));
     };
-    let (task, context) = ids(shared, params.message.context_id);
+    let (task, context) = ids(shared, message.context_id);
     let trailer = format!(",\"id\":{}}}", request.id);
     json_answer(shared.jsonrpc.answer(task, &context, trailer.as_bytes()))
 }
 
 fn rest(shared: &Shared, body: &[u8]) -> Answer {
-    let Ok(params) = serde_json::from_slice::<SendParams<'_>>(body) else {
+    let message = serde_json::from_slice::<SendParams<'_>>(body)
+        .ok()
+        .and_then(|p| p.message);
+    let Some(message) = message else {
         return respond(
             StatusCode::BAD_REQUEST,
             "application/json",
@@ -353,6 +357,6 @@ fn rest(shared: &Shared, body: &[u8]) -> Answer {
             ),
         );
     };
-    let (task, context) = ids(shared, params.message.context_id);
+    let (task, context) = ids(shared, message.context_id);
     json_answer(shared.rest.answer(task, &context, b""))
 }
