@@ -59,6 +59,16 @@ pub struct A2aEngineClient {
     config: ClientConfig,
 }
 
+/// Emits `event` in a future of its own. A client event is about 1 KiB (its largest payload),
+/// and an emit awaited inline would make it part of every future around the await: a waiting
+/// task holds the largest state of each of its futures, so that much per task in flight.
+pub(crate) fn emit_boxed(
+    events: &EventEmitter,
+    event: ClientEvent,
+) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+    Box::pin(events.emit(event))
+}
+
 /// What ends every wait of one interaction: its token firing or its deadline passing, checked in
 /// that order before the awaited future. Both are made once per interaction and pinned in the
 /// caller's future, so an interaction keeps one timer entry and one cancellation waiter instead
@@ -395,26 +405,31 @@ impl A2aEngineClient {
 impl RemoteClient for A2aEngineClient {
     async fn dispatch(&self, request: DispatchRequest<'_>) -> Result<TaskOutcome, TaskFailure> {
         let agent = self.agent(request.agent).map_err(TaskFailure::new)?;
-        let negotiation = self.negotiation_of(&request);
-        let cancelled = std::pin::pin!(request.cancel.cancelled_owned());
+        let cancelled = std::pin::pin!(request.cancel.clone().cancelled_owned());
         let timer = std::pin::pin!(tokio::time::sleep_until(request.deadline));
-        let stop = Stop { cancelled, timer };
-        let context_id = request
-            .context_id
-            .map_or_else(a2a::new_context_id, str::to_owned);
-        let mut run = Interaction::new(
-            agent,
-            &self.config,
-            context_id,
-            stop,
-            request.events,
-            Some(negotiation),
-            request.journal,
-        );
-        run.reference_task_ids = request.reference_task_ids.to_vec();
-        let continues = request.continues.map(str::to_owned);
-        let result = run.run(Start::Send(request.content, continues)).await;
-        run.finish(result).await
+        // Built in a block: what moves into the interaction holds no room of its own in this
+        // future across the waits below (a moved-from local would).
+        let (mut run, start) = {
+            let negotiation = self.negotiation_of(&request);
+            let context_id = request
+                .context_id
+                .map_or_else(a2a::new_context_id, str::to_owned);
+            let stop = Stop { cancelled, timer };
+            let mut run = Interaction::new(
+                agent,
+                &self.config,
+                context_id,
+                stop,
+                request.events,
+                Some(negotiation),
+                request.journal,
+            );
+            run.reference_task_ids = request.reference_task_ids.to_vec();
+            let continues = request.continues.map(str::to_owned);
+            (run, Start::Send(request.content, continues))
+        };
+        let result = run.run(start).await;
+        Box::pin(run.finish(result)).await
     }
 
     /// Finds a journaled task again and waits on it as [`dispatch`](Self::dispatch) would.
@@ -671,7 +686,9 @@ impl<'a> Interaction<'a> {
         loop {
             match next {
                 Next::Done => return Ok(()),
-                Next::Send(content, task_id) => self.send(content, task_id).await?,
+                // Boxed: a send's future (the message, the journal's and the events' futures)
+                // would otherwise be part of every wait's.
+                Next::Send(content, task_id) => Box::pin(self.send(content, task_id)).await?,
                 Next::Observe => self.observe().await?,
             }
             next = self.evaluate().await?;
@@ -684,7 +701,7 @@ impl<'a> Interaction<'a> {
         let aborted = self.negotiation.as_ref().is_some_and(|n| n.state.aborted());
         match observation {
             Observation::Pending => Ok(Next::Observe),
-            _ if aborted => Err(self.negotiation_failed(aborted_failure()).await),
+            _ if aborted => Err(Box::pin(self.negotiation_failed(aborted_failure())).await),
             Observation::Completed => Ok(Next::Done),
             Observation::Terminal(f) => Err(f),
             Observation::AuthRequired => Err(a2aflow_protocol::end_state::state_failure(
@@ -840,7 +857,7 @@ impl<'a> Interaction<'a> {
             self.journal.before_send(intent).await?;
         }
         if let Some(data) = announced {
-            self.events.emit(data.into()).await;
+            emit_boxed(&self.events, data.into()).await;
         }
         self.release_stream().await;
         self.force_poll = false;
@@ -907,7 +924,7 @@ impl<'a> Interaction<'a> {
                 }
             };
             match next {
-                Some(Ok(event)) => return self.apply(event).await,
+                Some(Ok(event)) => return Box::pin(self.apply(event)).await,
                 Some(Err(e)) => {
                     self.stream = None;
                     if self.reducer.task_id().is_none() || !is_stream_break(&e) {
@@ -983,7 +1000,7 @@ impl<'a> Interaction<'a> {
         match polled {
             Ok(task) => {
                 self.poll_failures = 0;
-                self.apply(StreamResponse::Task(task)).await
+                Box::pin(self.apply(StreamResponse::Task(task))).await
             }
             Err(e) if is_transient(&e) && self.poll_failures + 1 < MAX_POLL_FAILURES => {
                 self.poll_failures += 1;
@@ -999,7 +1016,8 @@ impl<'a> Interaction<'a> {
     /// The fold runs when this is called (callers await at once); the returned future holds only
     /// the event to emit, not the received object, so that every wait's future stays small.
     fn apply(&mut self, event: StreamResponse) -> impl Future<Output = Result<(), Failure>> + '_ {
-        let folded = self.fold(event);
+        // The event is boxed while the journal is told (see `emit_boxed`).
+        let folded = self.fold(event).map(|e| e.map(Box::new));
         let note = folded.is_ok().then(|| self.journal_note()).flatten();
         async move {
             let event = folded?;
@@ -1007,7 +1025,7 @@ impl<'a> Interaction<'a> {
                 note.report(self.journal, &self.context_id).await;
             }
             if let Some(event) = event {
-                self.events.emit(event).await;
+                emit_boxed(&self.events, *event).await;
             }
             Ok(())
         }
@@ -1281,19 +1299,15 @@ impl<'a> Interaction<'a> {
                 Ok(_) => (true, None),
                 Err(f) => (false, Some(f.failure.code.clone())),
             };
-            self.events
-                .emit(
-                    RemoteResponseData {
-                        agent: self.agent.name.clone(),
-                        context_id: self.context_id.clone(),
-                        remote_task_id: remote_task_id.clone(),
-                        success,
-                        error_code: code,
-                        received_messages: evidence,
-                    }
-                    .into(),
-                )
-                .await;
+            let data = RemoteResponseData {
+                agent: self.agent.name.clone(),
+                context_id: self.context_id.clone(),
+                remote_task_id: remote_task_id.clone(),
+                success,
+                error_code: code,
+                received_messages: evidence,
+            };
+            emit_boxed(&self.events, data.into()).await;
         }
         result
     }

@@ -235,20 +235,20 @@ pub(crate) async fn emit_failed(events: &EventEmitter, at: FailedAt<'_>, failure
     if !events.is_enabled() {
         return;
     }
-    events
-        .emit(
-            ClientNegotiationFailedData {
-                agent: at.agent.to_owned(),
-                context_id: at.context_id.to_owned(),
-                remote_task_id: at.remote_task_id.map(str::to_owned),
-                exchange: u32::try_from(at.exchanges).unwrap_or(u32::MAX),
-                error: failure.message.clone(),
-                error_code: failure.code.clone(),
-                negotiation_context: failure.details.get("negotiationContext").cloned(),
-            }
-            .into(),
-        )
-        .await;
+    crate::engine::emit_boxed(
+        events,
+        ClientNegotiationFailedData {
+            agent: at.agent.to_owned(),
+            context_id: at.context_id.to_owned(),
+            remote_task_id: at.remote_task_id.map(str::to_owned),
+            exchange: u32::try_from(at.exchanges).unwrap_or(u32::MAX),
+            error: failure.message.clone(),
+            error_code: failure.code.clone(),
+            negotiation_context: failure.details.get("negotiationContext").cloned(),
+        }
+        .into(),
+    )
+    .await;
 }
 
 /// The failure after a host ABORT, whatever the agent answered.

@@ -629,7 +629,26 @@ pub(crate) async fn read_limited(
 
 /// Decodes a unary REST-style reply: an error envelope (any status) or a non-2xx is an error;
 /// otherwise the body must be `T`.
+///
+/// A 2xx body that cannot hold an error envelope (see [`may_name_error`]) is decoded as `T` in
+/// one pass; anything else, and such a body that is not a `T`, takes the checked path (the body
+/// read as JSON for an envelope first), whose answer the one pass never changes.
 pub(crate) fn decode_json_reply<T: serde::de::DeserializeOwned>(
+    reply: Reply,
+    what: &str,
+) -> Result<T, TransportError> {
+    if reply.status.is_success()
+        && !may_name_error(&reply.body)
+        && let Ok(decoded) = serde_json::from_slice(&reply.body)
+    {
+        return Ok(decoded);
+    }
+    checked_json_reply(reply, what)
+}
+
+/// The checked path of [`decode_json_reply`]: the body read as JSON for an error envelope, the
+/// status, then the body as `T`.
+pub(crate) fn checked_json_reply<T: serde::de::DeserializeOwned>(
     reply: Reply,
     what: &str,
 ) -> Result<T, TransportError> {
@@ -639,6 +658,17 @@ pub(crate) fn decode_json_reply<T: serde::de::DeserializeOwned>(
     }
     serde_json::from_slice(&reply.body).map_err(|e| {
         TransportError::InvalidResponse(format!("the body is not a valid {what}: {e}"))
+    })
+}
+
+/// True when `body` may have an `error` member: the key written out (`"error"`), or a `\u` escape
+/// anywhere (an escaped key such as `"\u0065rror"` is the same key). A body for which this is
+/// false holds no error envelope, so [`classify_error_body`] finds none in it.
+pub(crate) fn may_name_error(body: &[u8]) -> bool {
+    body.iter().enumerate().any(|(i, &b)| match b {
+        b'"' => body[i..].starts_with(b"\"error\""),
+        b'\\' => body.get(i + 1) == Some(&b'u'),
+        _ => false,
     })
 }
 

@@ -15,7 +15,9 @@ use serde::de::DeserializeOwned;
 use crate::binding::Binding;
 use crate::error::TransportError;
 use crate::headers::CallOptions;
-use crate::http_client::{HttpClient, Outgoing, decode_json_reply, parse_uri};
+use crate::http_client::{
+    HttpClient, Outgoing, Reply, checked_json_reply, decode_json_reply, parse_uri,
+};
 use crate::stream::{Framing, StreamResponseStream, event_stream};
 use crate::transport::Transport;
 
@@ -26,9 +28,14 @@ pub struct RestTransport {
     url: String,
     /// Interface URL without a trailing slash, plus `/{tenant}` when set.
     base: String,
+    /// `base` + `/message:send`, parsed once (every SendMessage posts to it).
+    send_uri: Uri,
 }
 
 use crate::percent::encode_component as encode;
+
+/// The SendMessage path, under the interface URL.
+const SEND_PATH: &str = "/message:send";
 
 /// The query string of a `ListTasks` request (camelCase keys, enum names, RFC 3339 times).
 fn list_query(req: &ListTasksRequest) -> Result<String, TransportError> {
@@ -64,10 +71,12 @@ impl RestTransport {
             base.push('/');
             base.push_str(&encode(&t));
         }
+        let send_uri = parse_uri(&format!("{base}{SEND_PATH}"))?;
         Ok(RestTransport {
             client,
             url: url.to_owned(),
             base,
+            send_uri,
         })
     }
 
@@ -90,19 +99,28 @@ impl RestTransport {
         options: &CallOptions,
     ) -> Result<R, TransportError> {
         let uri = self.uri(path)?;
-        let reply = self
-            .client
+        let reply = self.unary(method, &uri, body, options).await?;
+        decode_json_reply(reply, what)
+    }
+
+    async fn unary(
+        &self,
+        method: Method,
+        uri: &Uri,
+        body: Option<Bytes>,
+        options: &CallOptions,
+    ) -> Result<Reply, TransportError> {
+        self.client
             .unary(
                 Outgoing {
                     method,
-                    uri: &uri,
+                    uri,
                     body,
                     event_stream: false,
                 },
                 options,
             )
-            .await?;
-        decode_json_reply(reply, what)
+            .await
     }
 
     async fn stream(
@@ -137,6 +155,17 @@ impl RestTransport {
     }
 }
 
+/// A SendMessage reply: a plain success in one pass ([`crate::payload`]); anything else, the
+/// checked path, whose answer the one pass never changes.
+fn decode_send_reply(reply: Reply) -> Result<SendMessageResponse, TransportError> {
+    if reply.status.is_success()
+        && let Some(response) = crate::payload::bare_send_response(&reply.body)
+    {
+        return Ok(response);
+    }
+    checked_json_reply(reply, "SendMessageResponse")
+}
+
 #[async_trait]
 impl Transport for RestTransport {
     fn binding(&self) -> Binding {
@@ -153,14 +182,10 @@ impl Transport for RestTransport {
         options: &CallOptions,
     ) -> Result<SendMessageResponse, TransportError> {
         let body = Self::body(request)?;
-        self.call(
-            Method::POST,
-            "/message:send",
-            Some(body),
-            "SendMessageResponse",
-            options,
-        )
-        .await
+        let reply = self
+            .unary(Method::POST, &self.send_uri, Some(body), options)
+            .await?;
+        decode_send_reply(reply)
     }
 
     async fn send_streaming_message(
@@ -237,6 +262,7 @@ impl Transport for RestTransport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::http_client::may_name_error;
     use a2aflow_model::a2a::TaskState;
 
     #[test]
@@ -258,6 +284,110 @@ mod tests {
             q,
             "contextId=ctx%201&status=TASK_STATE_WORKING&pageSize=10&includeArtifacts=true"
         );
+    }
+
+    fn reply(status: u16, body: &str) -> Reply {
+        Reply {
+            status: http::StatusCode::from_u16(status).unwrap(),
+            body: Bytes::from(body.to_owned()),
+            retry_after: None,
+            location: None,
+        }
+    }
+
+    /// Bodies where the one pass and the checked path could part: plain answers, error envelopes
+    /// (spelled out, escaped, `null`, beside a task), neither member, broken JSON, other statuses.
+    const BODIES: [(u16, &str); 11] = [
+        (
+            200,
+            r#"{"task": {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED"}}}"#,
+        ),
+        (
+            200,
+            r#"{"message": {"messageId": "m", "role": "ROLE_AGENT", "parts": [{"text": "error"}]}}"#,
+        ),
+        (
+            200,
+            r#"{"task": {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}}, "error": {"code": 5, "status": "NOT_FOUND", "message": "gone"}}"#,
+        ),
+        (
+            200,
+            r#"{"task": {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}}, "\u0065rror": {"code": 13, "message": "escaped"}}"#,
+        ),
+        (
+            200,
+            r#"{"task": {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}}, "error": null}"#,
+        ),
+        (
+            200,
+            r#"{"error": {"code": 3, "status": "INVALID_ARGUMENT", "message": "bad"}}"#,
+        ),
+        (200, r#"{"neither": 1}"#),
+        (200, r#"{"task": "#),
+        (
+            201,
+            r#"{"task": {"id": "t2", "contextId": "c", "status": {"state": "TASK_STATE_SUBMITTED"}}}"#,
+        ),
+        (
+            500,
+            r#"{"task": {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}}}"#,
+        ),
+        (
+            404,
+            r#"{"error": {"code": 404, "status": "NOT_FOUND", "message": "no route"}}"#,
+        ),
+    ];
+
+    #[test]
+    fn a_send_reply_decodes_in_one_pass_as_the_checked_path_would() {
+        for (status, body) in BODIES {
+            let fast = format!("{:?}", decode_send_reply(reply(status, body)));
+            let checked = format!(
+                "{:?}",
+                checked_json_reply::<SendMessageResponse>(
+                    reply(status, body),
+                    "SendMessageResponse"
+                )
+            );
+            assert_eq!(fast, checked, "{status} {body}");
+        }
+        // The first body is a plain success, the third an error (the envelope wins).
+        assert!(decode_send_reply(reply(BODIES[0].0, BODIES[0].1)).is_ok());
+        assert!(decode_send_reply(reply(BODIES[2].0, BODIES[2].1)).is_err());
+        assert!(decode_send_reply(reply(BODIES[3].0, BODIES[3].1)).is_err());
+    }
+
+    #[test]
+    fn a_unary_reply_skips_the_envelope_read_only_when_no_error_member_can_be_there() {
+        let task = r#"{"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}}"#;
+        let tasks = [
+            (200, task.to_owned()),
+            (
+                200,
+                task.replace(r#""id""#, r#""error": {"code": 9}, "id""#),
+            ),
+            (
+                200,
+                task.replace(r#""id""#, r#""\u0065rror": {"code": 9}, "id""#),
+            ),
+            (500, task.to_owned()),
+        ];
+        let bodies = BODIES.iter().map(|(s, b)| (*s, (*b).to_owned()));
+        for (status, body) in bodies.chain(tasks) {
+            let fast = format!(
+                "{:?}",
+                decode_json_reply::<Task>(reply(status, &body), "Task")
+            );
+            let checked = format!(
+                "{:?}",
+                checked_json_reply::<Task>(reply(status, &body), "Task")
+            );
+            assert_eq!(fast, checked, "{status} {body}");
+        }
+        assert!(decode_json_reply::<Task>(reply(200, task), "Task").is_ok());
+        assert!(!may_name_error(task.as_bytes()));
+        assert!(may_name_error(br#"{"error": 1}"#));
+        assert!(may_name_error(br#"{"\u0065rror": 1}"#));
     }
 
     #[test]

@@ -46,6 +46,7 @@ mod body;
 mod clock;
 mod dispatch;
 mod error;
+mod fast;
 mod fault;
 mod grpc;
 mod lifecycle;
@@ -63,6 +64,7 @@ mod token_endpoint;
 mod wire_error;
 
 pub use error::TestkitError;
+pub use fast::FastPeer;
 pub use fault::{FOREIGN_ID, Fault, Route};
 pub use message::{
     AgentMessage, IncomingMessage, NEGOTIATION_CONTEXT_KEY, NEGOTIATION_T_URI, NegotiationContext,

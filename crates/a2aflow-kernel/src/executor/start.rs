@@ -146,8 +146,10 @@ impl Executor {
             deadline,
             limit,
         };
+        // Boxed: the request is handed down to the task's futures, each of which would
+        // otherwise keep room for it for the task's life.
         self.jobs
-            .spawn(task_job(job, request).instrument(task_span));
+            .spawn(task_job(job, Box::new(request)).instrument(task_span));
     }
 
     /// Every subtask of the step was started or stopped: the step runs, or (none started) ends
@@ -200,7 +202,7 @@ fn task_request(
 }
 
 /// The job of one subtask: the task run to its end, a panic in it recorded as its failure.
-fn task_job(t: TaskCtx, request: TaskRequest) -> impl Future<Output = Job> + Send {
+fn task_job(t: TaskCtx, request: Box<TaskRequest>) -> impl Future<Output = Job> + Send {
     let (run, s, i) = (t.run.clone(), t.step, t.index);
     async move {
         match CatchUnwind::new(Box::pin(run_task(t, request))).await {

@@ -31,7 +31,7 @@ pub(crate) struct TaskDone {
 }
 
 /// Runs one subtask to its end.
-pub(crate) async fn run_task(t: TaskCtx, request: TaskRequest) -> TaskDone {
+pub(crate) async fn run_task(t: TaskCtx, request: Box<TaskRequest>) -> TaskDone {
     if let Some(d) = &t.run.durable
         && let Some(view) = d.replay().task(&request.local_task_id)
     {
@@ -48,7 +48,7 @@ pub(crate) async fn run_task(t: TaskCtx, request: TaskRequest) -> TaskDone {
     // consolidate on every spawn; measured in benches/scheduling.rs).
     let mut view = Box::new(unnamed_view());
     let interrupt = match delegated::target_of(&t) {
-        Some(target) => delegated::run_subtask(&t, target, request, &mut view).await,
+        Some(target) => delegated::run_subtask(&t, target, *request, &mut view).await,
         None => Box::pin(execute(&t, request, &mut view)).await,
     };
     let interrupt = own_timeout(&t, interrupt, &mut view);
@@ -111,14 +111,14 @@ async fn journal_finished(d: &Durable, view: &TaskResultView) {
 /// A subtask that names no child workflow: remote, or SELF_LOOP.
 async fn execute(
     t: &TaskCtx,
-    request: TaskRequest,
+    request: Box<TaskRequest>,
     view: &mut TaskResultView,
 ) -> Option<Interrupt> {
     if request.step_type == StepType::SelfLoop {
-        return self_loop(t, request, view).await;
+        return Box::pin(self_loop(t, *request, view)).await;
     }
     let interrupt = remote::execute_remote(t, &request, view).await;
-    name_view(view, request);
+    name_view(view, *request);
     interrupt
 }
 

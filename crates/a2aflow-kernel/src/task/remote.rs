@@ -138,40 +138,42 @@ pub(super) async fn send(
         }
         None => &NoJournal,
     };
-    let dispatch = DispatchRequest {
-        execution_id: &run.execution_id,
-        local_task_id: &request.local_task_id,
-        agent: &request.agent,
-        skill: &request.skill,
-        content,
-        context_id: Some(attempt.context_id),
-        continues: follow_up.map(|f| f.remote_task_id),
-        reference_task_ids: attempt.references,
-        task: request,
-        deadline: t.deadline,
-        cancel: t.token.clone(),
-        negotiation: &hook,
-        events: emitter,
-        journal,
-    };
+    // The request moves into the client's (boxed) future before the wait: built inside this
+    // block, it holds no room in this future across the wait (a moved-from local still would).
     let in_flight = run
         .durable
         .as_ref()
         .zip(attempt.journaled.filter(|_| follow_up.is_none()));
-    match in_flight {
-        Some((d, intent)) => {
-            let remote_task_id = d.remote_id(&request.local_task_id);
-            let attach = run.client.reattach(AttachRequest {
+    let remote_task_id = in_flight.and_then(|(d, _)| d.remote_id(&request.local_task_id));
+    let dispatched = {
+        let dispatch = DispatchRequest {
+            execution_id: &run.execution_id,
+            local_task_id: &request.local_task_id,
+            agent: &request.agent,
+            skill: &request.skill,
+            content,
+            context_id: Some(attempt.context_id),
+            continues: follow_up.map(|f| f.remote_task_id),
+            reference_task_ids: attempt.references,
+            task: request,
+            deadline: t.deadline,
+            cancel: t.token.clone(),
+            negotiation: &hook,
+            events: emitter,
+            journal,
+        };
+        match in_flight {
+            Some((d, intent)) => run.client.reattach(AttachRequest {
                 dispatch,
                 context_id: &intent.context_id,
                 message_id: &intent.message_id,
                 remote_task_id: remote_task_id.as_deref(),
                 resend: d.resend_for(&request.agent),
-            });
-            with_grace(attach, bounds, run.grace).await
+            }),
+            None => run.client.dispatch(dispatch),
         }
-        None => with_grace(run.client.dispatch(dispatch), bounds, run.grace).await,
-    }
+    };
+    with_grace(dispatched, bounds, run.grace).await
 }
 
 /// Writes what the dispatch came to into `view`; an interruption is returned.

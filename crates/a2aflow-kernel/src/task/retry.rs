@@ -68,7 +68,8 @@ pub(super) async fn attempts(
         let Some(retry) = retry_of(policy, &dispatched, number, bounds.deadline) else {
             return (dispatched, number);
         };
-        emit_retry(run, request, &retry, number, max).await;
+        // Boxed: an event's delivery would otherwise be part of this future for the task's life.
+        Box::pin(emit_retry(run, request, &retry, number, max)).await;
         if let Some(remote) = retry.remote_task_id {
             references.push(remote);
         }

@@ -93,6 +93,17 @@ impl<'de> Deserialize<'de> for SendResult {
     }
 }
 
+/// The `SendMessageResponse` of an HTTP+JSON body (a bare object), in one pass; `None` means
+/// "use the checked path" (an `error` member, neither member, or anything that fails to parse).
+pub(crate) fn bare_send_response(body: &[u8]) -> Option<SendMessageResponse> {
+    let payload = serde_json::from_slice::<Payload>(body).ok()?;
+    // A bare object with an `error` member is an error envelope, never a payload.
+    if payload.error.is_some() {
+        return None;
+    }
+    payload.into_send_response()
+}
+
 /// A JSON-RPC 2.0 response frame whose `result` is decoded as `R` in the same pass.
 #[derive(Debug, Deserialize)]
 pub(crate) struct RpcFrame<'a, R> {

@@ -4,6 +4,7 @@
 
 mod support;
 
+mod fast_peer;
 mod faults;
 mod list_tasks;
 mod server;

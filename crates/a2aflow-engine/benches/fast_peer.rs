@@ -1,0 +1,309 @@
+//! The client's own cost, against a peer that costs next to nothing per request
+//! ([`FastPeer`]: canned COMPLETED tasks, only the ids put in), beside a bare hyper loop against
+//! the same peer in the same process — the limit.
+//!
+//! Cases (criterion, elements = SendMessage calls):
+//! - `send_64/bare_jsonrpc`, `send_64/bare_http_json`: [`CALLS`] SendMessage calls with 64 in
+//!   flight from a bare hyper client (the request body from a template with fresh ids, the
+//!   answer read whole and parsed as JSON).
+//! - `send_64/jsonrpc`, `send_64/http_json`: the same calls through the protocol crate's
+//!   transport of that binding (what the engine client sends each through).
+//! - `wide_1000_cold/engine`: one cold run of a one-step workflow with 1,000 subtasks: the card
+//!   fetched, a fresh HTTP client and engine client (no pooled connection), the kernel run over
+//!   JSON-RPC; `wide_1000_cold/bare`: 1,000 calls with 64 in flight from a fresh bare client.
+//!
+//! Then alternating pairs per comparison (the client first in even pairs, the bare loop first in
+//! odd ones), each printed as `BENCH fast_peer/<name>=<client ÷ bare throughput>` (median of
+//! `A2AFLOW_BENCH_PAIRS`, default 9). gRPC is not measured here: the fast peer has no gRPC door.
+//!
+//! Run with `cargo bench -p a2aflow-engine --bench fast_peer`.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+use a2aflow_engine::{A2aEngineClient, ClientConfig};
+use a2aflow_kernel::{CallbackError, ControlPoint, RunInput, RunOptions, run};
+use a2aflow_model::a2a::{self, SendMessageRequest};
+use a2aflow_model::{MessageContent, Step, StepType, Subtask, TaskRequest, Workflow};
+use a2aflow_protocol::outgoing::user_message;
+use a2aflow_protocol::{Binding, CallOptions, HttpClient, Transport, connect};
+use a2aflow_testkit::FastPeer;
+use async_trait::async_trait;
+use bytes::Bytes;
+use criterion::{Criterion, Throughput, criterion_group};
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use serde_json::Value;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// SendMessage calls per `send_64` iteration.
+const CALLS: usize = 2_000;
+/// Calls in flight at once.
+const IN_FLIGHT: usize = 64;
+/// Subtasks of the wide workflow.
+const WIDE: usize = 1_000;
+
+type Bare = Client<hyper_util::client::legacy::connect::HttpConnector, Full<Bytes>>;
+
+fn bare_client() -> Bare {
+    Client::builder(TokioExecutor::new()).build_http()
+}
+
+/// Runs `calls` calls of `one` with [`IN_FLIGHT`] workers.
+async fn in_flight<F, Fut>(calls: usize, one: F)
+where
+    F: Fn(usize) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
+    let next = Arc::new(AtomicUsize::new(0));
+    let one = Arc::new(one);
+    let workers: Vec<_> = (0..IN_FLIGHT)
+        .map(|_| {
+            let (next, one) = (next.clone(), one.clone());
+            tokio::spawn(async move {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= calls {
+                        return;
+                    }
+                    one(i).await;
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.await.unwrap();
+    }
+}
+
+/// The bare loop: SendMessage bodies as the client would write them (fresh ids), POSTed with
+/// the A2A headers, each answer read whole and parsed as JSON.
+async fn bare_calls(client: Bare, url: String, jsonrpc: bool, calls: usize) {
+    let url: hyper::Uri = url.parse().unwrap();
+    in_flight(calls, move |i| {
+        let message = format!(
+            r#"{{"messageId":"{}","contextId":"{}","role":"ROLE_USER","parts":[{{"text":"task {i}"}}]}}"#,
+            a2a::new_message_id(),
+            a2a::new_context_id()
+        );
+        let body = if jsonrpc {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{i},"method":"SendMessage","params":{{"message":{message}}}}}"#
+            )
+        } else {
+            format!(r#"{{"message":{message}}}"#)
+        };
+        let request = hyper::Request::post(url.clone())
+            .header("content-type", "application/json")
+            .header("a2a-version", "1.0")
+            .header("accept", "application/json")
+            .body(Full::new(Bytes::from(body)))
+            .unwrap();
+        let client = client.clone();
+        async move {
+            let response = client.request(request).await.unwrap();
+            assert!(response.status().is_success());
+            let bytes = response.into_body().collect().await.unwrap().to_bytes();
+            let v: Value = serde_json::from_slice(&bytes).unwrap();
+            assert!(v.get("result").or_else(|| v.get("task")).is_some());
+        }
+    })
+    .await;
+}
+
+/// The same calls through the protocol crate's transport.
+async fn transport_calls(transport: Arc<dyn Transport>, calls: usize) {
+    in_flight(calls, move |i| {
+        let transport = transport.clone();
+        async move {
+            let content = MessageContent::text(format!("task {i}"));
+            let request = SendMessageRequest {
+                message: user_message(content, &a2a::new_context_id(), None, Vec::new()),
+                configuration: None,
+                metadata: None,
+                tenant: None,
+            };
+            let options = CallOptions::default();
+            transport.send_message(&request, &options).await.unwrap();
+        }
+    })
+    .await;
+}
+
+async fn transport_of(peer: &FastPeer, binding: Binding) -> Arc<dyn Transport> {
+    let http = HttpClient::new().unwrap();
+    let card = http
+        .fetch_agent_card(&peer.card_url(), &CallOptions::default())
+        .await
+        .unwrap();
+    let transport = connect(&card, &http, &[binding]).unwrap();
+    assert_eq!(transport.binding(), binding);
+    transport
+}
+
+struct Host;
+
+#[async_trait]
+impl ControlPoint for Host {
+    async fn on_task(&self, r: TaskRequest) -> Result<MessageContent, CallbackError> {
+        Ok(MessageContent::text(r.description))
+    }
+}
+
+fn wide() -> Arc<Workflow> {
+    Arc::new(Workflow {
+        id: "wide".into(),
+        name: "wide".into(),
+        steps: vec![Step {
+            name: "fan".into(),
+            step_type: StepType::AllSuccess,
+            subtasks: (0..WIDE)
+                .map(|i| Subtask {
+                    agent: "fast".into(),
+                    skill: String::new(),
+                    description: format!("task {i}"),
+                    workflow: None,
+                    retry: None,
+                    timeout: None,
+                })
+                .collect(),
+            ..Default::default()
+        }],
+        ..Default::default()
+    })
+}
+
+/// One cold engine run: the card fetched, a fresh HTTP and engine client, the kernel run.
+async fn engine_cold(card_url: String) {
+    let http = HttpClient::new().unwrap();
+    let card = http
+        .fetch_agent_card(&card_url, &CallOptions::default())
+        .await
+        .unwrap();
+    let transport = connect(&card, &http, &[Binding::JsonRpc]).unwrap();
+    let client = A2aEngineClient::new(ClientConfig::default())
+        .unwrap()
+        .with_agent(&card, transport)
+        .unwrap();
+    let options = RunOptions {
+        timeout: Duration::from_secs(120),
+        ..RunOptions::default()
+    };
+    let result = run(
+        wide(),
+        RunInput::default(),
+        Arc::new(Host),
+        Arc::new(client),
+        options,
+    )
+    .await;
+    assert!(result.success, "{:?}", result.failure);
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    match s.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => s[n / 2],
+        n => (s[n / 2 - 1] + s[n / 2]) / 2.0,
+    }
+}
+
+fn pair_count() -> usize {
+    std::env::var("A2AFLOW_BENCH_PAIRS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(9)
+}
+
+/// Client and bare runs in alternating pairs: the client's throughput ÷ the bare loop's, median.
+fn paired(name: &str, pairs: usize, client: &dyn Fn(), bare: &dyn Fn()) {
+    if pairs == 0 {
+        return;
+    }
+    let timed = |f: &dyn Fn()| {
+        let t0 = Instant::now();
+        f();
+        t0.elapsed().as_secs_f64()
+    };
+    // One unmeasured run each: pools and allocator warm.
+    client();
+    bare();
+    let ratios: Vec<f64> = (0..pairs)
+        .map(|i| {
+            let (c, b) = if i % 2 == 0 {
+                let c = timed(client);
+                (c, timed(bare))
+            } else {
+                let b = timed(bare);
+                (timed(client), b)
+            };
+            b / c
+        })
+        .collect();
+    let shown: Vec<String> = ratios.iter().map(|r| format!("{r:.2}")).collect();
+    let mid = median(&ratios);
+    eprintln!(
+        "{name}: client ÷ bare per pair [{}], median {mid:.2}",
+        shown.join(", ")
+    );
+    println!("BENCH fast_peer/{name}={mid:.2} client ÷ bare, median of {pairs} alternating pairs");
+}
+
+fn bench(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let peer = rt.block_on(FastPeer::spawn()).unwrap();
+    let jsonrpc = rt.block_on(transport_of(&peer, Binding::JsonRpc));
+    let http_json = rt.block_on(transport_of(&peer, Binding::HttpJson));
+    let bare = rt.block_on(async { bare_client() });
+    let rpc_url = peer.jsonrpc_url();
+    let rest_url = format!("{}/message:send", peer.rest_url());
+    let card_url = peer.card_url();
+
+    let bare_rpc = || rt.block_on(bare_calls(bare.clone(), rpc_url.clone(), true, CALLS));
+    let bare_rest = || rt.block_on(bare_calls(bare.clone(), rest_url.clone(), false, CALLS));
+    let via_rpc = || rt.block_on(transport_calls(jsonrpc.clone(), CALLS));
+    let via_rest = || rt.block_on(transport_calls(http_json.clone(), CALLS));
+    let engine = || rt.block_on(engine_cold(card_url.clone()));
+    let bare_cold = || rt.block_on(bare_calls(bare_client(), rpc_url.clone(), true, WIDE));
+
+    let mut group = c.benchmark_group("send_64");
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(5));
+    group.throughput(Throughput::Elements(CALLS as u64));
+    group.bench_function("bare_jsonrpc", |b| b.iter(bare_rpc));
+    group.bench_function("jsonrpc", |b| b.iter(via_rpc));
+    group.bench_function("bare_http_json", |b| b.iter(bare_rest));
+    group.bench_function("http_json", |b| b.iter(via_rest));
+    group.finish();
+    let mut group = c.benchmark_group("wide_1000_cold");
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(5));
+    group.throughput(Throughput::Elements(WIDE as u64));
+    group.bench_function("engine", |b| b.iter(engine));
+    group.bench_function("bare", |b| b.iter(bare_cold));
+    group.finish();
+
+    let pairs = pair_count();
+    paired("send_64_jsonrpc", pairs, &via_rpc, &bare_rpc);
+    paired("send_64_http_json", pairs, &via_rest, &bare_rest);
+    paired("wide_1000_cold", pairs, &engine, &bare_cold);
+    eprintln!(
+        "fast peer: {} sends answered, {} connections",
+        peer.sends(),
+        peer.total_connections()
+    );
+    rt.block_on(async { peer.shutdown().await.unwrap() });
+}
+
+criterion_group!(benches, bench);
+
+fn main() {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
