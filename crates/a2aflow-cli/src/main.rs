@@ -1,6 +1,6 @@
 //! # a2aflow — the command line
 //!
-//! **What it is.** The `a2aflow` binary: `validate`, `graph`, `card`, `send`, `run`, `runs`, `search`, `serve` and `demo`.
+//! **What it is.** The `a2aflow` binary: `validate`, `graph`, `card`, `send`, `run`, `runs`, `search`, `serve`, `ui` and `demo`.
 //!
 //! **What it owns.** Argument parsing, progress output and exit codes; everything else comes from
 //! the `a2aflow` facade. Nothing depends on it.
