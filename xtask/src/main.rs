@@ -2,7 +2,8 @@
 //!
 //! - `check-layers` — the layer boundary over the full `cargo metadata` graph (see [`layers`]);
 //! - `ci` — everything CI runs, in order; the README's test command;
-//! - `package` — the publish checks of `ci` alone (see [`package`]);
+//! - `package` — the publish checks of `ci` alone, each crate also built from its packaged
+//!   sources (see [`package`]);
 //! - `public-api` — the facade's public API from rustdoc JSON (see [`public_api`]);
 //! - `bench` — every benchmark, the soak/load tests at full size and the crash test at 2,000
 //!   kills, figures into `docs/benchmarks.md` (see [`mod@bench`]);
@@ -78,7 +79,7 @@ fn main() -> ExitCode {
         Some("bench") => bench::run(&root, &args[1..]),
         Some("postgres") => postgres::run_command(&root, &args[1..]),
         Some("bench-anchors") => anchors::run(&root, &args[1..]),
-        Some("package") => package::run(&root),
+        Some("package") => package::run(&root, true),
         Some("public-api") => public_api::run(&root),
         _ => Err(
             "usage: cargo xtask <check-layers | ci [--skip-interop] | package | public-api | bench [--no-criterion | --crash-only] | bench-anchors | postgres <start | stop>>"
