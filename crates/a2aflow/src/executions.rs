@@ -403,14 +403,16 @@ pub async fn execution_events(
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CancelRequest {
-    /// The request was journaled; the run's driver, or the next resume, stops the run.
+    /// The request was journaled; the run's next resume stops the run (a driver already
+    /// running does not watch its journal for it).
     Requested,
     /// The journal already held a request to stop the whole run; nothing was added.
     AlreadyRequested,
 }
 
-/// Asks run `execution_id` to stop: appends a run-level `cancelRequested` record, which its
-/// driver (or the next resume) acts on. A run that already finished is `store.invalid_append`
+/// Asks run `execution_id` to stop: appends a run-level `cancelRequested` record, which the
+/// run's next resume acts on. A driver already running (in this or another process) does not
+/// watch its journal for it: cancel a run live in this process through its cancellation token. A run that already finished is `store.invalid_append`
 /// and nothing is written; an unknown id is `store.unknown_execution`.
 pub async fn request_cancel(
     store: &dyn RunStore,
