@@ -70,6 +70,8 @@ pub(crate) struct EventHub {
     hook: Option<EventHook>,
     /// The events kept for the host's finish hook, when it has one.
     recorded: Option<std::sync::Mutex<Vec<Event>>>,
+    /// Set once the record reached [`RECORDED_EVENTS_LIMIT`] (its warning is given once).
+    recorded_full: AtomicBool,
 }
 
 impl EventHub {
@@ -90,6 +92,7 @@ impl EventHub {
             tee: None,
             hook: None,
             recorded: None,
+            recorded_full: AtomicBool::new(false),
         }
     }
 
@@ -267,7 +270,7 @@ impl EventHub {
                     .unwrap_or_else(std::sync::PoisonError::into_inner);
                 if recorded.len() < RECORDED_EVENTS_LIMIT {
                     recorded.push(event.clone());
-                } else if recorded.len() == RECORDED_EVENTS_LIMIT {
+                } else if !self.recorded_full.swap(true, Ordering::Relaxed) {
                     tracing::warn!(
                         limit = RECORDED_EVENTS_LIMIT,
                         "the finish hook sees only the run's first events"
