@@ -96,17 +96,16 @@ async fn the_run_page_follows_a_run_live_answers_its_gate_and_cancels_it() {
     wait_state(&b, "wait", "running").await;
     b.wait_for("document.querySelectorAll('#gates .gate').length === 0")
         .await;
-    assert_eq!(
-        b.eval(
-            "document.querySelector('path.edge[data-from=\"first\"][data-to=\"ask\"]').dataset.mark"
-        )
-        .await,
-        "taken"
-    );
-    assert_eq!(
-        b.eval("document.querySelector('path.edge[data-from=\"first\"][data-to=\"never\"]').dataset.mark").await,
-        "not-taken"
-    );
+    // The route decisions reach the page through the event stream, which may trail the run's
+    // task states by a moment: wait for the marks rather than read them once.
+    b.wait_for(
+        "document.querySelector('path.edge[data-from=\"first\"][data-to=\"ask\"]').dataset.mark === 'taken'",
+    )
+    .await;
+    b.wait_for(
+        "document.querySelector('path.edge[data-from=\"first\"][data-to=\"never\"]').dataset.mark === 'not-taken'",
+    )
+    .await;
 
     // The node panel, opened from the keyboard.
     b.eval(
