@@ -368,7 +368,8 @@ function renderPanel(name) {
     const f = ui.facts[t.localTaskId] || { rounds: 0, artifacts: new Set() };
     const artifacts = [...f.artifacts];
     const rows = [
-      ["Task", t.localTaskId], ["Agent", t.agent || "(local)"], ["Skill", t.skill || "–"],
+      ["Task", t.localTaskId], ["Agent", t.agent || "(local)"], ["Binding", f.binding || "–"],
+      ["Skill", t.skill || "–"],
       ["Status", t.status + (t.cancelRequested ? " (cancel requested)" : "")],
       ["Attempt", t.attempt], ["contextId", t.contextId || "–"], ["Remote task", t.remoteTaskId || "–"],
       ["Remote state", t.remoteState || "–"], ["Negotiation rounds", f.rounds],
@@ -394,6 +395,7 @@ function foldEvent(ev) {
   if (ev.taskId) {
     const f = ui.facts[ev.taskId] || (ui.facts[ev.taskId] = { rounds: 0, artifacts: new Set() });
     if (ev.kind === "negotiation_request") f.rounds += 1;
+    if (ev.kind === "agent_request" && typeof d.binding === "string") f.binding = d.binding;
     if (ev.kind === "agent_artifact_update" && (d.artifactName || d.artifactId)) f.artifacts.add(d.artifactName || d.artifactId);
     if (ev.kind === "task_response" && d.result) {
       for (const o of d.result.outputs || []) if (o && (o.name || o.artifactId)) f.artifacts.add(o.name || o.artifactId);

@@ -1,6 +1,6 @@
 //! What `/api/runs/{id}` answers: the run's view from its journal ([`a2aflow::ExecutionView`]),
 //! the drawing of its workflow ([`Layout`]), and per task what only its events tell
-//! (Negotiation-T rounds, artifacts).
+//! (Negotiation-T rounds, artifacts, the binding).
 
 use crate::layout::{Layout, layout};
 use a2aflow::executions::execution_view;
@@ -46,6 +46,10 @@ pub(crate) struct TaskFacts {
     pub(crate) negotiation_rounds: u32,
     /// The artifacts the agent streamed or returned (names or ids, in order, without repeats).
     pub(crate) artifacts: Vec<String>,
+    /// The protocol binding the task's last request went on (`JSONRPC`, `HTTP+JSON`, `GRPC`),
+    /// when its `agent_request` named one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) binding: Option<String>,
 }
 
 /// Whether a run in `state` has finished.
@@ -115,6 +119,11 @@ fn fold(facts: &mut BTreeMap<String, TaskFacts>, event: &Event) {
     match event.kind {
         EventKind::NegotiationRequest => {
             facts.entry(task.clone()).or_default().negotiation_rounds += 1;
+        }
+        EventKind::AgentRequest => {
+            if let Some(binding) = event.data.get("binding").and_then(Value::as_str) {
+                facts.entry(task.clone()).or_default().binding = Some(binding.to_owned());
+            }
         }
         EventKind::AgentArtifactUpdate => {
             let name = ["artifactName", "artifactId"]

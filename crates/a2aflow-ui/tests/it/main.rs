@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
 
 mod api;
+mod binding;
 mod browser;
 mod cdp;
 mod support;

@@ -80,6 +80,16 @@ impl Fixture {
 
     /// Starts `workflow` (JSON text) as run `id`, journaled in the store and tracked by the page.
     pub fn start_run(&self, id: &str, workflow: &str) -> tokio::task::JoinHandle<ExecutionResult> {
+        self.start_run_with(id, workflow, EngineConfig::default())
+    }
+
+    /// [`Fixture::start_run`] with the engine configuration `config`.
+    pub fn start_run_with(
+        &self,
+        id: &str,
+        workflow: &str,
+        config: EngineConfig,
+    ) -> tokio::task::JoinHandle<ExecutionResult> {
         let workflow = load_workflow_str(workflow, LoadOptions::STRICT)
             .unwrap()
             .workflow;
@@ -95,7 +105,7 @@ impl Fixture {
                 workflow,
                 &cards,
                 Arc::new(Verbatim),
-                &EngineConfig::default(),
+                &config,
                 RunInput::default(),
                 HostHooks {
                     run_options: options,
