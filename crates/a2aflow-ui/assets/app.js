@@ -14,7 +14,8 @@ const ui = {
   events: [], pending: [], frame: 0,
   stepEvents: {},     // step -> state from step_start / step_complete
   routes: {},         // "from\u0000to" -> true (taken) / false (not taken)
-  facts: {},          // local task id -> {rounds, artifacts: Set}
+  facts: {},          // local task id -> {rounds, artifacts: Set, binding}
+  bars: new Map(), newBars: [], // the timeline: local task id -> {start, end, state, step, depth, li, bar}
   selected: null, drawnFor: null, nodes: {}, edges: [],
   t0: performance.now(),
   stats: { firstEventMs: null, lastEventMs: null }, // when the stream's events arrived (for the benchmark)
@@ -123,12 +124,14 @@ function stateClass(runState) {
 async function showRun(id) {
   $("list-view").hidden = true; $("run-view").hidden = false;
   Object.assign(ui, { runId: id, run: null, lastSeq: null, ended: false, events: [], pending: [],
-    stepEvents: {}, routes: {}, facts: {}, selected: null, drawnFor: null, nodes: {}, edges: [] });
+    stepEvents: {}, routes: {}, facts: {}, selected: null, drawnFor: null, nodes: {}, edges: [],
+    bars: new Map(), newBars: [] });
   $("run-title").textContent = "Run " + id;
   document.title = "a2aflow run " + id;
   $("events").tBodies[0].replaceChildren();
   $("graph").replaceChildren();
   $("gates").replaceChildren();
+  $("timeline").replaceChildren(); $("timeline-empty").hidden = false;
   $("run-meta").replaceChildren();
   resetSelect($("step-filter")); resetSelect($("task-filter"));
   $("panel").replaceChildren(el("p", "Choose a step (click, or Tab and Enter) to see its tasks.", "hint"));
@@ -198,6 +201,7 @@ function applyRun(detail) {
   renderMeta(detail);
   renderGates(detail);
   paint();
+  renderTimeline();
   if (ui.selected) renderPanel(ui.selected);
   $("cancel").disabled = detail.finished;
 }
@@ -402,6 +406,68 @@ function foldEvent(ev) {
     }
   }
 }
+// ---- the subtask timeline ----
+// Events carry no clock time, so the axis is the run's event order: a bar runs from its task's
+// first event to its end (task_response); bars side by side were in flight together.
+const OUTCOME = { COMPLETED: "succeeded", FAILED: "failed", CANCELED: "cancelled" };
+function foldTimeline(ev) {
+  if (!ev.taskId) return;
+  let b = ui.bars.get(ev.taskId);
+  if (!b) {
+    b = { task: ev.taskId, step: ev.step || "", depth: ev.depth, start: ev.seq, end: null, state: "running" };
+    ui.bars.set(ev.taskId, b); ui.newBars.push(b);
+  }
+  if (b.end !== null) return;
+  const d = ev.data || {};
+  if (ev.kind === "task_gated") b.state = "parked";
+  else if (ev.kind === "agent_request" && b.state === "parked") b.state = "running";
+  else if (ev.kind === "task_response") { b.end = ev.seq; b.state = OUTCOME[d.result && d.result.status] || "failed"; }
+}
+function barState(b) {
+  // A run that ended (or suspended) with the task unanswered: the task did not finish.
+  if (b.end === null && ui.run && ui.run.finished) return "cancelled";
+  return b.state;
+}
+function addBar(b) {
+  const li = el("li");
+  li.dataset.task = b.task;
+  const label = el("span", (b.depth ? "child " + b.depth + " · " : "") + b.step + " · " + b.task, "tl-label");
+  label.title = label.textContent;
+  const track = el("div", null, "tl-track");
+  const bar = el("button", null, "tl-bar");
+  bar.type = "button";
+  bar.addEventListener("click", () => { if (ui.nodes[b.step]) select(b.step); });
+  track.appendChild(bar);
+  li.append(label, track);
+  Object.assign(b, { li, bar });
+  return li;
+}
+function renderTimeline() {
+  if (ui.newBars.length) {
+    const frag = document.createDocumentFragment();
+    for (const b of ui.newBars) frag.appendChild(addBar(b));
+    ui.newBars = [];
+    $("timeline").appendChild(frag);
+    $("timeline-empty").hidden = true;
+  }
+  const now = ui.lastSeq === null ? 0 : ui.lastSeq;
+  const span = Math.max(1, now + 1);
+  for (const b of ui.bars.values()) {
+    const end = b.end === null ? now : b.end;
+    const state = barState(b);
+    const left = (100 * b.start / span).toFixed(3) + "%";
+    const width = (100 * (end - b.start + 1) / span).toFixed(3) + "%";
+    if (b.bar.style.left !== left) b.bar.style.left = left;
+    if (b.bar.style.width !== width) b.bar.style.width = width;
+    if (b.bar.dataset.state === state && b.bar.dataset.end === String(end)) continue;
+    b.bar.dataset.state = state; b.bar.dataset.end = String(end);
+    b.bar.className = "tl-bar st-" + state;
+    const text = "task " + b.task + " of step " + b.step + ": " + state + ", events " + b.start + "–" + (b.end === null ? end + " so far" : end);
+    b.bar.setAttribute("aria-label", text);
+    b.bar.title = text;
+  }
+}
+
 function isFailure(ev) {
   const d = ev.data || {};
   return ev.kind === "error" || d.status === "FAILED" || (d.result && d.result.status === "FAILED") ||
@@ -426,6 +492,7 @@ function flushEvents() {
   for (const ev of batch) {
     ui.events.push(ev);
     foldEvent(ev);
+    foldTimeline(ev);
     addOption($("step-filter"), ev.step);
     addOption($("task-filter"), ev.taskId);
     const tr = eventRow(ev);
@@ -436,6 +503,7 @@ function flushEvents() {
   if (ui.follow) scrollSoon();
   $("event-count").textContent = ui.events.length + " events";
   paint();
+  renderTimeline();
   if (ui.selected) renderPanel(ui.selected);
 }
 // The table follows new events while its reader is at its bottom; it scrolls at most a few

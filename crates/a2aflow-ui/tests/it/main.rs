@@ -8,3 +8,4 @@ mod binding;
 mod browser;
 mod cdp;
 mod support;
+mod timeline;
