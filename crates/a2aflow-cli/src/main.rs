@@ -14,6 +14,7 @@ mod graph;
 mod logging;
 mod progress;
 mod resume_cmd;
+mod resume_host;
 mod run_cmd;
 mod runs_cmd;
 mod search_cmd;

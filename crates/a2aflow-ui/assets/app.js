@@ -133,6 +133,7 @@ async function showRun(id) {
   $("gates").replaceChildren();
   $("timeline").replaceChildren(); $("timeline-empty").hidden = false;
   $("run-meta").replaceChildren();
+  $("resume").hidden = true;
   resetSelect($("step-filter")); resetSelect($("task-filter"));
   $("panel").replaceChildren(el("p", "Choose a step (click, or Tab and Enter) to see its tasks.", "hint"));
   try {
@@ -204,6 +205,8 @@ function applyRun(detail) {
   renderTimeline();
   if (ui.selected) renderPanel(ui.selected);
   $("cancel").disabled = detail.finished;
+  // Offered while the run is unfinished, has no live driver and the page can resume it.
+  if (!ui.resuming) $("resume").hidden = !detail.resumable;
 }
 
 function renderMeta(d) {
@@ -266,6 +269,18 @@ async function cancelRun() {
     const r = await post(`/api/runs/${encodeURIComponent(ui.runId)}/cancel`);
     $("stream-state").textContent = "cancel " + r.delivered;
   } catch (e) { status(e.message); $("cancel").disabled = !!(ui.run && ui.run.finished); }
+}
+
+async function resumeRun() {
+  if (!ui.runId) return;
+  const button = $("resume");
+  button.disabled = true; ui.resuming = true;
+  try {
+    await post(`/api/runs/${encodeURIComponent(ui.runId)}/resume`);
+    $("stream-state").textContent = "resumed in the page's process";
+    button.hidden = true;
+  } catch (e) { status(e.message); }
+  button.disabled = false; ui.resuming = false;
 }
 
 // ---- the graph ----
@@ -550,6 +565,7 @@ $("state-filter").addEventListener("change", () => { ui.offset = 0; loadList(); 
 $("newer").addEventListener("click", () => { ui.offset = Math.max(0, ui.offset - PAGE); loadList(); });
 $("older").addEventListener("click", () => { ui.offset += PAGE; loadList(); });
 $("cancel").addEventListener("click", cancelRun);
+$("resume").addEventListener("click", resumeRun);
 ui.follow = true;
 $("events-wrap").addEventListener("scroll", () => {
   const w = $("events-wrap");

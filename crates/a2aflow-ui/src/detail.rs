@@ -33,6 +33,10 @@ pub(crate) struct RunDetail {
     /// folds the events it receives itself).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) task_facts: Option<BTreeMap<String, TaskFacts>>,
+    /// The page can resume the run now: it has not finished, no driver holds its lease, and
+    /// the host gave the page a resumer.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) resumable: bool,
     /// More events than were folded into `taskFacts`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub(crate) events_truncated: bool,
@@ -57,11 +61,13 @@ pub(crate) fn is_finished(state: RunState) -> bool {
     !matches!(state, RunState::Running | RunState::Waiting)
 }
 
-/// The run `execution_id` with its drawing; with `facts`, its events folded too.
+/// The run `execution_id` with its drawing; with `facts`, its events folded too; `can_resume`
+/// when the page has a resumer.
 pub(crate) async fn run_detail(
     store: &dyn RunStore,
     execution_id: &str,
     facts: bool,
+    can_resume: bool,
 ) -> Result<RunDetail, Failure> {
     let journal = store.load(execution_id).await?;
     let live = journal.finished().is_none() && lease_live(store, execution_id).await?;
@@ -73,8 +79,10 @@ pub(crate) async fn run_detail(
     } else {
         (None, false)
     };
+    let finished = is_finished(view.state);
     Ok(RunDetail {
-        finished: is_finished(view.state),
+        resumable: can_resume && !finished && !live,
+        finished,
         view,
         graph: layout(&workflow),
         task_facts,

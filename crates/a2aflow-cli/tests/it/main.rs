@@ -20,4 +20,5 @@ mod send_grpc;
 mod serve;
 mod terminal;
 mod ui;
+mod ui_resume;
 mod workflow_input;

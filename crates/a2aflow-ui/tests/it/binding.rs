@@ -29,13 +29,25 @@ async fn binding_of(f: &Fixture, id: &str) -> Value {
 async fn the_task_facts_name_the_binding_each_run_went_on() {
     let f = Fixture::start().await;
     let default = f.start_run("by-default", ONE);
-    assert!(tokio::time::timeout(HANG, default).await.unwrap().unwrap().success);
+    assert!(
+        tokio::time::timeout(HANG, default)
+            .await
+            .unwrap()
+            .unwrap()
+            .success
+    );
     let rest_only = EngineConfig {
         bindings: vec![BindingName::Rest],
         ..EngineConfig::default()
     };
     let rest = f.start_run_with("rest-only", ONE, rest_only);
-    assert!(tokio::time::timeout(HANG, rest).await.unwrap().unwrap().success);
+    assert!(
+        tokio::time::timeout(HANG, rest)
+            .await
+            .unwrap()
+            .unwrap()
+            .success
+    );
     assert_eq!(binding_of(&f, "by-default").await, "JSONRPC");
     assert_eq!(binding_of(&f, "rest-only").await, "HTTP+JSON");
 }

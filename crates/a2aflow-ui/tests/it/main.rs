@@ -7,5 +7,6 @@ mod api;
 mod binding;
 mod browser;
 mod cdp;
+mod resume_page;
 mod support;
 mod timeline;

@@ -64,10 +64,20 @@ async fn the_timeline_shows_the_any_success_loser_cancelled_beside_the_winner() 
     let top_before = b.eval(events_top()).await;
     b.wait_for("document.getElementById('stream-state').textContent.includes('finished')")
         .await;
-    assert!(tokio::time::timeout(HANG, run).await.unwrap().unwrap().success);
+    assert!(
+        tokio::time::timeout(HANG, run)
+            .await
+            .unwrap()
+            .unwrap()
+            .success
+    );
     let bars = b.eval(BARS).await;
     check_race(&bars);
-    assert!(b.eval("document.getElementById('timeline-empty').hidden").await == json!(true));
+    assert!(
+        b.eval("document.getElementById('timeline-empty').hidden")
+            .await
+            == json!(true)
+    );
     assert_eq!(
         b.eval(events_top()).await,
         top_before,
