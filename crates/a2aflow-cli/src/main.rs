@@ -16,6 +16,7 @@ mod progress;
 mod resume_cmd;
 mod resume_host;
 mod run_cmd;
+mod run_ui;
 mod runs_cmd;
 mod search_cmd;
 mod send_cmd;

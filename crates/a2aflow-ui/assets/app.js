@@ -74,11 +74,16 @@ function post(path, body) {
 }
 
 // ---- routing ----
-function route() {
+// The run the address names, or null.
+function hashRun() {
   const m = location.hash.match(/^#\/run\/(.+)$/);
+  return m ? decodeURIComponent(m[1]) : null;
+}
+function route() {
+  const id = hashRun();
   closeStream();
   clearInterval(ui.listTimer);
-  if (m) { showRun(decodeURIComponent(m[1])); } else { showList(); }
+  if (id !== null) { showRun(id); } else { showList(); }
 }
 
 // ---- runs list ----
@@ -143,6 +148,9 @@ async function showRun(id) {
     applyRun(detail);
   } catch (e) {
     status(e.status === 404 ? "There is no run " + id + " in this store. " + e.message : e.message);
+    // A run about to start (`a2aflow run --ui` prints the page before it journals the run):
+    // look again while the page still shows it.
+    if (e.status === 404) setTimeout(() => { if (ui.runId === id && !ui.run && hashRun() === id) showRun(id); }, 1000);
     $("stream-state").textContent = "";
     $("cancel").disabled = true;
     return;

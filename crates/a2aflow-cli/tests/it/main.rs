@@ -12,6 +12,7 @@ mod gates;
 mod postgres;
 mod run_registry;
 mod run_safety;
+mod run_ui;
 mod runs;
 mod search;
 mod send;
