@@ -15,6 +15,8 @@ const ui = {
   stepEvents: {},     // step -> state from step_start / step_complete
   routes: {},         // "from\u0000to" -> true (taken) / false (not taken)
   facts: {},          // local task id -> {rounds, artifacts: Set, binding}
+  children: new Map(),   // delegating local task id -> [child execution id]
+  childTasks: new Map(), // child execution id -> Map(local task id -> {task, step, agent, status, error})
   bars: new Map(), newBars: [], // the timeline: local task id -> {start, end, state, step, depth, li, bar}
   selected: null, drawnFor: null, nodes: {}, edges: [],
   t0: performance.now(),
@@ -130,7 +132,7 @@ async function showRun(id) {
   $("list-view").hidden = true; $("run-view").hidden = false;
   Object.assign(ui, { runId: id, run: null, lastSeq: null, ended: false, events: [], pending: [],
     stepEvents: {}, routes: {}, facts: {}, selected: null, drawnFor: null, nodes: {}, edges: [],
-    bars: new Map(), newBars: [] });
+    bars: new Map(), newBars: [], children: new Map(), childTasks: new Map() });
   $("run-title").textContent = "Run " + id;
   document.title = "a2aflow run " + id;
   $("events").tBodies[0].replaceChildren();
@@ -407,8 +409,36 @@ function renderPanel(name) {
     dl.dataset.task = t.localTaskId;
     for (const [k, v] of rows) { dl.appendChild(el("dt", k)); dl.appendChild(el("dd", v)); }
     frag.appendChild(dl);
+    appendChildRuns(frag, t.localTaskId, 1);
   }
   panel.replaceChildren(frag);
+}
+// The tasks of the child workflows a delegating task started (their events only tell them:
+// child runs are not journaled), nested as deep as the delegation went.
+function appendChildRuns(parent, taskId, depth) {
+  for (const childId of ui.children.get(taskId) || []) {
+    const box = el("section", null, "child-run");
+    box.dataset.child = childId;
+    box.appendChild(el("h4", "Child run " + childId));
+    const tasks = ui.childTasks.get(childId);
+    if (!tasks || !tasks.size) box.appendChild(el("p", "No task of the child has started.", "hint"));
+    for (const c of (tasks || new Map()).values()) {
+      const f = ui.facts[c.task] || { rounds: 0, artifacts: new Set() };
+      const artifacts = [...f.artifacts];
+      const rows = [
+        ["Task", c.task], ["Step", c.step || "–"], ["Agent", c.agent || "–"], ["Binding", f.binding || "–"],
+        ["Status", c.status], ["Negotiation rounds", f.rounds],
+        ["Artifacts", artifacts.length ? artifacts.join(", ") : "–"],
+      ];
+      if (c.error) rows.push(["Error", c.error]);
+      const dl = el("dl");
+      dl.dataset.task = c.task;
+      for (const [k, v] of rows) { dl.appendChild(el("dt", k)); dl.appendChild(el("dd", v)); }
+      box.appendChild(dl);
+      if (depth < 8) appendChildRuns(box, c.task, depth + 1);
+    }
+    parent.appendChild(box);
+  }
 }
 
 // ---- events ----
@@ -419,6 +449,12 @@ function foldEvent(ev) {
     if (ev.kind === "step_complete") ui.stepEvents[ev.step] = { COMPLETED: "succeeded", FAILED: "failed", CANCELED: "cancelled" }[d.status] || "running";
   }
   if (ev.kind === "route_decision" && ev.depth === 0) ui.routes[d.step + "\u0000" + d.next] = !!d.allowed;
+  if (ev.kind === "agent_request" && ev.taskId && typeof d.childExecutionId === "string") {
+    const list = ui.children.get(ev.taskId) || [];
+    if (!list.includes(d.childExecutionId)) list.push(d.childExecutionId);
+    ui.children.set(ev.taskId, list);
+  }
+  if (ev.depth > 0 && ev.taskId) foldChildTask(ev, d);
   if (ev.taskId) {
     const f = ui.facts[ev.taskId] || (ui.facts[ev.taskId] = { rounds: 0, artifacts: new Set() });
     if (ev.kind === "negotiation_request") f.rounds += 1;
@@ -491,6 +527,17 @@ function renderTimeline() {
   }
 }
 
+function foldChildTask(ev, d) {
+  const tasks = ui.childTasks.get(ev.executionId) || new Map();
+  ui.childTasks.set(ev.executionId, tasks);
+  const c = tasks.get(ev.taskId) || { task: ev.taskId, step: ev.step, agent: "", status: "RUNNING", error: "" };
+  tasks.set(ev.taskId, c);
+  if (ev.kind === "task_request") c.agent = d.agent || c.agent;
+  if (ev.kind === "task_response" && d.result) {
+    c.status = d.result.status;
+    c.error = (d.result.errorCode || "") + (d.result.error ? ": " + d.result.error : "");
+  }
+}
 function isFailure(ev) {
   const d = ev.data || {};
   return ev.kind === "error" || d.status === "FAILED" || (d.result && d.result.status === "FAILED") ||

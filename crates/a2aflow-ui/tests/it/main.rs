@@ -7,6 +7,7 @@ mod api;
 mod binding;
 mod browser;
 mod cdp;
+mod child_panel;
 mod resume_page;
 mod support;
 mod timeline;

@@ -127,7 +127,17 @@ impl Fixture {
         workflow: &str,
         config: EngineConfig,
     ) -> tokio::task::JoinHandle<ExecutionResult> {
-        self.spawn_run(id, workflow, config, true)
+        self.spawn_run(id, workflow, config, true, |_| {})
+    }
+
+    /// [`Fixture::start_run`] with `edit` applied to the run's options (a workflow catalog, …).
+    pub fn start_run_edited(
+        &self,
+        id: &str,
+        workflow: &str,
+        edit: impl FnOnce(&mut RunOptions),
+    ) -> tokio::task::JoinHandle<ExecutionResult> {
+        self.spawn_run(id, workflow, EngineConfig::default(), true, edit)
     }
 
     /// Starts `workflow` as run `id` journaled in the store, but not tracked by the page: a
@@ -137,7 +147,7 @@ impl Fixture {
         id: &str,
         workflow: &str,
     ) -> tokio::task::JoinHandle<ExecutionResult> {
-        self.spawn_run(id, workflow, EngineConfig::default(), false)
+        self.spawn_run(id, workflow, EngineConfig::default(), false, |_| {})
     }
 
     fn spawn_run(
@@ -146,6 +156,7 @@ impl Fixture {
         workflow: &str,
         config: EngineConfig,
         track: bool,
+        edit: impl FnOnce(&mut RunOptions),
     ) -> tokio::task::JoinHandle<ExecutionResult> {
         let workflow = load_workflow_str(workflow, LoadOptions::STRICT)
             .unwrap()
@@ -155,6 +166,7 @@ impl Fixture {
             timeout: Duration::from_secs(120),
             ..RunOptions::default()
         };
+        edit(&mut options);
         if track {
             self.live.track(id, &mut options);
         } else {
