@@ -12,6 +12,7 @@ const ui = {
   run: null,          // the run's latest view (from `run` messages)
   runId: null, source: null, lastSeq: null, ended: false,
   events: [], pending: [], frame: 0,
+  shown: [], win: { first: 0, last: 0 }, rowH: 0, rowFrame: 0, // the event table's matching rows and its window
   stepEvents: {},     // step -> state from step_start / step_complete
   routes: {},         // "from\u0000to" -> true (taken) / false (not taken)
   facts: {},          // local task id -> {rounds, artifacts: Set, binding}
@@ -136,6 +137,8 @@ async function showRun(id) {
   $("run-title").textContent = "Run " + id;
   document.title = "a2aflow run " + id;
   $("events").tBodies[0].replaceChildren();
+  ui.shown = []; ui.win = { first: 0, last: 0 };
+  $("events-above").style.height = "0px"; $("events-below").style.height = "0px";
   $("graph").replaceChildren();
   $("gates").replaceChildren();
   $("timeline").replaceChildren(); $("timeline-empty").hidden = false;
@@ -558,18 +561,15 @@ function detailText(ev) {
 function flushEvents() {
   ui.frame = 0;
   const batch = ui.pending; ui.pending = [];
-  const frag = document.createDocumentFragment();
   for (const ev of batch) {
     ui.events.push(ev);
     foldEvent(ev);
     foldTimeline(ev);
     addOption($("step-filter"), ev.step);
     addOption($("task-filter"), ev.taskId);
-    const tr = eventRow(ev);
-    if (!matches(ev)) tr.hidden = true;
-    frag.appendChild(tr);
+    if (matches(ev)) ui.shown.push(ui.events.length - 1);
   }
-  $("events").tBodies[0].appendChild(frag);
+  renderRows(true);
   if (ui.follow) scrollSoon();
   $("event-count").textContent = ui.events.length + " events";
   paint();
@@ -611,8 +611,27 @@ function matches(ev) {
   return true;
 }
 function refilter() {
-  const rows = $("events").tBodies[0].rows;
-  for (let i = 0; i < rows.length; i++) rows[i].hidden = !matches(ui.events[i]);
+  ui.shown = [];
+  for (let i = 0; i < ui.events.length; i++) if (matches(ui.events[i])) ui.shown.push(i);
+  renderRows(true);
+}
+// The table holds only the rows near the view (a run may have 100,000 events); spacers above
+// and below keep the scroll height of every matching row. Rows have one fixed height.
+const ROW_SLACK = 60;
+function renderRows(changed) {
+  const wrap = $("events-wrap"), body = $("events").tBodies[0];
+  const rowH = ui.rowH || 30;
+  const total = ui.shown.length;
+  const first = Math.max(0, Math.min(total, Math.floor(wrap.scrollTop / rowH)) - ROW_SLACK);
+  const last = Math.min(total, first + Math.ceil(wrap.clientHeight / rowH) + 2 * ROW_SLACK);
+  if (!changed && ui.win.first === first && ui.win.last === last) return;
+  ui.win = { first, last };
+  const frag = document.createDocumentFragment();
+  for (let i = first; i < last; i++) frag.appendChild(eventRow(ui.events[ui.shown[i]]));
+  body.replaceChildren(frag);
+  if (!ui.rowH && body.rows.length) ui.rowH = body.rows[0].getBoundingClientRect().height || 30;
+  $("events-above").style.height = Math.round(first * (ui.rowH || rowH)) + "px";
+  $("events-below").style.height = Math.round((total - last) * (ui.rowH || rowH)) + "px";
 }
 
 // ---- start ----
@@ -625,6 +644,7 @@ ui.follow = true;
 $("events-wrap").addEventListener("scroll", () => {
   const w = $("events-wrap");
   ui.follow = w.scrollTop + w.clientHeight >= w.scrollHeight - 4;
+  if (!ui.rowFrame) ui.rowFrame = requestAnimationFrame(() => { ui.rowFrame = 0; renderRows(false); });
 }, { passive: true });
 for (const id of ["failed-only", "step-filter", "task-filter"]) $(id).addEventListener("change", refilter);
 window.addEventListener("hashchange", route);

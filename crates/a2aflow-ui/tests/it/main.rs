@@ -8,6 +8,7 @@ mod binding;
 mod browser;
 mod cdp;
 mod child_panel;
+mod event_window;
 mod resume_page;
 mod support;
 mod timeline;
