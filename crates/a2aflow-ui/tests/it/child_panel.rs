@@ -31,7 +31,8 @@ async fn the_panel_of_a_delegating_step_shows_the_child_runs_tasks() {
     let b = Browser::launch().await;
     b.goto(f.ui.url()).await;
     b.eval("location.hash = '#/run/parent-run'").await;
-    b.wait_for("ui.ended").await;
+    b.wait_for("ui.ended && ui.pending.length === 0 && !ui.frame")
+        .await;
     b.eval("document.querySelector('.node[data-step=\"check\"]').dispatchEvent(new MouseEvent('click', {bubbles: true}))")
         .await;
     let child = b

@@ -21,7 +21,7 @@ async fn a_run_of_ten_thousand_events_keeps_a_small_table() {
     b.goto(f.ui.url()).await;
     b.eval("location.hash = '#/run/wide-run'").await;
     let events = b
-        .wait_for("ui.ended && ui.pending.length === 0 && ui.events.length")
+        .wait_for("ui.ended && ui.pending.length === 0 && !ui.frame && ui.events.length")
         .await
         .as_u64()
         .unwrap();

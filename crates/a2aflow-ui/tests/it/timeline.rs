@@ -62,7 +62,8 @@ async fn the_timeline_shows_the_any_success_loser_cancelled_beside_the_winner() 
     b.wait_for("document.getElementById('run-meta').dataset.state")
         .await;
     let top_before = b.eval(events_top()).await;
-    b.wait_for("document.getElementById('stream-state').textContent.includes('finished')")
+    // Every event shown: the stream ended and the last batch was painted (once per frame).
+    b.wait_for("ui.ended && ui.pending.length === 0 && !ui.frame")
         .await;
     assert!(
         tokio::time::timeout(HANG, run)
@@ -126,7 +127,8 @@ async fn the_timeline_shows_the_any_success_loser_cancelled_beside_the_winner() 
     // A replay of the finished run draws the same bars.
     b.eval("location.hash = '#/'").await;
     b.eval("location.hash = '#/run/race-run'").await;
-    b.wait_for("ui.ended && ui.bars.size === 3").await;
+    b.wait_for("ui.ended && ui.pending.length === 0 && !ui.frame")
+        .await;
     assert_eq!(b.eval(BARS).await, bars);
     b.eval("document.getElementById('timeline-title').scrollIntoView()")
         .await;
