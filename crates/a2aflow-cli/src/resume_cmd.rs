@@ -11,16 +11,14 @@
 //! id, a run another process is driving) is exit 2 with its `store.*` code, the file unchanged.
 
 use crate::OutputFormat;
-use crate::declarative::{DeclarativeControlPoint, NegotiationPolicy};
-use crate::demo::negotiating_agents;
+use crate::declarative::NegotiationPolicy;
+use crate::resume_host::{ResumeHost, resume_config};
 use crate::run_cmd::{GatesArg, RunInputs, follow, runtime};
 use crate::signals::Interrupts;
 use crate::terminal::block;
-use a2aflow::kernel::ResumePolicy;
+use a2aflow::kernel::RunOptions;
 use a2aflow::model::{ErrorCode, Failure};
-use a2aflow::{HostHooks, StoreLocation, discover_agents, resume_stream};
 use std::path::PathBuf;
-use std::sync::Arc;
 
 /// Everything `runs resume` takes from the command line.
 #[derive(Debug, clap::Args)]
@@ -77,20 +75,14 @@ fn usage(message: impl std::fmt::Display) -> u8 {
 
 /// Runs the subcommand; returns the exit code.
 pub fn run(args: ResumeArgs) -> u8 {
-    let mut config = match crate::load_config(args.config.as_deref()) {
+    let config = match resume_config(
+        args.config.as_deref(),
+        &args.store,
+        args.credentials.as_deref(),
+    ) {
         Ok(c) => c,
         Err(f) => return usage(f),
     };
-    match StoreLocation::parse(&args.store) {
-        Ok(location) => config.store = Some(location),
-        Err(f) => return usage(f),
-    }
-    if let Some(c) = &args.credentials {
-        config.credentials_file = Some(c.clone());
-    }
-    if let Err(f) = config.validate() {
-        return usage(f);
-    }
     let RunInputs {
         routes,
         named,
@@ -108,27 +100,23 @@ pub fn run(args: ResumeArgs) -> u8 {
             Ok(i) => i,
             Err(e) => return usage(format!("cannot listen for signals: {e}")),
         };
-        let agents = match discover_agents(&named, &config).await {
-            Ok(a) => a,
+        let host = match ResumeHost::discover(config, &named, routes, args.negotiation, args.resend)
+            .await
+        {
+            Ok(h) => h,
             Err(f) => {
                 report(f);
                 return 1;
             }
         };
-        let cards: Vec<_> = agents.iter().map(|a| a.card().clone()).collect();
-        let host =
-            DeclarativeControlPoint::new(routes, args.negotiation, negotiating_agents(&cards));
-        let mut hooks = HostHooks::default();
-        if args.resend {
-            hooks.run_options.resume_policy = ResumePolicy::resend_all();
-        }
+        let mut options = RunOptions::default();
         if args.gates == GatesArg::Park {
-            crate::run_cmd::park_gates(&mut hooks.run_options);
+            crate::run_cmd::park_gates(&mut options);
         }
         // Nobody answers a gate inside this process: a run that parks (its journaled policy
         // says so) stops at its open gates with exit 3 instead of waiting for its deadline.
-        hooks.run_options.suspend_when_parked = true;
-        let stream = match resume_stream(&args.id, &agents, Arc::new(host), &config, hooks).await {
+        options.suspend_when_parked = true;
+        let stream = match host.resume_stream(&args.id, options).await {
             Ok(s) => s,
             Err(f) => return refused(f),
         };

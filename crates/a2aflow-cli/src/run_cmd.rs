@@ -93,6 +93,16 @@ pub struct RunArgs {
     /// Output format of the result.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
+    /// Serve the run page for this run (loopback, with a token; its URL on stderr before the
+    /// run starts). Without --store the run is journaled in a temporary store, deleted when the
+    /// command ends. The page stops when the run ends (see --ui-linger); with --gates park the
+    /// run waits at its gates for answers from the page.
+    #[arg(long)]
+    pub ui: bool,
+    /// With --ui: keep serving the page after the run ended, until Ctrl-C (the exit code stays
+    /// the run's).
+    #[arg(long, requires = "ui")]
+    pub ui_linger: bool,
 }
 
 /// What a gate does, as `--gates` takes it.
@@ -300,6 +310,15 @@ pub fn run(args: RunArgs) -> u8 {
             Err(f) => return usage(f),
         }
     }
+    // `--ui` without `--store`: a temporary store, deleted when the command ends.
+    let temp_store = if args.ui && config.store.is_none() {
+        match crate::run_ui::TempStore::create(&mut config) {
+            Ok(t) => Some(t),
+            Err(f) => return usage(f),
+        }
+    } else {
+        None
+    };
     if let Err(f) = config.validate() {
         return usage(f);
     }
@@ -406,15 +425,33 @@ pub fn run(args: RunArgs) -> u8 {
             runtime_intent: args.intent.clone(),
         };
         let mut hooks = HostHooks::default();
+        let mut page = None;
         if let Some(journal) = journal {
-            if let Err(code) = announce(&journal.execution_id, args.format, &config) {
+            // A temporary store is the page's business: stdout stays the result alone.
+            if temp_store.is_none()
+                && let Err(code) = announce(&journal.execution_id, args.format, &config)
+            {
                 return code;
             }
-            hooks.run_options.execution_id = Some(journal.execution_id);
-            hooks.run_options.store = Some(journal.store);
-        }
-        if args.gates == GatesArg::Park {
-            park_gates(&mut hooks.run_options);
+            hooks.run_options.execution_id = Some(journal.execution_id.clone());
+            hooks.run_options.store = Some(journal.store.clone());
+            if args.gates == GatesArg::Park {
+                park_gates(&mut hooks.run_options);
+            }
+            if args.ui {
+                let options = &mut hooks.run_options;
+                match crate::run_ui::RunPage::start(
+                    journal.store,
+                    &journal.execution_id,
+                    options,
+                    args.gates,
+                )
+                .await
+                {
+                    Ok(p) => page = Some(p),
+                    Err(f) => return usage(f),
+                }
+            }
         }
         let stream =
             match execute_workflow_stream(workflow, &agents, Arc::new(host), &config, input, hooks)
@@ -425,7 +462,12 @@ pub fn run(args: RunArgs) -> u8 {
                     return 1;
                 }
             };
-        follow(stream, interrupts, events_file, args.format).await
+        let signals = interrupts.clone();
+        let code = follow(stream, interrupts, events_file, args.format).await;
+        if let Some(page) = page {
+            page.finish(args.ui_linger, &signals).await;
+        }
+        code
     })
 }
 

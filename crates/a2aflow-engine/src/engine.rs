@@ -828,6 +828,7 @@ impl<'a> Interaction<'a> {
             context_id: self.context_id.clone(),
             remote_task_id: task_id.clone(),
             content: content.clone(),
+            binding: Some(self.agent.binding().wire_name().to_owned()),
         });
         // Write-ahead: with a run store the send is journaled (ids and content) before it goes.
         let journaled = self.journal.is_enabled().then(|| content.clone());

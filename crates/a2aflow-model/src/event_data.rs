@@ -232,6 +232,10 @@ pub struct RemoteRequestData {
     pub remote_task_id: Option<String>,
     /// The content sent.
     pub content: MessageContent,
+    /// The protocol binding the request went on (`JSONRPC`, `HTTP+JSON` or `GRPC`, as the
+    /// agent card names it); absent when the client did not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binding: Option<String>,
 }
 
 /// An `agent_request` of an in-process client.

@@ -12,9 +12,13 @@ const ui = {
   run: null,          // the run's latest view (from `run` messages)
   runId: null, source: null, lastSeq: null, ended: false,
   events: [], pending: [], frame: 0,
+  shown: [], win: { first: 0, last: 0 }, rowH: 0, rowFrame: 0, // the event table's matching rows and its window
   stepEvents: {},     // step -> state from step_start / step_complete
   routes: {},         // "from\u0000to" -> true (taken) / false (not taken)
-  facts: {},          // local task id -> {rounds, artifacts: Set}
+  facts: {},          // local task id -> {rounds, artifacts: Set, binding}
+  children: new Map(),   // delegating local task id -> [child execution id]
+  childTasks: new Map(), // child execution id -> Map(local task id -> {task, step, agent, status, error})
+  bars: new Map(), newBars: [], // the timeline: local task id -> {start, end, state, step, depth, li, bar}
   selected: null, drawnFor: null, nodes: {}, edges: [],
   t0: performance.now(),
   stats: { firstEventMs: null, lastEventMs: null }, // when the stream's events arrived (for the benchmark)
@@ -73,11 +77,16 @@ function post(path, body) {
 }
 
 // ---- routing ----
-function route() {
+// The run the address names, or null.
+function hashRun() {
   const m = location.hash.match(/^#\/run\/(.+)$/);
+  return m ? decodeURIComponent(m[1]) : null;
+}
+function route() {
+  const id = hashRun();
   closeStream();
   clearInterval(ui.listTimer);
-  if (m) { showRun(decodeURIComponent(m[1])); } else { showList(); }
+  if (id !== null) { showRun(id); } else { showList(); }
 }
 
 // ---- runs list ----
@@ -123,13 +132,18 @@ function stateClass(runState) {
 async function showRun(id) {
   $("list-view").hidden = true; $("run-view").hidden = false;
   Object.assign(ui, { runId: id, run: null, lastSeq: null, ended: false, events: [], pending: [],
-    stepEvents: {}, routes: {}, facts: {}, selected: null, drawnFor: null, nodes: {}, edges: [] });
+    stepEvents: {}, routes: {}, facts: {}, selected: null, drawnFor: null, nodes: {}, edges: [],
+    bars: new Map(), newBars: [], children: new Map(), childTasks: new Map() });
   $("run-title").textContent = "Run " + id;
   document.title = "a2aflow run " + id;
   $("events").tBodies[0].replaceChildren();
+  ui.shown = []; ui.win = { first: 0, last: 0 };
+  $("events-above").style.height = "0px"; $("events-below").style.height = "0px";
   $("graph").replaceChildren();
   $("gates").replaceChildren();
+  $("timeline").replaceChildren(); $("timeline-empty").hidden = false;
   $("run-meta").replaceChildren();
+  $("resume").hidden = true;
   resetSelect($("step-filter")); resetSelect($("task-filter"));
   $("panel").replaceChildren(el("p", "Choose a step (click, or Tab and Enter) to see its tasks.", "hint"));
   try {
@@ -139,6 +153,9 @@ async function showRun(id) {
     applyRun(detail);
   } catch (e) {
     status(e.status === 404 ? "There is no run " + id + " in this store. " + e.message : e.message);
+    // A run about to start (`a2aflow run --ui` prints the page before it journals the run):
+    // look again while the page still shows it.
+    if (e.status === 404) setTimeout(() => { if (ui.runId === id && !ui.run && hashRun() === id) showRun(id); }, 1000);
     $("stream-state").textContent = "";
     $("cancel").disabled = true;
     return;
@@ -198,8 +215,11 @@ function applyRun(detail) {
   renderMeta(detail);
   renderGates(detail);
   paint();
+  renderTimeline();
   if (ui.selected) renderPanel(ui.selected);
   $("cancel").disabled = detail.finished;
+  // Offered while the run is unfinished, has no live driver and the page can resume it.
+  if (!ui.resuming) $("resume").hidden = !detail.resumable;
 }
 
 function renderMeta(d) {
@@ -262,6 +282,18 @@ async function cancelRun() {
     const r = await post(`/api/runs/${encodeURIComponent(ui.runId)}/cancel`);
     $("stream-state").textContent = "cancel " + r.delivered;
   } catch (e) { status(e.message); $("cancel").disabled = !!(ui.run && ui.run.finished); }
+}
+
+async function resumeRun() {
+  if (!ui.runId) return;
+  const button = $("resume");
+  button.disabled = true; ui.resuming = true;
+  try {
+    await post(`/api/runs/${encodeURIComponent(ui.runId)}/resume`);
+    $("stream-state").textContent = "resumed in the page's process";
+    button.hidden = true;
+  } catch (e) { status(e.message); }
+  button.disabled = false; ui.resuming = false;
 }
 
 // ---- the graph ----
@@ -368,7 +400,8 @@ function renderPanel(name) {
     const f = ui.facts[t.localTaskId] || { rounds: 0, artifacts: new Set() };
     const artifacts = [...f.artifacts];
     const rows = [
-      ["Task", t.localTaskId], ["Agent", t.agent || "(local)"], ["Skill", t.skill || "–"],
+      ["Task", t.localTaskId], ["Agent", t.agent || "(local)"], ["Binding", f.binding || "–"],
+      ["Skill", t.skill || "–"],
       ["Status", t.status + (t.cancelRequested ? " (cancel requested)" : "")],
       ["Attempt", t.attempt], ["contextId", t.contextId || "–"], ["Remote task", t.remoteTaskId || "–"],
       ["Remote state", t.remoteState || "–"], ["Negotiation rounds", f.rounds],
@@ -379,8 +412,36 @@ function renderPanel(name) {
     dl.dataset.task = t.localTaskId;
     for (const [k, v] of rows) { dl.appendChild(el("dt", k)); dl.appendChild(el("dd", v)); }
     frag.appendChild(dl);
+    appendChildRuns(frag, t.localTaskId, 1);
   }
   panel.replaceChildren(frag);
+}
+// The tasks of the child workflows a delegating task started (their events only tell them:
+// child runs are not journaled), nested as deep as the delegation went.
+function appendChildRuns(parent, taskId, depth) {
+  for (const childId of ui.children.get(taskId) || []) {
+    const box = el("section", null, "child-run");
+    box.dataset.child = childId;
+    box.appendChild(el("h4", "Child run " + childId));
+    const tasks = ui.childTasks.get(childId);
+    if (!tasks || !tasks.size) box.appendChild(el("p", "No task of the child has started.", "hint"));
+    for (const c of (tasks || new Map()).values()) {
+      const f = ui.facts[c.task] || { rounds: 0, artifacts: new Set() };
+      const artifacts = [...f.artifacts];
+      const rows = [
+        ["Task", c.task], ["Step", c.step || "–"], ["Agent", c.agent || "–"], ["Binding", f.binding || "–"],
+        ["Status", c.status], ["Negotiation rounds", f.rounds],
+        ["Artifacts", artifacts.length ? artifacts.join(", ") : "–"],
+      ];
+      if (c.error) rows.push(["Error", c.error]);
+      const dl = el("dl");
+      dl.dataset.task = c.task;
+      for (const [k, v] of rows) { dl.appendChild(el("dt", k)); dl.appendChild(el("dd", v)); }
+      box.appendChild(dl);
+      if (depth < 8) appendChildRuns(box, c.task, depth + 1);
+    }
+    parent.appendChild(box);
+  }
 }
 
 // ---- events ----
@@ -391,13 +452,93 @@ function foldEvent(ev) {
     if (ev.kind === "step_complete") ui.stepEvents[ev.step] = { COMPLETED: "succeeded", FAILED: "failed", CANCELED: "cancelled" }[d.status] || "running";
   }
   if (ev.kind === "route_decision" && ev.depth === 0) ui.routes[d.step + "\u0000" + d.next] = !!d.allowed;
+  if (ev.kind === "agent_request" && ev.taskId && typeof d.childExecutionId === "string") {
+    const list = ui.children.get(ev.taskId) || [];
+    if (!list.includes(d.childExecutionId)) list.push(d.childExecutionId);
+    ui.children.set(ev.taskId, list);
+  }
+  if (ev.depth > 0 && ev.taskId) foldChildTask(ev, d);
   if (ev.taskId) {
     const f = ui.facts[ev.taskId] || (ui.facts[ev.taskId] = { rounds: 0, artifacts: new Set() });
     if (ev.kind === "negotiation_request") f.rounds += 1;
+    if (ev.kind === "agent_request" && typeof d.binding === "string") f.binding = d.binding;
     if (ev.kind === "agent_artifact_update" && (d.artifactName || d.artifactId)) f.artifacts.add(d.artifactName || d.artifactId);
     if (ev.kind === "task_response" && d.result) {
       for (const o of d.result.outputs || []) if (o && (o.name || o.artifactId)) f.artifacts.add(o.name || o.artifactId);
     }
+  }
+}
+// ---- the subtask timeline ----
+// Events carry no clock time, so the axis is the run's event order: a bar runs from its task's
+// first event to its end (task_response); bars side by side were in flight together.
+const OUTCOME = { COMPLETED: "succeeded", FAILED: "failed", CANCELED: "cancelled" };
+function foldTimeline(ev) {
+  if (!ev.taskId) return;
+  let b = ui.bars.get(ev.taskId);
+  if (!b) {
+    b = { task: ev.taskId, step: ev.step || "", depth: ev.depth, start: ev.seq, end: null, state: "running" };
+    ui.bars.set(ev.taskId, b); ui.newBars.push(b);
+  }
+  if (b.end !== null) return;
+  const d = ev.data || {};
+  if (ev.kind === "task_gated") b.state = "parked";
+  else if (ev.kind === "agent_request" && b.state === "parked") b.state = "running";
+  else if (ev.kind === "task_response") { b.end = ev.seq; b.state = OUTCOME[d.result && d.result.status] || "failed"; }
+}
+function barState(b) {
+  // A run that ended (or suspended) with the task unanswered: the task did not finish.
+  if (b.end === null && ui.run && ui.run.finished) return "cancelled";
+  return b.state;
+}
+function addBar(b) {
+  const li = el("li");
+  li.dataset.task = b.task;
+  const label = el("span", (b.depth ? "child " + b.depth + " · " : "") + b.step + " · " + b.task, "tl-label");
+  label.title = label.textContent;
+  const track = el("div", null, "tl-track");
+  const bar = el("button", null, "tl-bar");
+  bar.type = "button";
+  bar.addEventListener("click", () => { if (ui.nodes[b.step]) select(b.step); });
+  track.appendChild(bar);
+  li.append(label, track);
+  Object.assign(b, { li, bar });
+  return li;
+}
+function renderTimeline() {
+  if (ui.newBars.length) {
+    const frag = document.createDocumentFragment();
+    for (const b of ui.newBars) frag.appendChild(addBar(b));
+    ui.newBars = [];
+    $("timeline").appendChild(frag);
+    $("timeline-empty").hidden = true;
+  }
+  const now = ui.lastSeq === null ? 0 : ui.lastSeq;
+  const span = Math.max(1, now + 1);
+  for (const b of ui.bars.values()) {
+    const end = b.end === null ? now : b.end;
+    const state = barState(b);
+    const left = (100 * b.start / span).toFixed(3) + "%";
+    const width = (100 * (end - b.start + 1) / span).toFixed(3) + "%";
+    if (b.bar.style.left !== left) b.bar.style.left = left;
+    if (b.bar.style.width !== width) b.bar.style.width = width;
+    if (b.bar.dataset.state === state && b.bar.dataset.end === String(end)) continue;
+    b.bar.dataset.state = state; b.bar.dataset.end = String(end);
+    b.bar.className = "tl-bar st-" + state;
+    const text = "task " + b.task + " of step " + b.step + ": " + state + ", events " + b.start + "–" + (b.end === null ? end + " so far" : end);
+    b.bar.setAttribute("aria-label", text);
+    b.bar.title = text;
+  }
+}
+
+function foldChildTask(ev, d) {
+  const tasks = ui.childTasks.get(ev.executionId) || new Map();
+  ui.childTasks.set(ev.executionId, tasks);
+  const c = tasks.get(ev.taskId) || { task: ev.taskId, step: ev.step, agent: "", status: "RUNNING", error: "" };
+  tasks.set(ev.taskId, c);
+  if (ev.kind === "task_request") c.agent = d.agent || c.agent;
+  if (ev.kind === "task_response" && d.result) {
+    c.status = d.result.status;
+    c.error = (d.result.errorCode || "") + (d.result.error ? ": " + d.result.error : "");
   }
 }
 function isFailure(ev) {
@@ -420,20 +561,19 @@ function detailText(ev) {
 function flushEvents() {
   ui.frame = 0;
   const batch = ui.pending; ui.pending = [];
-  const frag = document.createDocumentFragment();
   for (const ev of batch) {
     ui.events.push(ev);
     foldEvent(ev);
+    foldTimeline(ev);
     addOption($("step-filter"), ev.step);
     addOption($("task-filter"), ev.taskId);
-    const tr = eventRow(ev);
-    if (!matches(ev)) tr.hidden = true;
-    frag.appendChild(tr);
+    if (matches(ev)) ui.shown.push(ui.events.length - 1);
   }
-  $("events").tBodies[0].appendChild(frag);
+  renderRows(true);
   if (ui.follow) scrollSoon();
   $("event-count").textContent = ui.events.length + " events";
   paint();
+  renderTimeline();
   if (ui.selected) renderPanel(ui.selected);
 }
 // The table follows new events while its reader is at its bottom; it scrolls at most a few
@@ -471,8 +611,27 @@ function matches(ev) {
   return true;
 }
 function refilter() {
-  const rows = $("events").tBodies[0].rows;
-  for (let i = 0; i < rows.length; i++) rows[i].hidden = !matches(ui.events[i]);
+  ui.shown = [];
+  for (let i = 0; i < ui.events.length; i++) if (matches(ui.events[i])) ui.shown.push(i);
+  renderRows(true);
+}
+// The table holds only the rows near the view (a run may have 100,000 events); spacers above
+// and below keep the scroll height of every matching row. Rows have one fixed height.
+const ROW_SLACK = 60;
+function renderRows(changed) {
+  const wrap = $("events-wrap"), body = $("events").tBodies[0];
+  const rowH = ui.rowH || 30;
+  const total = ui.shown.length;
+  const first = Math.max(0, Math.min(total, Math.floor(wrap.scrollTop / rowH)) - ROW_SLACK);
+  const last = Math.min(total, first + Math.ceil(wrap.clientHeight / rowH) + 2 * ROW_SLACK);
+  if (!changed && ui.win.first === first && ui.win.last === last) return;
+  ui.win = { first, last };
+  const frag = document.createDocumentFragment();
+  for (let i = first; i < last; i++) frag.appendChild(eventRow(ui.events[ui.shown[i]]));
+  body.replaceChildren(frag);
+  if (!ui.rowH && body.rows.length) ui.rowH = body.rows[0].getBoundingClientRect().height || 30;
+  $("events-above").style.height = Math.round(first * (ui.rowH || rowH)) + "px";
+  $("events-below").style.height = Math.round((total - last) * (ui.rowH || rowH)) + "px";
 }
 
 // ---- start ----
@@ -480,10 +639,12 @@ $("state-filter").addEventListener("change", () => { ui.offset = 0; loadList(); 
 $("newer").addEventListener("click", () => { ui.offset = Math.max(0, ui.offset - PAGE); loadList(); });
 $("older").addEventListener("click", () => { ui.offset += PAGE; loadList(); });
 $("cancel").addEventListener("click", cancelRun);
+$("resume").addEventListener("click", resumeRun);
 ui.follow = true;
 $("events-wrap").addEventListener("scroll", () => {
   const w = $("events-wrap");
   ui.follow = w.scrollTop + w.clientHeight >= w.scrollHeight - 4;
+  if (!ui.rowFrame) ui.rowFrame = requestAnimationFrame(() => { ui.rowFrame = 0; renderRows(false); });
 }, { passive: true });
 for (const id of ["failed-only", "step-filter", "task-filter"]) $(id).addEventListener("change", refilter);
 window.addEventListener("hashchange", route);

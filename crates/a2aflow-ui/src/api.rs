@@ -8,6 +8,7 @@
 //! | `POST /api/runs/{id}/cancel` | `{delivered: "live"\|"journaled"\|"alreadyRequested"}` |
 //! | `POST /api/runs/{id}/gates/{task}/answer` `{text}` or `{data}` | `{delivered: "live"\|"journaled"}` |
 //! | `POST /api/runs/{id}/gates/{task}/decline` `{reason, code?}` | as answer |
+//! | `POST /api/runs/{id}/resume` | `{resumed: "live"}` (see [`crate::resume`]) |
 //!
 //! Errors are `{"error": {"code", "message"}}` with the failure's stable code: 404 for an
 //! unknown run, 409 for a request the run's state refuses, 400 for a malformed request, 503
@@ -15,6 +16,7 @@
 
 use crate::detail::{is_finished, run_detail};
 use crate::live::LiveRuns;
+use crate::resume::{Resumer, resume};
 use crate::routes::{Body, full, response};
 use crate::sse::{Follow, events_body};
 use crate::token::query_param;
@@ -49,6 +51,8 @@ pub(crate) struct State {
     pub(crate) live: LiveRuns,
     pub(crate) poll: Duration,
     pub(crate) shutdown: CancellationToken,
+    /// Resumes runs in this process; `None`: the page cannot.
+    pub(crate) resumer: Option<Arc<dyn Resumer>>,
 }
 
 /// An error answer.
@@ -80,7 +84,7 @@ fn bad_request(message: impl Into<String>) -> Failure {
     Failure::new(ErrorCode::ConfigInvalid, message)
 }
 
-fn ok_json(value: &impl serde::Serialize) -> Response<Body> {
+pub(crate) fn ok_json(value: &impl serde::Serialize) -> Response<Body> {
     match serde_json::to_string(value) {
         Ok(text) => response(StatusCode::OK, "application/json", full(text)),
         Err(e) => failure_response(&Failure::new(ErrorCode::ConfigInvalid, e.to_string())),
@@ -97,14 +101,20 @@ pub(crate) async fn route(state: &State, req: Request<Incoming>) -> Response<Bod
         (Method::GET, ["runs", id]) => {
             // `?facts=false`: without folding the events (the page folds the stream itself).
             let facts = query_param(query.as_deref(), "facts").as_deref() != Some("false");
-            run_detail(state.store.as_ref(), &decode(id), facts)
-                .await
-                .map(|d| ok_json(&d))
+            run_detail(
+                state.store.as_ref(),
+                &decode(id),
+                facts,
+                state.resumer.is_some(),
+            )
+            .await
+            .map(|d| ok_json(&d))
         }
         (Method::GET, ["runs", id, "events"]) => {
             events(state, &decode(id), &req, query.as_deref()).await
         }
         (Method::POST, ["runs", id, "cancel"]) => cancel(state, &decode(id)).await,
+        (Method::POST, ["runs", id, "resume"]) => resume(state, &decode(id)).await,
         (Method::POST, ["runs", id, "gates", task, action @ ("answer" | "decline")]) => {
             let (id, task, action) = (decode(id), decode(task), (*action).to_owned());
             match read_json(req).await {
@@ -208,6 +218,7 @@ async fn events(
         store: state.store.clone(),
         poll: state.poll,
         shutdown: state.shutdown.clone(),
+        can_resume: state.resumer.is_some(),
     };
     Ok(response(
         StatusCode::OK,

@@ -1,6 +1,6 @@
 //! What `/api/runs/{id}` answers: the run's view from its journal ([`a2aflow::ExecutionView`]),
 //! the drawing of its workflow ([`Layout`]), and per task what only its events tell
-//! (Negotiation-T rounds, artifacts).
+//! (Negotiation-T rounds, artifacts, the binding).
 
 use crate::layout::{Layout, layout};
 use a2aflow::executions::execution_view;
@@ -33,6 +33,10 @@ pub(crate) struct RunDetail {
     /// folds the events it receives itself).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) task_facts: Option<BTreeMap<String, TaskFacts>>,
+    /// The page can resume the run now: it has not finished, no driver holds its lease, and
+    /// the host gave the page a resumer.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) resumable: bool,
     /// More events than were folded into `taskFacts`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub(crate) events_truncated: bool,
@@ -46,6 +50,10 @@ pub(crate) struct TaskFacts {
     pub(crate) negotiation_rounds: u32,
     /// The artifacts the agent streamed or returned (names or ids, in order, without repeats).
     pub(crate) artifacts: Vec<String>,
+    /// The protocol binding the task's last request went on (`JSONRPC`, `HTTP+JSON`, `GRPC`),
+    /// when its `agent_request` named one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) binding: Option<String>,
 }
 
 /// Whether a run in `state` has finished.
@@ -53,11 +61,13 @@ pub(crate) fn is_finished(state: RunState) -> bool {
     !matches!(state, RunState::Running | RunState::Waiting)
 }
 
-/// The run `execution_id` with its drawing; with `facts`, its events folded too.
+/// The run `execution_id` with its drawing; with `facts`, its events folded too; `can_resume`
+/// when the page has a resumer.
 pub(crate) async fn run_detail(
     store: &dyn RunStore,
     execution_id: &str,
     facts: bool,
+    can_resume: bool,
 ) -> Result<RunDetail, Failure> {
     let journal = store.load(execution_id).await?;
     let live = journal.finished().is_none() && lease_live(store, execution_id).await?;
@@ -69,8 +79,10 @@ pub(crate) async fn run_detail(
     } else {
         (None, false)
     };
+    let finished = is_finished(view.state);
     Ok(RunDetail {
-        finished: is_finished(view.state),
+        resumable: can_resume && !finished && !live,
+        finished,
         view,
         graph: layout(&workflow),
         task_facts,
@@ -115,6 +127,11 @@ fn fold(facts: &mut BTreeMap<String, TaskFacts>, event: &Event) {
     match event.kind {
         EventKind::NegotiationRequest => {
             facts.entry(task.clone()).or_default().negotiation_rounds += 1;
+        }
+        EventKind::AgentRequest => {
+            if let Some(binding) = event.data.get("binding").and_then(Value::as_str) {
+                facts.entry(task.clone()).or_default().binding = Some(binding.to_owned());
+            }
         }
         EventKind::AgentArtifactUpdate => {
             let name = ["artifactName", "artifactId"]

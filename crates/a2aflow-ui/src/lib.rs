@@ -2,8 +2,9 @@
 //!
 //! **What it is.** A small local web server over a run store: one self-contained page (HTML,
 //! CSS and script compiled into the binary; nothing is fetched from anywhere else) showing the
-//! runs, a run's graph coloured by live state, its events, and buttons to cancel a run and to
-//! answer or decline its open gates; and the JSON API behind it (`/api/runs`,
+//! runs, a run's graph coloured by live state, its subtask timeline, its events, and buttons to
+//! cancel a run, to answer or decline its open gates and (with a host's [`Resumer`]) to resume
+//! a run whose driver is gone; and the JSON API behind it (`/api/runs`,
 //! `/api/runs/{id}`, `/api/runs/{id}/events` as Server-Sent Events), documented in
 //! docs/guide/ui.md.
 //!
@@ -29,6 +30,7 @@ mod detail;
 mod error;
 mod layout;
 mod live;
+mod resume;
 mod routes;
 mod server;
 mod sse;
@@ -38,6 +40,7 @@ pub use api::DECLINED;
 pub use error::UiError;
 pub use layout::{GraphEdge, Layout, Node, layout};
 pub use live::LiveRuns;
+pub use resume::{ResumeFuture, Resumer};
 
 use a2aflow::RunStore;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -71,6 +74,7 @@ impl Ui {
             allow_remote: false,
             live: LiveRuns::new(),
             poll: DEFAULT_POLL,
+            resumer: None,
         }
     }
 }
@@ -82,6 +86,7 @@ pub struct UiBuilder {
     allow_remote: bool,
     live: LiveRuns,
     poll: Duration,
+    resumer: Option<Arc<dyn Resumer>>,
 }
 
 impl std::fmt::Debug for UiBuilder {
@@ -90,6 +95,7 @@ impl std::fmt::Debug for UiBuilder {
             .field("listen", &self.listen)
             .field("allow_remote", &self.allow_remote)
             .field("poll", &self.poll)
+            .field("resumer", &self.resumer.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -112,6 +118,14 @@ impl UiBuilder {
     /// The runs this process drives, so the page's cancel and gate answers reach them live.
     pub fn live_runs(mut self, live: LiveRuns) -> Self {
         self.live = live;
+        self
+    }
+
+    /// Lets the page resume runs whose driver is gone (a button, and `POST
+    /// /api/runs/{id}/resume`), driving them in this process with the host's agents. Without
+    /// it the page offers no resume and the endpoint says why.
+    pub fn resumer(mut self, resumer: Arc<dyn Resumer>) -> Self {
+        self.resumer = Some(resumer);
         self
     }
 
@@ -143,6 +157,7 @@ impl UiBuilder {
             live: self.live,
             poll: self.poll,
             shutdown: shutdown.clone(),
+            resumer: self.resumer,
         });
         let url = format!("http://{addr}/?token={}", token.as_str());
         let task = tokio::spawn(server::serve(listener, state, token, shutdown.clone()));

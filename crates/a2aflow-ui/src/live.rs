@@ -50,6 +50,11 @@ impl LiveRuns {
         self.table().remove(execution_id);
     }
 
+    /// Whether run `execution_id` is tracked here.
+    pub(crate) fn contains(&self, execution_id: &str) -> bool {
+        self.table().contains_key(execution_id)
+    }
+
     /// Cancels the live run `execution_id`; false when it is not live here.
     pub(crate) fn cancel(&self, execution_id: &str) -> bool {
         match self.table().get(execution_id) {

@@ -38,6 +38,8 @@ pub(crate) struct Follow {
     pub(crate) store: Arc<dyn RunStore>,
     pub(crate) poll: Duration,
     pub(crate) shutdown: CancellationToken,
+    /// The page has a resumer (the run's view says whether it is resumable).
+    pub(crate) can_resume: bool,
 }
 
 /// The stream's body: a task follows the run and feeds it until the run ended, the client went
@@ -102,7 +104,14 @@ async fn run_follower(
         // While whole pages of events are being replayed, or once the finished run's view was
         // sent, the view is not read again (a finished run's view does not change).
         if !replaying && !finished {
-            finished = match send_run(store, &execution_id, &mut last_run, &mut sink).await {
+            let run = send_run(
+                store,
+                &execution_id,
+                follow.can_resume,
+                &mut last_run,
+                &mut sink,
+            );
+            finished = match run.await {
                 Ok(f) => f,
                 Err(Gone) => return,
             };
@@ -137,10 +146,11 @@ async fn run_follower(
 async fn send_run(
     store: &dyn RunStore,
     execution_id: &str,
+    can_resume: bool,
     last: &mut String,
     sink: &mut Sink,
 ) -> Result<bool, Gone> {
-    match run_detail(store, execution_id, false).await {
+    match run_detail(store, execution_id, false, can_resume).await {
         Ok(detail) => {
             let finished = detail.finished;
             let text = serde_json::to_string(&detail).unwrap_or_default();

@@ -101,6 +101,7 @@ fn remote_request(context_id: &str, content: MessageContent) -> RemoteRequestDat
         context_id: context_id.into(),
         remote_task_id: None,
         content,
+        binding: None,
     }
 }
 

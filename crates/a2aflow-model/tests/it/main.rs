@@ -19,5 +19,7 @@ mod load_direct;
 mod proptest_load_validate;
 mod python_sdk_fixtures;
 #[cfg(feature = "schema")]
+mod request_binding;
+#[cfg(feature = "schema")]
 mod retry_policy;
 mod schema_agreement;

@@ -188,7 +188,7 @@ async fn the_run_page_follows_a_run_live_answers_its_gate_and_cancels_it() {
 
 /// `chains` independent chains of `length` echo steps each (run side by side, so the run takes
 /// a fraction of one long chain's time; the page draws them as `chains` columns).
-fn chains(chains: usize, length: usize) -> String {
+pub(crate) fn chains(chains: usize, length: usize) -> String {
     let mut steps = Vec::new();
     for c in 0..chains {
         for i in 0..length {

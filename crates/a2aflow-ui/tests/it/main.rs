@@ -4,6 +4,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
 
 mod api;
+mod binding;
 mod browser;
 mod cdp;
+mod child_panel;
+mod event_window;
+mod resume_page;
 mod support;
+mod timeline;

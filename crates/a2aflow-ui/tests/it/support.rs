@@ -7,10 +7,12 @@ use a2aflow::model::{
     ExecutionResult, LoadOptions, MessageContent, RouteDecision, RouteRequest, TaskRequest,
     load_workflow_str,
 };
-use a2aflow::store_sqlite::SqliteStore;
-use a2aflow::{EngineConfig, HostHooks, RunStore, execute_workflow, fetch_agent_cards};
+use a2aflow::store_sqlite::{SqliteStore, StoreOptions};
+use a2aflow::{
+    EngineConfig, HostHooks, RunStore, execute_workflow, fetch_agent_cards, resume_stream,
+};
 use a2aflow_testkit::{AgentSpec, TestServer};
-use a2aflow_ui::{LiveRuns, Ui, UiHandle};
+use a2aflow_ui::{LiveRuns, ResumeFuture, Resumer, Ui, UiHandle};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -42,22 +44,57 @@ pub struct Fixture {
     pub ui: UiHandle,
 }
 
+/// A resumer as a host builds one: the fixture's cards, store and ControlPoint.
+fn resumer(cards: Vec<AgentCard>, store: Arc<dyn RunStore>) -> Arc<dyn Resumer> {
+    Arc::new(move |id: String, mut options: RunOptions| -> ResumeFuture {
+        let cards = cards.clone();
+        options.store = Some(store.clone());
+        Box::pin(async move {
+            let hooks = HostHooks {
+                run_options: options,
+                ..HostHooks::default()
+            };
+            resume_stream(
+                &id,
+                &cards,
+                Arc::new(Verbatim),
+                &EngineConfig::default(),
+                hooks,
+            )
+            .await
+        })
+    })
+}
+
 impl Fixture {
     pub async fn start() -> Fixture {
+        Fixture::build(StoreOptions::default(), false).await
+    }
+
+    /// A fixture whose page resumes runs, over a store whose leases last `lease_ttl`.
+    pub async fn resuming(lease_ttl: Duration) -> Fixture {
+        Fixture::build(StoreOptions::default().with_lease_ttl(lease_ttl), true).await
+    }
+
+    async fn build(store_options: StoreOptions, resuming: bool) -> Fixture {
         let dir = tempfile::tempdir().unwrap();
-        let store: Arc<dyn RunStore> =
-            Arc::new(SqliteStore::open(dir.path().join("runs.db")).await.unwrap());
+        let store: Arc<dyn RunStore> = Arc::new(
+            SqliteStore::open_with(dir.path().join("runs.db"), store_options)
+                .await
+                .unwrap(),
+        );
         let server = TestServer::single(AgentSpec::new("alpha")).await.unwrap();
         let cards = fetch_agent_cards(&[server.card_url("alpha")], &EngineConfig::default())
             .await
             .unwrap();
         let live = LiveRuns::new();
-        let ui = Ui::builder(store.clone())
+        let mut builder = Ui::builder(store.clone())
             .live_runs(live.clone())
-            .poll_interval(Duration::from_millis(50))
-            .bind()
-            .await
-            .unwrap();
+            .poll_interval(Duration::from_millis(50));
+        if resuming {
+            builder = builder.resumer(resumer(cards.clone(), store.clone()));
+        }
+        let ui = builder.bind().await.unwrap();
         Fixture {
             _dir: dir,
             store,
@@ -80,6 +117,47 @@ impl Fixture {
 
     /// Starts `workflow` (JSON text) as run `id`, journaled in the store and tracked by the page.
     pub fn start_run(&self, id: &str, workflow: &str) -> tokio::task::JoinHandle<ExecutionResult> {
+        self.start_run_with(id, workflow, EngineConfig::default())
+    }
+
+    /// [`Fixture::start_run`] with the engine configuration `config`.
+    pub fn start_run_with(
+        &self,
+        id: &str,
+        workflow: &str,
+        config: EngineConfig,
+    ) -> tokio::task::JoinHandle<ExecutionResult> {
+        self.spawn_run(id, workflow, config, true, |_| {})
+    }
+
+    /// [`Fixture::start_run`] with `edit` applied to the run's options (a workflow catalog, …).
+    pub fn start_run_edited(
+        &self,
+        id: &str,
+        workflow: &str,
+        edit: impl FnOnce(&mut RunOptions),
+    ) -> tokio::task::JoinHandle<ExecutionResult> {
+        self.spawn_run(id, workflow, EngineConfig::default(), true, edit)
+    }
+
+    /// Starts `workflow` as run `id` journaled in the store, but not tracked by the page: a
+    /// driver the page knows only through the store, as one in another process.
+    pub fn start_driver(
+        &self,
+        id: &str,
+        workflow: &str,
+    ) -> tokio::task::JoinHandle<ExecutionResult> {
+        self.spawn_run(id, workflow, EngineConfig::default(), false, |_| {})
+    }
+
+    fn spawn_run(
+        &self,
+        id: &str,
+        workflow: &str,
+        config: EngineConfig,
+        track: bool,
+        edit: impl FnOnce(&mut RunOptions),
+    ) -> tokio::task::JoinHandle<ExecutionResult> {
         let workflow = load_workflow_str(workflow, LoadOptions::STRICT)
             .unwrap()
             .workflow;
@@ -88,14 +166,19 @@ impl Fixture {
             timeout: Duration::from_secs(120),
             ..RunOptions::default()
         };
-        self.live.track(id, &mut options);
+        edit(&mut options);
+        if track {
+            self.live.track(id, &mut options);
+        } else {
+            options.execution_id = Some(id.to_owned());
+        }
         let cards = self.cards.clone();
         tokio::spawn(async move {
             execute_workflow(
                 workflow,
                 &cards,
                 Arc::new(Verbatim),
-                &EngineConfig::default(),
+                &config,
                 RunInput::default(),
                 HostHooks {
                     run_options: options,
