@@ -4,7 +4,7 @@
 use crate::body::{self, Body};
 use crate::record::Snapshot;
 use crate::runs::{Runs, Watch};
-use crate::sse::{Framing, task_stream};
+use crate::sse::{Framing, Opening, task_stream};
 use crate::wire_error::{A2aError, ErrorKind};
 use bytes::Bytes;
 use http::{HeaderValue, Method, Request, Response, header};
@@ -147,12 +147,13 @@ pub(crate) fn stream_response(
     app: &App,
     watch: Watch,
     first: Snapshot,
+    opening: Opening,
     framing: Framing,
 ) -> Response<Body> {
     let mut r = body::response(
         200,
         "text/event-stream; charset=utf-8",
-        task_stream(watch, first, framing, app.limits.ping),
+        task_stream(watch, first, opening, framing, app.limits.ping),
     );
     r.headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));

@@ -47,8 +47,8 @@ pub(crate) async fn serve(
             200,
             &json!({ "result": result, "id": call.id, "jsonrpc": "2.0" }),
         ),
-        Ok(Answer::Stream(watch, first)) => {
-            stream_response(app, watch, first, Framing::JsonRpc(call.id))
+        Ok(Answer::Stream(watch, first, opening)) => {
+            stream_response(app, watch, first, opening, Framing::JsonRpc(call.id))
         }
         Err(e) => error(&call.id, &e),
     }

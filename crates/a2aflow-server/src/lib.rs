@@ -20,6 +20,7 @@
 mod app;
 mod body;
 mod card;
+mod gates;
 mod index;
 mod input;
 mod jsonrpc;

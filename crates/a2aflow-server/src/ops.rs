@@ -4,6 +4,7 @@
 use crate::params::{ListQuery, send_request, task_id};
 use crate::record;
 use crate::runs::{Runs, Watch};
+use crate::sse::Opening;
 use crate::wire_error::{A2aError, ErrorKind};
 use a2a::{SendMessageResponse, Task};
 use base64::Engine as _;
@@ -15,8 +16,8 @@ use std::time::Duration;
 pub(crate) enum Answer {
     /// A whole response message.
     Json(Value),
-    /// A task stream: the watch and the snapshot the client sees first.
-    Stream(Watch, record::Snapshot),
+    /// A task stream: the watch, the snapshot the client sees first and how it opens.
+    Stream(Watch, record::Snapshot, Opening),
 }
 
 /// `SendMessage` (`stream` false) or `SendStreamingMessage`.
@@ -28,10 +29,15 @@ pub(crate) async fn send(
     wait_limit: Duration,
 ) -> Result<Answer, A2aError> {
     let request = send_request(params)?;
+    let follow_up = request.message.task_id.is_some();
     let mut watch = runs.start(workflow, &request.message).await?;
     if stream {
+        if follow_up {
+            let first = watch.rx.borrow_and_update().clone();
+            return Ok(Answer::Stream(watch, first, Opening::Status));
+        }
         let first = record::Snapshot::pending();
-        return Ok(Answer::Stream(watch, first));
+        return Ok(Answer::Stream(watch, first, Opening::Task));
     }
     let immediately = request
         .configuration
@@ -92,7 +98,7 @@ pub(crate) async fn subscribe(
     let id = task_id(params)?;
     let mut watch = runs.subscribe(workflow, &id).await?;
     let first = watch.rx.borrow_and_update().clone();
-    Ok(Answer::Stream(watch, first))
+    Ok(Answer::Stream(watch, first, Opening::Task))
 }
 
 /// `ListTasks`: newest first; `nextPageToken` is `""` on the last page.

@@ -3,10 +3,10 @@
 //! the `result` artifact carrying the run's result document, the `a2aflow/` metadata).
 
 use crate::wire_error::A2aError;
-use a2a::{Artifact, Task, TaskState, TaskStatus};
+use a2a::{Artifact, Message, Part, Role, Task, TaskState, TaskStatus};
 use a2aflow::RunState;
 use a2aflow::model::delegation::{ExecutionStatus, MetadataKey, result_artifact};
-use a2aflow::model::{ErrorCode, ExecutionResult};
+use a2aflow::model::{ErrorCode, ExecutionResult, Gate, OpenGate};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -38,6 +38,8 @@ pub(crate) struct Snapshot {
     pub(crate) timestamp: SystemTime,
     /// The result document of a run that succeeded.
     pub(crate) result: Option<Value>,
+    /// The open gate the task shows while the run waits at one (`WAITING_FOR_HUMAN`).
+    pub(crate) gate: Option<OpenGate>,
 }
 
 impl Snapshot {
@@ -47,6 +49,7 @@ impl Snapshot {
             status: ExecutionStatus::Pending,
             timestamp: SystemTime::now(),
             result: None,
+            gate: None,
         }
     }
 
@@ -56,12 +59,61 @@ impl Snapshot {
             status: status_of_result(result),
             timestamp: SystemTime::now(),
             result: result_document(result),
+            gate: None,
         }
     }
 
-    /// The A2A state of this snapshot.
+    /// A run that failed before it could report a result.
+    pub(crate) fn failed() -> Self {
+        Snapshot {
+            status: ExecutionStatus::Failed,
+            timestamp: SystemTime::now(),
+            result: None,
+            gate: None,
+        }
+    }
+
+    /// The A2A state of this snapshot: the status table's, except that a run waiting at an
+    /// AUTH_REQUIRED gate is `TASK_STATE_AUTH_REQUIRED` (the table has no status for it).
     pub(crate) fn state(&self) -> TaskState {
-        self.status.task_state()
+        match &self.gate {
+            Some(open)
+                if self.status == ExecutionStatus::WaitingForHuman
+                    && open.gate == Gate::AuthRequired =>
+            {
+                TaskState::AuthRequired
+            }
+            _ => self.status.task_state(),
+        }
+    }
+
+    /// Moves a run that has not ended to what its open gates say: the first open gate
+    /// (`WAITING_FOR_HUMAN`), or `RUNNING` when none is open. Whether anything changed.
+    pub(crate) fn show_gate(&mut self, open: Option<OpenGate>) -> bool {
+        if self.status.task_state().is_terminal() {
+            return false;
+        }
+        let shown = self.gate.as_ref().map(|g| &g.local_task_id);
+        match open {
+            Some(open) if shown == Some(&open.local_task_id) => false,
+            Some(open) => {
+                self.status = ExecutionStatus::WaitingForHuman;
+                self.gate = Some(open);
+                self.timestamp = SystemTime::now();
+                true
+            }
+            None if matches!(
+                self.status,
+                ExecutionStatus::Pending | ExecutionStatus::WaitingForHuman
+            ) =>
+            {
+                self.status = ExecutionStatus::Running;
+                self.gate = None;
+                self.timestamp = SystemTime::now();
+                true
+            }
+            None => false,
+        }
     }
 
     /// Whether the client's wait ends here: a terminal or an interrupted state.
@@ -114,20 +166,33 @@ pub(crate) fn task(meta: &TaskMeta, snapshot: &Snapshot) -> Task {
     Task {
         id: meta.execution_id.clone(),
         context_id: meta.context_id.clone(),
-        status: status(snapshot),
+        status: status(meta, snapshot),
         artifacts: artifact(meta, snapshot).map(|a| vec![a]),
         history: None,
         metadata: Some(metadata(meta, snapshot)),
     }
 }
 
-/// `{state, timestamp}`: the record's status.
-pub(crate) fn status(snapshot: &Snapshot) -> TaskStatus {
+/// `{state, timestamp}`: the record's status; at a gate, with the agent's status message (the
+/// gate's text, sent as the served task's `ROLE_AGENT` message).
+pub(crate) fn status(meta: &TaskMeta, snapshot: &Snapshot) -> TaskStatus {
     TaskStatus {
         state: snapshot.state(),
-        message: None,
+        message: gate_message(meta, snapshot),
         timestamp: Some(snapshot.timestamp.into()),
     }
+}
+
+/// The status message of a task at a gate: the agent's words, when it said any. Its id names
+/// the gate (`{execution id}/gate/{local task id}`), so every read of one gate shows one message.
+fn gate_message(meta: &TaskMeta, snapshot: &Snapshot) -> Option<Message> {
+    let open = snapshot.gate.as_ref()?;
+    let text = open.text.as_ref().filter(|t| !t.is_empty())?;
+    let mut message = Message::new(Role::Agent, vec![Part::text(text.clone())]);
+    message.message_id = format!("{}/gate/{}", meta.execution_id, open.local_task_id);
+    message.context_id = Some(meta.context_id.clone());
+    message.task_id = Some(meta.execution_id.clone());
+    Some(message)
 }
 
 /// The `result` artifact of a run that reported a result.
@@ -174,6 +239,7 @@ mod tests {
             status: ExecutionStatus::Succeeded,
             timestamp: SystemTime::UNIX_EPOCH,
             result: Some(serde_json::json!({"ok": true})),
+            gate: None,
         };
         let task = task(&meta(), &snapshot);
         assert_eq!(task.status.state, TaskState::Completed);

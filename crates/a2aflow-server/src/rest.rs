@@ -68,7 +68,9 @@ pub(crate) async fn serve(
     }
     match answer(app, workflow, route, query, bytes).await {
         Ok(Answer::Json(value)) => body::a2a_json(&value),
-        Ok(Answer::Stream(watch, first)) => stream_response(app, watch, first, Framing::Rest),
+        Ok(Answer::Stream(watch, first, opening)) => {
+            stream_response(app, watch, first, opening, Framing::Rest)
+        }
         Err(e) => error(&e),
     }
 }

@@ -2,15 +2,15 @@
 //! snapshots while it runs (a `watch` channel per task), the record a store keeps after it, and
 //! the limits (runs in flight, subscribers per task).
 
+use crate::gates::{GateWatch, answer_content};
 use crate::index::IndexFile;
 use crate::input::run_input;
 use crate::record::{Snapshot, TaskMeta, status_of_unfinished};
 use crate::wire_error::{A2aError, ErrorKind};
 use a2a::{Message, TaskState};
-use a2aflow::kernel::ControlPoint;
 use a2aflow::kernel::journal::wall_clock_ms;
-use a2aflow::model::Workflow;
-use a2aflow::model::delegation::ExecutionStatus;
+use a2aflow::kernel::{ControlPoint, GateBoard, GatePolicy};
+use a2aflow::model::{Event, Workflow};
 use a2aflow::{AgentEndpoint, EngineConfig, HostHooks, RunStore, execute_workflow};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -43,6 +43,8 @@ struct Live {
     state: watch::Sender<Snapshot>,
     cancel: CancellationToken,
     subscribers: Arc<AtomicUsize>,
+    /// The gates the run announced (which one the task shows).
+    gates: Arc<GateWatch>,
 }
 
 struct Entry {
@@ -90,6 +92,8 @@ pub(crate) struct Page {
 pub(crate) struct Runs {
     host: Host,
     workflows: HashMap<String, Arc<Workflow>>,
+    /// Where every served run's gates park; a follow-up message answers them here.
+    board: GateBoard,
     table: Mutex<Table>,
     index: Option<IndexFile>,
     in_flight: Arc<Semaphore>,
@@ -118,6 +122,7 @@ impl Runs {
         Runs {
             host,
             workflows,
+            board: GateBoard::new(),
             table: Mutex::new(table),
             index,
             in_flight: Arc::new(Semaphore::new(limits.runs_in_flight)),
@@ -134,7 +139,7 @@ impl Runs {
     /// Starts a run of `workflow` for `message`; the watch sees it from `PENDING` on.
     pub(crate) async fn start(&self, workflow: &str, message: &Message) -> Result<Watch, A2aError> {
         if let Some(task_id) = &message.task_id {
-            return Err(self.continuation_refused(workflow, task_id).await);
+            return self.follow_up(workflow, task_id, message).await;
         }
         let Some(definition) = self.workflows.get(workflow).cloned() else {
             return Err(A2aError::internal(format!(
@@ -173,12 +178,16 @@ impl Runs {
         let cancel = self.stop.child_token();
         let subscribers = Arc::new(AtomicUsize::new(1));
         let guard = SubscriberGuard(subscribers.clone());
+        let gates = Arc::new(GateWatch::default());
         self.spawn_run(
             definition,
             &meta,
             input,
-            state.clone(),
-            cancel.clone(),
+            Driven {
+                state: state.clone(),
+                cancel: cancel.clone(),
+                gates: gates.clone(),
+            },
             permit,
         );
         let mut table = self.table();
@@ -191,6 +200,7 @@ impl Runs {
                     state,
                     cancel,
                     subscribers,
+                    gates,
                 }),
             },
         );
@@ -201,19 +211,91 @@ impl Runs {
         })
     }
 
-    /// Why a message naming an existing task is refused: the run does not wait for input.
-    async fn continuation_refused(&self, workflow: &str, task_id: &str) -> A2aError {
-        match self.current(workflow, task_id).await {
-            Err(_) => A2aError::new(ErrorKind::TaskNotFound, format!("Task {task_id} not found")),
-            Ok(c) if c.snapshot.state().is_terminal() => terminal(task_id, c.snapshot.state()),
-            Ok(_) => A2aError::new(
-                ErrorKind::UnsupportedOperation,
-                format!(
-                    "task {task_id} is not waiting for input; a follow-up message can only \
-                     answer a task in TASK_STATE_INPUT_REQUIRED"
-                ),
-            ),
+    /// A follow-up message on task `task_id`: it answers the gate the task shows, and the
+    /// watch sees the run go on from there. Refused as the official SDK refuses a message to an
+    /// unknown or ended task or in another context; a task that waits at no gate is refused
+    /// with `-32004` (the SDK's agents decide that themselves, so it has no words of its own).
+    async fn follow_up(
+        &self,
+        workflow: &str,
+        task_id: &str,
+        message: &Message,
+    ) -> Result<Watch, A2aError> {
+        let current = match self.current(workflow, task_id).await {
+            Ok(current) => current,
+            Err(e) if e.kind == ErrorKind::TaskNotFound => {
+                return Err(A2aError::new(
+                    ErrorKind::TaskNotFound,
+                    format!("Task {task_id} not found"),
+                ));
+            }
+            Err(e) => return Err(e),
+        };
+        if current.snapshot.state().is_terminal() {
+            return Err(terminal(task_id, current.snapshot.state()));
         }
+        if let Some(context) = message.context_id.as_deref().filter(|c| !c.is_empty())
+            && context != current.meta.context_id
+        {
+            return Err(A2aError::new(
+                ErrorKind::InvalidParams,
+                format!(
+                    "Context {context} does not match context {} of task {task_id}",
+                    current.meta.context_id
+                ),
+            ));
+        }
+        let content = answer_content(message)?;
+        let (watch, live_state, gates) = self.attach(task_id, current.meta)?;
+        let Some(open) = gates.first_open(&self.board, task_id) else {
+            return Err(not_waiting(task_id));
+        };
+        self.board
+            .answer(task_id, &open.local_task_id, content)
+            .map_err(|_| not_waiting(task_id))?;
+        live_state.send_if_modified(|s| s.show_gate(gates.first_open(&self.board, task_id)));
+        Ok(watch)
+    }
+
+    /// A watch on live task `id` (counted against its subscriber limit), its sender and its
+    /// gates; refused for a task no run of this process drives.
+    fn attach(
+        &self,
+        id: &str,
+        meta: TaskMeta,
+    ) -> Result<(Watch, watch::Sender<Snapshot>, Arc<GateWatch>), A2aError> {
+        let table = self.table();
+        let live = table
+            .tasks
+            .get(id)
+            .and_then(|e| e.live.as_ref())
+            .ok_or_else(|| {
+                A2aError::new(
+                    ErrorKind::UnsupportedOperation,
+                    format!(
+                        "task {id} is not driven by this server process (it stopped before the \
+                         run finished); GetTask shows where it stands"
+                    ),
+                )
+            })?;
+        let limit = self.limits.subscribers_per_task;
+        let taken = live
+            .subscribers
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < limit).then_some(n + 1)
+            });
+        if taken.is_err() {
+            return Err(A2aError::new(
+                ErrorKind::UnsupportedOperation,
+                format!("task {id} already has {limit} subscribers, the server's limit"),
+            ));
+        }
+        let watch = Watch {
+            meta,
+            rx: live.state.subscribe(),
+            _guard: SubscriberGuard(live.subscribers.clone()),
+        };
+        Ok((watch, live.state.clone(), live.gates.clone()))
     }
 
     fn spawn_run(
@@ -221,27 +303,28 @@ impl Runs {
         workflow: Arc<Workflow>,
         meta: &TaskMeta,
         input: a2aflow::kernel::RunInput,
-        state: watch::Sender<Snapshot>,
-        cancel: CancellationToken,
+        driven: Driven,
         permit: OwnedSemaphorePermit,
     ) {
         let host = self.host.clone();
         let execution_id = meta.execution_id.clone();
-        let started = state.clone();
+        let Driven {
+            state,
+            cancel,
+            gates,
+        } = driven;
         let mut hooks = HostHooks::default();
         hooks.run_options.execution_id = Some(execution_id.clone());
         hooks.run_options.cancel = cancel;
         hooks.run_options.store = host.store.clone();
-        hooks.run_options.on_event = Some(Arc::new(move |_event| {
-            started.send_if_modified(|s| {
-                let first = s.status == ExecutionStatus::Pending;
-                if first {
-                    s.status = ExecutionStatus::Running;
-                    s.timestamp = SystemTime::now();
-                }
-                first
-            });
-        }));
+        hooks.run_options.gate_policy = GatePolicy::Park;
+        hooks.run_options.gate_board = Some(self.board.clone());
+        hooks.run_options.on_event = Some(on_event(
+            state.clone(),
+            gates,
+            self.board.clone(),
+            execution_id.clone(),
+        ));
         self.tracker.spawn(async move {
             let outcome = execute_workflow(
                 workflow,
@@ -262,11 +345,7 @@ impl Runs {
                         "the served run could not start: {}",
                         failure.message
                     );
-                    Snapshot {
-                        status: ExecutionStatus::Failed,
-                        timestamp: SystemTime::now(),
-                        result: None,
-                    }
+                    Snapshot::failed()
                 }
             };
             state.send_replace(snapshot);
@@ -324,6 +403,7 @@ impl Runs {
                 status: status_of_unfinished(view.state, !view.open_gates.is_empty())?,
                 timestamp,
                 result: None,
+                gate: view.open_gates.first().cloned(),
             }),
         }
     }
@@ -336,37 +416,8 @@ impl Runs {
         if current.snapshot.state().is_terminal() {
             return Err(terminal(id, current.snapshot.state()));
         }
-        let table = self.table();
-        let live = table
-            .tasks
-            .get(id)
-            .and_then(|e| e.live.as_ref())
-            .ok_or_else(|| {
-                A2aError::new(
-                    ErrorKind::UnsupportedOperation,
-                    format!(
-                        "task {id} is not driven by this server process (it stopped before the \
-                         run finished); GetTask shows where it stands"
-                    ),
-                )
-            })?;
-        let limit = self.limits.subscribers_per_task;
-        let taken = live
-            .subscribers
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
-                (n < limit).then_some(n + 1)
-            });
-        if taken.is_err() {
-            return Err(A2aError::new(
-                ErrorKind::UnsupportedOperation,
-                format!("task {id} already has {limit} subscribers, the server's limit"),
-            ));
-        }
-        Ok(Watch {
-            meta: current.meta,
-            rx: live.state.subscribe(),
-            _guard: SubscriberGuard(live.subscribers.clone()),
-        })
+        let (watch, _, _) = self.attach(id, current.meta)?;
+        Ok(watch)
     }
 
     /// Cancels the run of task `id` and waits (bounded) until it has ended.
@@ -477,6 +528,41 @@ impl Runs {
         self.tracker.close();
         let _ = tokio::time::timeout(grace, self.tracker.wait()).await;
     }
+}
+
+/// The refusal of a follow-up on a task that waits at no gate.
+fn not_waiting(task_id: &str) -> A2aError {
+    A2aError::new(
+        ErrorKind::UnsupportedOperation,
+        format!(
+            "task {task_id} is not waiting for input; a follow-up message can only answer a \
+             task in TASK_STATE_INPUT_REQUIRED or TASK_STATE_AUTH_REQUIRED"
+        ),
+    )
+}
+
+/// What the driver of a run reports to: the task's snapshots, its cancellation, its gates.
+struct Driven {
+    state: watch::Sender<Snapshot>,
+    cancel: CancellationToken,
+    gates: Arc<GateWatch>,
+}
+
+/// The run's event hook: the first event makes the task `RUNNING`; every event of the run
+/// itself (not of a delegated child) moves the task to the gate it shows, or back to running.
+fn on_event(
+    state: watch::Sender<Snapshot>,
+    gates: Arc<GateWatch>,
+    board: GateBoard,
+    execution_id: String,
+) -> a2aflow::kernel::EventCallback {
+    Arc::new(move |event: &Event| {
+        if event.execution_id == execution_id {
+            gates.observe(event);
+        }
+        let open = gates.first_open(&board, &execution_id);
+        state.send_if_modified(|s| s.show_gate(open));
+    })
 }
 
 /// The SDK's refusal of an operation on a task that already ended.

@@ -7,5 +7,6 @@ mod support;
 
 mod durable;
 mod errors;
+mod gates;
 mod jsonrpc;
 mod rest;
