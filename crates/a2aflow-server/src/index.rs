@@ -101,6 +101,7 @@ mod tests {
             workflow: "w".into(),
             workflow_id: "wid".into(),
             created_ms: 5,
+            caller: Some("alice".into()),
         };
         let opened = IndexFile::open(&path).map(|(index, _)| index.append(&meta));
         assert!(matches!(opened, Ok(Ok(()))));

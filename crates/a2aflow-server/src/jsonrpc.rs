@@ -3,6 +3,7 @@
 //! `A2A-Version` header, the params), errors as JSON-RPC error objects with HTTP 200.
 
 use crate::app::{App, stream_response};
+use crate::auth::Who;
 use crate::body::{self, Body};
 use crate::ops::{self, Answer, Unsupported};
 use crate::params::list_query;
@@ -26,6 +27,7 @@ struct Call {
 pub(crate) async fn serve(
     app: &App,
     workflow: &str,
+    who: &Who,
     headers: &http::HeaderMap,
     bytes: &[u8],
 ) -> Response<Body> {
@@ -42,7 +44,7 @@ pub(crate) async fn serve(
     if let Err(e) = check_version(headers) {
         return error(&call.id, &e);
     }
-    match answer(app, workflow, &call).await {
+    match answer(app, workflow, who, &call).await {
         Ok(Answer::Json(result)) => body::json(
             200,
             &json!({ "result": result, "id": call.id, "jsonrpc": "2.0" }),
@@ -54,16 +56,18 @@ pub(crate) async fn serve(
     }
 }
 
-async fn answer(app: &App, workflow: &str, call: &Call) -> Result<Answer, A2aError> {
+async fn answer(app: &App, workflow: &str, who: &Who, call: &Call) -> Result<Answer, A2aError> {
     let runs = &app.runs;
     let p = &call.params;
     match call.method.as_str() {
-        "SendMessage" => ops::send(runs, workflow, p, false, app.limits.send_wait).await,
-        "SendStreamingMessage" => ops::send(runs, workflow, p, true, app.limits.send_wait).await,
-        "GetTask" => ops::get(runs, workflow, p).await,
-        "ListTasks" => ops::list(runs, workflow, list_query(p)?).await,
-        "CancelTask" => ops::cancel(runs, workflow, p).await,
-        "SubscribeToTask" => ops::subscribe(runs, workflow, p).await,
+        "SendMessage" => ops::send(runs, workflow, who, p, false, app.limits.send_wait).await,
+        "SendStreamingMessage" => {
+            ops::send(runs, workflow, who, p, true, app.limits.send_wait).await
+        }
+        "GetTask" => ops::get(runs, workflow, who, p).await,
+        "ListTasks" => ops::list(runs, workflow, who, list_query(p)?).await,
+        "CancelTask" => ops::cancel(runs, workflow, who, p).await,
+        "SubscribeToTask" => ops::subscribe(runs, workflow, who, p).await,
         "GetExtendedAgentCard" => Err(ops::unsupported(Unsupported::ExtendedCard)),
         _ => Err(ops::unsupported(Unsupported::PushNotifications)),
     }
@@ -159,9 +163,9 @@ fn refuse(id: Value, e: A2aError) -> Refused {
     Box::new((id, e))
 }
 
-/// A JSON-RPC error response (HTTP 200, as the SDK answers).
+/// A JSON-RPC error response (HTTP 200, as the SDK answers; 401 for missing credentials).
 pub(crate) fn error(id: &Value, e: &A2aError) -> Response<Body> {
-    body::json(200, &e.jsonrpc_response(id))
+    body::json(e.kind.jsonrpc_http_status(), &e.jsonrpc_response(id))
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@
 //! the host's.
 
 mod app;
+mod auth;
 mod body;
 mod card;
 mod gates;
@@ -27,6 +28,7 @@ mod jsonrpc;
 mod layers;
 mod ops;
 mod params;
+mod quota;
 mod record;
 mod rest;
 mod runs;
@@ -35,6 +37,7 @@ mod sse;
 mod version;
 mod wire_error;
 
+pub use auth::{Caller, CallerCredential, Callers};
 pub use server::{Limits, Server, ServerBuilder, ServerHandle};
 
 /// The README (the crate's page on crates.io), whose example is compiled as a doctest.

@@ -1,6 +1,7 @@
 //! The A2A operations on a served workflow, shared by both bindings: each answers a JSON value
 //! (the ProtoJSON of its response message) or a task stream.
 
+use crate::auth::Who;
 use crate::params::{ListQuery, send_request, task_id};
 use crate::record;
 use crate::runs::{Runs, Watch};
@@ -24,13 +25,14 @@ pub(crate) enum Answer {
 pub(crate) async fn send(
     runs: &Runs,
     workflow: &str,
+    who: &Who,
     params: &Value,
     stream: bool,
     wait_limit: Duration,
 ) -> Result<Answer, A2aError> {
     let request = send_request(params)?;
     let follow_up = request.message.task_id.is_some();
-    let mut watch = runs.start(workflow, &request.message).await?;
+    let mut watch = runs.start(workflow, who, &request.message).await?;
     if stream {
         if follow_up {
             let first = watch.rx.borrow_and_update().clone();
@@ -65,10 +67,15 @@ pub(crate) async fn send(
 }
 
 /// `GetTask`.
-pub(crate) async fn get(runs: &Runs, workflow: &str, params: &Value) -> Result<Answer, A2aError> {
+pub(crate) async fn get(
+    runs: &Runs,
+    workflow: &str,
+    who: &Who,
+    params: &Value,
+) -> Result<Answer, A2aError> {
     let id = task_id(params)?;
     crate::params::checked_history_length(params)?;
-    let current = runs.current(workflow, &id).await?;
+    let current = runs.current(workflow, who, &id).await?;
     Ok(Answer::Json(task_json(&record::task(
         &current.meta,
         &current.snapshot,
@@ -79,10 +86,11 @@ pub(crate) async fn get(runs: &Runs, workflow: &str, params: &Value) -> Result<A
 pub(crate) async fn cancel(
     runs: &Runs,
     workflow: &str,
+    who: &Who,
     params: &Value,
 ) -> Result<Answer, A2aError> {
     let id = task_id(params)?;
-    let current = runs.cancel(workflow, &id).await?;
+    let current = runs.cancel(workflow, who, &id).await?;
     Ok(Answer::Json(task_json(&record::task(
         &current.meta,
         &current.snapshot,
@@ -93,10 +101,11 @@ pub(crate) async fn cancel(
 pub(crate) async fn subscribe(
     runs: &Runs,
     workflow: &str,
+    who: &Who,
     params: &Value,
 ) -> Result<Answer, A2aError> {
     let id = task_id(params)?;
-    let mut watch = runs.subscribe(workflow, &id).await?;
+    let mut watch = runs.subscribe(workflow, who, &id).await?;
     let first = watch.rx.borrow_and_update().clone();
     Ok(Answer::Stream(watch, first, Opening::Task))
 }
@@ -105,6 +114,7 @@ pub(crate) async fn subscribe(
 pub(crate) async fn list(
     runs: &Runs,
     workflow: &str,
+    who: &Who,
     query: ListQuery,
 ) -> Result<Answer, A2aError> {
     let after = match &query.page_token {
@@ -114,6 +124,7 @@ pub(crate) async fn list(
     let page = runs
         .list(
             workflow,
+            who,
             query.context_id.as_deref(),
             query.status,
             after.as_deref(),

@@ -2,6 +2,7 @@
 //! `contextId` = the context the run belongs to, the state mapped through the status table,
 //! the `result` artifact carrying the run's result document, the `a2aflow/` metadata).
 
+use crate::auth::Who;
 use crate::wire_error::A2aError;
 use a2a::{Artifact, Message, Part, Role, Task, TaskState, TaskStatus};
 use a2aflow::RunState;
@@ -27,6 +28,16 @@ pub(crate) struct TaskMeta {
     pub(crate) workflow_id: String,
     /// When the server accepted the request, milliseconds since the Unix epoch.
     pub(crate) created_ms: u64,
+    /// The caller who started the run (`None`: the anonymous caller of an open server).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) caller: Option<String>,
+}
+
+impl TaskMeta {
+    /// Whether `who` may see the task: only the caller who started it does.
+    pub(crate) fn visible_to(&self, who: &Who) -> bool {
+        self.caller.as_deref() == who.name()
+    }
 }
 
 /// Where a served run stands.
@@ -230,6 +241,7 @@ mod tests {
             workflow: "review".into(),
             workflow_id: "wf".into(),
             created_ms: 0,
+            caller: None,
         }
     }
 

@@ -3,6 +3,7 @@
 //! and a plain `404 Not Found` for a path or verb that is not a route, as the SDK answers.
 
 use crate::app::{App, stream_response};
+use crate::auth::Who;
 use crate::body::{self, Body};
 use crate::ops::{self, Answer, Unsupported};
 use crate::params::list_query;
@@ -54,6 +55,7 @@ fn route(method: &Method, path: &str) -> Option<Route> {
 pub(crate) async fn serve(
     app: &App,
     workflow: &str,
+    who: &Who,
     method: &Method,
     path: &str,
     query: Option<&str>,
@@ -66,7 +68,7 @@ pub(crate) async fn serve(
     if let Err(e) = check_version(headers) {
         return error(&e);
     }
-    match answer(app, workflow, route, query, bytes).await {
+    match answer(app, workflow, who, route, query, bytes).await {
         Ok(Answer::Json(value)) => body::a2a_json(&value),
         Ok(Answer::Stream(watch, first, opening)) => {
             stream_response(app, watch, first, opening, Framing::Rest)
@@ -78,6 +80,7 @@ pub(crate) async fn serve(
 async fn answer(
     app: &App,
     workflow: &str,
+    who: &Who,
     route: Route,
     query: Option<&str>,
     bytes: &[u8],
@@ -85,12 +88,12 @@ async fn answer(
     let runs = &app.runs;
     let wait = app.limits.send_wait;
     match route {
-        Route::Send => ops::send(runs, workflow, &json_body(bytes)?, false, wait).await,
-        Route::Stream => ops::send(runs, workflow, &json_body(bytes)?, true, wait).await,
-        Route::Get(id) => ops::get(runs, workflow, &with_id(query_json(query), id)).await,
-        Route::List => ops::list(runs, workflow, list_query(&query_json(query))?).await,
-        Route::Cancel(id) => ops::cancel(runs, workflow, &json!({ "id": id })).await,
-        Route::Subscribe(id) => ops::subscribe(runs, workflow, &json!({ "id": id })).await,
+        Route::Send => ops::send(runs, workflow, who, &json_body(bytes)?, false, wait).await,
+        Route::Stream => ops::send(runs, workflow, who, &json_body(bytes)?, true, wait).await,
+        Route::Get(id) => ops::get(runs, workflow, who, &with_id(query_json(query), id)).await,
+        Route::List => ops::list(runs, workflow, who, list_query(&query_json(query))?).await,
+        Route::Cancel(id) => ops::cancel(runs, workflow, who, &json!({ "id": id })).await,
+        Route::Subscribe(id) => ops::subscribe(runs, workflow, who, &json!({ "id": id })).await,
         Route::PushConfig => Err(ops::unsupported(Unsupported::PushNotifications)),
         Route::ExtendedCard => Err(ops::unsupported(Unsupported::ExtendedCard)),
     }

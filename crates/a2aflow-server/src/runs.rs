@@ -2,9 +2,11 @@
 //! snapshots while it runs (a `watch` channel per task), the record a store keeps after it, and
 //! the limits (runs in flight, subscribers per task).
 
+use crate::auth::Who;
 use crate::gates::{GateWatch, answer_content};
 use crate::index::IndexFile;
 use crate::input::run_input;
+use crate::quota::{CallerQuota, QuotaSlot};
 use crate::record::{Snapshot, TaskMeta, status_of_unfinished};
 use crate::wire_error::{A2aError, ErrorKind};
 use a2a::{Message, TaskState};
@@ -33,6 +35,8 @@ pub(crate) struct Host {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct RunLimits {
     pub(crate) runs_in_flight: usize,
+    /// At most this many runs in flight per caller.
+    pub(crate) runs_per_caller: usize,
     pub(crate) subscribers_per_task: usize,
     /// How long a CancelTask waits for the run to end.
     pub(crate) cancel_wait: Duration,
@@ -97,6 +101,7 @@ pub(crate) struct Runs {
     table: Mutex<Table>,
     index: Option<IndexFile>,
     in_flight: Arc<Semaphore>,
+    per_caller: CallerQuota,
     limits: RunLimits,
     tracker: TaskTracker,
     stop: CancellationToken,
@@ -126,6 +131,7 @@ impl Runs {
             table: Mutex::new(table),
             index,
             in_flight: Arc::new(Semaphore::new(limits.runs_in_flight)),
+            per_caller: CallerQuota::new(limits.runs_per_caller),
             limits,
             tracker: TaskTracker::new(),
             stop: CancellationToken::new(),
@@ -137,9 +143,14 @@ impl Runs {
     }
 
     /// Starts a run of `workflow` for `message`; the watch sees it from `PENDING` on.
-    pub(crate) async fn start(&self, workflow: &str, message: &Message) -> Result<Watch, A2aError> {
+    pub(crate) async fn start(
+        &self,
+        workflow: &str,
+        who: &Who,
+        message: &Message,
+    ) -> Result<Watch, A2aError> {
         if let Some(task_id) = &message.task_id {
-            return self.follow_up(workflow, task_id, message).await;
+            return self.follow_up(workflow, who, task_id, message).await;
         }
         let Some(definition) = self.workflows.get(workflow).cloned() else {
             return Err(A2aError::internal(format!(
@@ -157,6 +168,16 @@ impl Runs {
                 ),
             )
         })?;
+        let slot = self.per_caller.take(who).ok_or_else(|| {
+            A2aError::new(
+                ErrorKind::UnsupportedOperation,
+                format!(
+                    "you already have {} runs in flight, the server's limit per caller; send \
+                     again when one has finished",
+                    self.per_caller.limit()
+                ),
+            )
+        })?;
         let execution_id = uuid::Uuid::now_v7().to_string();
         let meta = TaskMeta {
             context_id: message
@@ -168,6 +189,7 @@ impl Runs {
             workflow: workflow.to_owned(),
             workflow_id: definition.id.clone(),
             created_ms: wall_clock_ms(),
+            caller: who.name().map(str::to_owned),
         };
         if let Some(index) = &self.index {
             index
@@ -188,7 +210,7 @@ impl Runs {
                 cancel: cancel.clone(),
                 gates: gates.clone(),
             },
-            permit,
+            (permit, slot),
         );
         let mut table = self.table();
         table.order.push(meta.execution_id.clone());
@@ -218,10 +240,11 @@ impl Runs {
     async fn follow_up(
         &self,
         workflow: &str,
+        who: &Who,
         task_id: &str,
         message: &Message,
     ) -> Result<Watch, A2aError> {
-        let current = match self.current(workflow, task_id).await {
+        let current = match self.current(workflow, who, task_id).await {
             Ok(current) => current,
             Err(e) if e.kind == ErrorKind::TaskNotFound => {
                 return Err(A2aError::new(
@@ -304,7 +327,7 @@ impl Runs {
         meta: &TaskMeta,
         input: a2aflow::kernel::RunInput,
         driven: Driven,
-        permit: OwnedSemaphorePermit,
+        permit: (OwnedSemaphorePermit, QuotaSlot),
     ) {
         let host = self.host.clone();
         let execution_id = meta.execution_id.clone();
@@ -354,13 +377,18 @@ impl Runs {
     }
 
     /// The task `id` of `workflow` as it stands (`Task not found` for anything else).
-    pub(crate) async fn current(&self, workflow: &str, id: &str) -> Result<Current, A2aError> {
+    pub(crate) async fn current(
+        &self,
+        workflow: &str,
+        who: &Who,
+        id: &str,
+    ) -> Result<Current, A2aError> {
         let recorded = {
             let table = self.table();
             let entry = table
                 .tasks
                 .get(id)
-                .filter(|e| e.meta.workflow == workflow)
+                .filter(|e| e.meta.workflow == workflow && e.meta.visible_to(who))
                 .ok_or_else(A2aError::task_not_found)?;
             match &entry.live {
                 Some(live) => {
@@ -411,8 +439,13 @@ impl Runs {
     /// A watch on live task `id` of `workflow` for SubscribeToTask: `Task not found` for an
     /// unknown id, the SDK's terminal-state refusal for a task that ended, and a refusal when
     /// the task has as many subscribers as the limit allows.
-    pub(crate) async fn subscribe(&self, workflow: &str, id: &str) -> Result<Watch, A2aError> {
-        let current = self.current(workflow, id).await?;
+    pub(crate) async fn subscribe(
+        &self,
+        workflow: &str,
+        who: &Who,
+        id: &str,
+    ) -> Result<Watch, A2aError> {
+        let current = self.current(workflow, who, id).await?;
         if current.snapshot.state().is_terminal() {
             return Err(terminal(id, current.snapshot.state()));
         }
@@ -421,8 +454,13 @@ impl Runs {
     }
 
     /// Cancels the run of task `id` and waits (bounded) until it has ended.
-    pub(crate) async fn cancel(&self, workflow: &str, id: &str) -> Result<Current, A2aError> {
-        let current = self.current(workflow, id).await?;
+    pub(crate) async fn cancel(
+        &self,
+        workflow: &str,
+        who: &Who,
+        id: &str,
+    ) -> Result<Current, A2aError> {
+        let current = self.current(workflow, who, id).await?;
         if current.snapshot.state().is_terminal() {
             return Err(A2aError::new(
                 ErrorKind::TaskNotCancelable,
@@ -470,6 +508,7 @@ impl Runs {
     pub(crate) async fn list(
         &self,
         workflow: &str,
+        who: &Who,
         context: Option<&str>,
         state: Option<TaskState>,
         after: Option<&str>,
@@ -484,6 +523,7 @@ impl Runs {
                 .filter(|id| {
                     table.tasks.get(*id).is_some_and(|e| {
                         e.meta.workflow == workflow
+                            && e.meta.visible_to(who)
                             && context.is_none_or(|c| e.meta.context_id == c)
                     })
                 })
@@ -492,7 +532,7 @@ impl Runs {
         };
         let mut all = Vec::with_capacity(ids.len());
         for id in &ids {
-            let current = match self.current(workflow, id).await {
+            let current = match self.current(workflow, who, id).await {
                 Ok(current) => current,
                 // An index entry whose run the store never got: the process stopped between
                 // the two writes, so no run exists and nothing is listed (GetTask says the same).

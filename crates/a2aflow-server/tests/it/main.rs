@@ -5,6 +5,7 @@
 
 mod support;
 
+mod auth;
 mod durable;
 mod errors;
 mod gates;
