@@ -190,6 +190,18 @@ pub(crate) fn stream_response(
     r
 }
 
+/// An SSE response of one task that will never change.
+pub(crate) fn once_response(task: a2a::Task, framing: Framing) -> Response<Body> {
+    let mut r = body::response(
+        200,
+        "text/event-stream; charset=utf-8",
+        crate::sse::once(task, framing),
+    );
+    r.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r
+}
+
 /// `%XX` escapes decoded (an invalid escape is kept as it is).
 pub(crate) fn percent_decode(text: &str) -> Cow<'_, str> {
     if !text.contains('%') {

@@ -2,7 +2,7 @@
 //! official Python SDK checks it (JSON, batch, id, `jsonrpc`, method, the method's name, the
 //! `A2A-Version` header, the params), errors as JSON-RPC error objects with HTTP 200.
 
-use crate::app::{App, stream_response};
+use crate::app::{App, once_response, stream_response};
 use crate::auth::Who;
 use crate::body::{self, Body};
 use crate::ops::{self, Answer, Unsupported};
@@ -52,6 +52,7 @@ pub(crate) async fn serve(
         Ok(Answer::Stream(watch, first, opening)) => {
             stream_response(app, watch, first, opening, Framing::JsonRpc(call.id))
         }
+        Ok(Answer::StreamOnce(task)) => once_response(task, Framing::JsonRpc(call.id)),
         Err(e) => error(&call.id, &e),
     }
 }

@@ -21,6 +21,7 @@ mod app;
 mod auth;
 mod body;
 mod card;
+mod delegated;
 mod gates;
 mod index;
 mod input;

@@ -19,6 +19,8 @@ pub(crate) enum Answer {
     Json(Value),
     /// A task stream: the watch, the snapshot the client sees first and how it opens.
     Stream(Watch, record::Snapshot, Opening),
+    /// A stream of one task that will never change (a refused delegation).
+    StreamOnce(Task),
 }
 
 /// `SendMessage` (`stream` false) or `SendStreamingMessage`.
@@ -32,6 +34,13 @@ pub(crate) async fn send(
 ) -> Result<Answer, A2aError> {
     let request = send_request(params)?;
     let follow_up = request.message.task_id.is_some();
+    if !follow_up && let Some(refused) = runs.refusal(workflow, who, &request.message)? {
+        return Ok(if stream {
+            Answer::StreamOnce(refused)
+        } else {
+            Answer::Json(to_json(&SendMessageResponse::Task(refused)))
+        });
+    }
     let mut watch = runs.start(workflow, who, &request.message).await?;
     if stream {
         if follow_up {

@@ -6,7 +6,7 @@ use crate::auth::Who;
 use crate::wire_error::A2aError;
 use a2a::{Artifact, Message, Part, Role, Task, TaskState, TaskStatus};
 use a2aflow::RunState;
-use a2aflow::model::delegation::{ExecutionStatus, MetadataKey, result_artifact};
+use a2aflow::model::delegation::{ExecutionStatus, Lineage, MetadataKey, result_artifact};
 use a2aflow::model::{ErrorCode, ExecutionResult, Gate, OpenGate};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -31,6 +31,32 @@ pub(crate) struct TaskMeta {
     /// The caller who started the run (`None`: the anonymous caller of an open server).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) caller: Option<String>,
+    /// Where a delegated run sits in its tree (the request's lineage); `None` for a run that
+    /// is its own root.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) lineage: Option<ServedLineage>,
+}
+
+/// The lineage of a delegated served run, as its request claimed it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ServedLineage {
+    /// The execution that made the call.
+    pub(crate) parent_execution_id: String,
+    /// The root of the tree; `None` when the parent is the root.
+    pub(crate) root_execution_id: Option<String>,
+    /// The run's depth (1: a direct child of the root).
+    pub(crate) depth: u32,
+}
+
+impl From<&Lineage> for ServedLineage {
+    fn from(l: &Lineage) -> Self {
+        ServedLineage {
+            parent_execution_id: l.parent_execution_id.clone(),
+            root_execution_id: l.root_execution_id.clone(),
+            depth: l.depth,
+        }
+    }
 }
 
 impl TaskMeta {
@@ -227,6 +253,20 @@ fn metadata(meta: &TaskMeta, snapshot: &Snapshot) -> HashMap<String, Value> {
     put(MetadataKey::FlowId, Value::from(meta.workflow_id.as_str()));
     put(MetadataKey::FlowName, Value::from(meta.workflow.as_str()));
     put(MetadataKey::Status, Value::from(snapshot.status.as_str()));
+    if let Some(lineage) = &meta.lineage {
+        put(
+            MetadataKey::ParentExecutionId,
+            Value::from(lineage.parent_execution_id.as_str()),
+        );
+        put(
+            MetadataKey::RootExecutionId,
+            lineage
+                .root_execution_id
+                .as_deref()
+                .map_or(Value::Null, Value::from),
+        );
+        put(MetadataKey::Depth, Value::from(lineage.depth));
+    }
     metadata
 }
 
@@ -242,6 +282,7 @@ mod tests {
             workflow_id: "wf".into(),
             created_ms: 0,
             caller: None,
+            lineage: None,
         }
     }
 

@@ -2,7 +2,7 @@
 //! and answers in ProtoJSON, errors as `google.rpc.Status` bodies with the SDK's HTTP statuses,
 //! and a plain `404 Not Found` for a path or verb that is not a route, as the SDK answers.
 
-use crate::app::{App, stream_response};
+use crate::app::{App, once_response, stream_response};
 use crate::auth::Who;
 use crate::body::{self, Body};
 use crate::ops::{self, Answer, Unsupported};
@@ -73,6 +73,7 @@ pub(crate) async fn serve(
         Ok(Answer::Stream(watch, first, opening)) => {
             stream_response(app, watch, first, opening, Framing::Rest)
         }
+        Ok(Answer::StreamOnce(task)) => once_response(task, Framing::Rest),
         Err(e) => error(&e),
     }
 }

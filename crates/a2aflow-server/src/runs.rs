@@ -3,15 +3,17 @@
 //! the limits (runs in flight, subscribers per task).
 
 use crate::auth::Who;
+use crate::delegated::{self, Known};
 use crate::gates::{GateWatch, answer_content};
 use crate::index::IndexFile;
 use crate::input::run_input;
 use crate::quota::{CallerQuota, QuotaSlot};
-use crate::record::{Snapshot, TaskMeta, status_of_unfinished};
+use crate::record::{ServedLineage, Snapshot, TaskMeta, status_of_unfinished};
 use crate::wire_error::{A2aError, ErrorKind};
-use a2a::{Message, TaskState};
+use a2a::{Message, Task, TaskState};
 use a2aflow::kernel::journal::wall_clock_ms;
-use a2aflow::kernel::{ControlPoint, GateBoard, GatePolicy};
+use a2aflow::kernel::{ControlPoint, DelegationPolicy, GateBoard, GatePolicy};
+use a2aflow::model::delegation::{FlowRef, Lineage, RefusedDelegation};
 use a2aflow::model::{Event, Workflow};
 use a2aflow::{AgentEndpoint, EngineConfig, HostHooks, RunStore, execute_workflow};
 use std::collections::HashMap;
@@ -29,6 +31,8 @@ pub(crate) struct Host {
     pub(crate) agents: Arc<[AgentEndpoint]>,
     pub(crate) config: Arc<EngineConfig>,
     pub(crate) store: Option<Arc<dyn RunStore>>,
+    /// What an inbound delegation request must pass before its run starts.
+    pub(crate) delegation: DelegationPolicy,
 }
 
 /// The limits on what clients may hold open.
@@ -158,6 +162,7 @@ impl Runs {
             )));
         };
         let input = run_input(message)?;
+        let lineage = delegated::lineage(message)?;
         let permit = self.in_flight.clone().try_acquire_owned().map_err(|_| {
             A2aError::new(
                 ErrorKind::UnsupportedOperation,
@@ -190,6 +195,7 @@ impl Runs {
             workflow_id: definition.id.clone(),
             created_ms: wall_clock_ms(),
             caller: who.name().map(str::to_owned),
+            lineage: lineage.as_ref().map(ServedLineage::from),
         };
         if let Some(index) = &self.index {
             index
@@ -233,6 +239,101 @@ impl Runs {
         })
     }
 
+    /// The refused task record of a delegation request the policy declines before anything
+    /// starts, `None` for a message that is not one or that the policy admits.
+    pub(crate) fn refusal(
+        &self,
+        workflow: &str,
+        who: &Who,
+        message: &Message,
+    ) -> Result<Option<Task>, A2aError> {
+        let Some(lineage) = delegated::lineage(message)? else {
+            return Ok(None);
+        };
+        let Some(definition) = self.workflows.get(workflow) else {
+            return Ok(None);
+        };
+        let known = self.known(who, &lineage);
+        let Err(refusal) =
+            delegated::admit(&self.host.delegation, &definition.id, &lineage, &known)
+        else {
+            return Ok(None);
+        };
+        tracing::info!(
+            target: "a2aflow::serve",
+            workflow,
+            reason = %refusal.reason(),
+            "a delegation request was refused: {}",
+            refusal.message()
+        );
+        let refused = RefusedDelegation {
+            flow: FlowRef {
+                flow_id: definition.id.clone(),
+                flow_name: Some(definition.name.clone()),
+            },
+            lineage,
+            reason: refusal.reason(),
+            timestamp: SystemTime::now(),
+        };
+        refused
+            .to_task()
+            .map(Some)
+            .map_err(|e| A2aError::internal(format!("the refusal record cannot be built: {e}")))
+    }
+
+    /// What this server knows of the tree of a call at `lineage`, among `who`'s served runs.
+    fn known(&self, who: &Who, lineage: &Lineage) -> Known {
+        let table = self.table();
+        let own = |id: &str| {
+            table
+                .tasks
+                .get(id)
+                .map(|e| &e.meta)
+                .filter(|m| m.visible_to(who))
+        };
+        let mut ancestry = Vec::new();
+        let mut next = Some(lineage.parent_execution_id.clone());
+        let mut steps = 0;
+        while let Some(id) = next.take() {
+            let Some(meta) = own(&id) else { break };
+            ancestry.push(meta.workflow_id.clone());
+            next = meta.lineage.as_ref().map(|l| l.parent_execution_id.clone());
+            steps += 1;
+            if steps > self.host.delegation.max_depth as usize + 1 {
+                break;
+            }
+        }
+        if let Some(root) = lineage.root_execution_id.as_deref().and_then(own)
+            && !ancestry.contains(&root.workflow_id)
+        {
+            ancestry.push(root.workflow_id.clone());
+        }
+        ancestry.reverse();
+        let context = lineage.context_id();
+        let mut tree = vec![context.to_owned()];
+        let mut started_by_parent = 0;
+        for entry in table.tasks.values().filter(|e| e.meta.visible_to(who)) {
+            let Some(l) = &entry.meta.lineage else {
+                continue;
+            };
+            if l.parent_execution_id == lineage.parent_execution_id {
+                started_by_parent += 1;
+            }
+            if l.root_execution_id
+                .as_deref()
+                .unwrap_or(&l.parent_execution_id)
+                == context
+            {
+                tree.push(entry.meta.execution_id.clone());
+            }
+        }
+        Known {
+            ancestry,
+            started_by_parent,
+            tree,
+        }
+    }
+
     /// A follow-up message on task `task_id`: it answers the gate the task shows, and the
     /// watch sees the run go on from there. Refused as the official SDK refuses a message to an
     /// unknown or ended task or in another context; a task that waits at no gate is refused
@@ -273,11 +374,39 @@ impl Runs {
         let Some(open) = gates.first_open(&self.board, task_id) else {
             return Err(not_waiting(task_id));
         };
-        self.board
-            .answer(task_id, &open.local_task_id, content)
-            .map_err(|_| not_waiting(task_id))?;
+        self.answer(task_id, &open.local_task_id, content, &gates)
+            .await?;
         live_state.send_if_modified(|s| s.show_gate(gates.first_open(&self.board, task_id)));
         Ok(watch)
+    }
+
+    /// Answers gate `local_task_id` of run `execution_id` on the board. The run announces a
+    /// gate just before the gate reaches the board: while the gate is announced and not yet
+    /// there, the answer waits for it (at most [`GATE_ARRIVAL`]).
+    async fn answer(
+        &self,
+        execution_id: &str,
+        local_task_id: &str,
+        content: a2aflow::model::MessageContent,
+        gates: &GateWatch,
+    ) -> Result<(), A2aError> {
+        let deadline = tokio::time::Instant::now() + GATE_ARRIVAL;
+        loop {
+            if self
+                .board
+                .answer(execution_id, local_task_id, content.clone())
+                .is_ok()
+            {
+                return Ok(());
+            }
+            let still_shown = gates
+                .first_open(&self.board, execution_id)
+                .is_some_and(|g| g.local_task_id == local_task_id);
+            if !still_shown || tokio::time::Instant::now() >= deadline {
+                return Err(not_waiting(execution_id));
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
     }
 
     /// A watch on live task `id` (counted against its subscriber limit), its sender and its
@@ -569,6 +698,9 @@ impl Runs {
         let _ = tokio::time::timeout(grace, self.tracker.wait()).await;
     }
 }
+
+/// How long a follow-up waits for an announced gate to reach the board.
+const GATE_ARRIVAL: Duration = Duration::from_secs(2);
 
 /// The refusal of a follow-up on a task that waits at no gate.
 fn not_waiting(task_id: &str) -> A2aError {

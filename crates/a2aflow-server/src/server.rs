@@ -7,7 +7,7 @@ use crate::card::{card, servable_name};
 use crate::index::IndexFile;
 use crate::layers::wrap;
 use crate::runs::{Host, RunLimits, Runs};
-use a2aflow::kernel::ControlPoint;
+use a2aflow::kernel::{ControlPoint, DelegationPolicy};
 use a2aflow::model::{ErrorCode, Failure, Workflow};
 use a2aflow::{AgentEndpoint, EngineConfig, RunStore, check_agents};
 use bytes::Bytes;
@@ -86,6 +86,7 @@ impl Server {
             limits: Limits::default(),
             callers: Callers::new(),
             allow_unauthenticated: false,
+            delegation: DelegationPolicy::default(),
         }
     }
 }
@@ -101,6 +102,7 @@ pub struct ServerBuilder {
     limits: Limits,
     callers: Callers,
     allow_unauthenticated: bool,
+    delegation: DelegationPolicy,
 }
 
 impl ServerBuilder {
@@ -161,6 +163,15 @@ impl ServerBuilder {
         self
     }
 
+    /// The limits an inbound delegation request (a SendMessage with the delegation request
+    /// metadata) must pass before its run starts: depth, a cycle through this server's runs,
+    /// fan-out, budget. A refusal is the `TASK_STATE_REJECTED` record with its
+    /// `a2aflow/refusalReason`, and nothing runs. Default [`DelegationPolicy::default`].
+    pub fn delegation(mut self, policy: DelegationPolicy) -> Self {
+        self.delegation = policy;
+        self
+    }
+
     /// Lets an open server (no callers) listen on an address that is not loopback. Without
     /// it, [`ServerBuilder::start`] refuses such an address: anyone who can reach it could
     /// start and read every run.
@@ -202,6 +213,7 @@ impl ServerBuilder {
             agents: self.agents.into(),
             config: Arc::new(self.config),
             store,
+            delegation: self.delegation,
         };
         let limits = self.limits;
         let runs = Runs::new(

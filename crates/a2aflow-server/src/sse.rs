@@ -6,7 +6,7 @@
 use crate::body::{Body, BodyError};
 use crate::record::{self, Snapshot};
 use crate::runs::Watch;
-use a2a::{StreamResponse, TaskArtifactUpdateEvent, TaskStatusUpdateEvent};
+use a2a::{StreamResponse, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent};
 use bytes::Bytes;
 use futures_util::stream;
 use http_body::Frame;
@@ -118,13 +118,15 @@ impl State {
     }
 
     fn frame(&self, event: &StreamResponse) -> Bytes {
-        let payload = serde_json::to_value(event).unwrap_or(Value::Null);
-        let value = match &self.framing {
-            Framing::JsonRpc(id) => json!({ "result": payload, "id": id, "jsonrpc": "2.0" }),
-            Framing::Rest => payload,
-        };
-        Bytes::from(format!("data: {value}\r\n\r\n"))
+        frame(&self.framing, event)
     }
+}
+
+/// The stream of one `task` that will never change: the event, then the end.
+pub(crate) fn once(task: Task, framing: Framing) -> Body {
+    let bytes = frame(&framing, &StreamResponse::Task(task));
+    let frames = stream::iter([Ok::<_, BodyError>(Frame::data(bytes))]);
+    StreamBody::new(frames).boxed_unsync()
 }
 
 /// The `statusUpdate` of `watch`'s task at `snapshot`.
@@ -136,6 +138,16 @@ fn status_update(watch: &Watch, snapshot: &Snapshot) -> StreamResponse {
         status: record::status(meta, snapshot),
         metadata: None,
     })
+}
+
+/// One SSE event, framed.
+fn frame(framing: &Framing, event: &StreamResponse) -> Bytes {
+    let payload = serde_json::to_value(event).unwrap_or(Value::Null);
+    let value = match framing {
+        Framing::JsonRpc(id) => json!({ "result": payload, "id": id, "jsonrpc": "2.0" }),
+        Framing::Rest => payload,
+    };
+    Bytes::from(format!("data: {value}\r\n\r\n"))
 }
 
 fn ping() -> Bytes {

@@ -18,6 +18,7 @@ mod send;
 mod send_deadline;
 mod send_grpc;
 mod serve;
+mod serve_auth;
 mod terminal;
 mod ui;
 mod workflow_input;

@@ -6,6 +6,7 @@
 mod support;
 
 mod auth;
+mod delegation;
 mod durable;
 mod errors;
 mod gates;
