@@ -1,7 +1,8 @@
 //! The official Python SDK's client (`serve_client.py`) drives `a2aflow serve` over JSON-RPC and
-//! HTTP+JSON: send blocking and streaming, get, list by context, cancel, and a gate answered by
-//! a follow-up. The served `slow` workflow waits on a testkit agent's slow task, so its run is
-//! cancelled while it works; the served `ask` workflow's remote task asks for input.
+//! HTTP+JSON: send blocking and streaming, get, list by context, cancel, a gate answered by a
+//! follow-up and a refused delegation request. The served `slow` workflow waits on a testkit
+//! agent's slow task, so its run is cancelled while it works; the served `ask` workflow's remote
+//! task asks for input.
 
 use crate::host::cli_binary;
 use crate::peer::python;
@@ -125,6 +126,11 @@ async fn the_python_sdk_client_drives_a2aflow_serve() {
         assert_eq!(gate["answered"], "TASK_STATE_COMPLETED", "{gate}");
         assert_eq!(gate["sameTask"], true, "{gate}");
         assert_eq!(gate["refused"], "UnsupportedOperationError", "{gate}");
+        let refused = check("refused");
+        assert_eq!(refused["state"], "TASK_STATE_REJECTED", "{refused}");
+        assert_eq!(refused["reason"], "depth_exceeded", "{refused}");
+        assert_eq!(refused["hasExecutionId"], false, "{refused}");
+        assert_eq!(refused["contextId"], "py-root", "{refused}");
     }
     let status = Command::new("kill")
         .args(["-TERM", &server.id().to_string()])

@@ -7,7 +7,8 @@ QUICK_URL, SLOW_URL and ASK_URL are agent base URLs (`http://host:port/agents/NA
 resolves `.well-known/agent-card.json` under them): QUICK's workflow finishes at once, SLOW's
 waits on a slow remote task, ASK's remote task asks for input (a gate). For each binding
 (JSONRPC, HTTP+JSON) it sends blocking and streaming, gets a task, lists a context, cancels a
-slow task and answers a gate by a follow-up message, printing one JSON line per check:
+slow task, answers a gate by a follow-up message and has a too-deep delegation request
+refused, printing one JSON line per check:
 
     {"binding": ..., "check": ..., ...facts the Rust side asserts...}
 
@@ -87,6 +88,32 @@ async def answer_gate(binding: str, ask_url: str) -> None:
     await ask.close()
 
 
+async def refused_delegation(binding: str, quick_url: str) -> None:
+    """A delegation request deeper than the server's cap is rejected with its reason."""
+    config = ClientConfig(streaming=False, supported_protocol_bindings=[binding])
+    quick = await create_client(quick_url, client_config=config)
+    req = request("review", context_id="py-root")
+    req.message.metadata.update(
+        {
+            "a2aflow/kind": "delegation_request",
+            "a2aflow/parentExecutionId": "py-parent",
+            "a2aflow/rootExecutionId": "py-root",
+            "a2aflow/flowId": "quick-id",
+            "a2aflow/depth": 99,
+        }
+    )
+    task = await one_task(quick, req)
+    emit(
+        binding=binding,
+        check="refused",
+        state=state(task),
+        reason=task.metadata["a2aflow/refusalReason"],
+        hasExecutionId="a2aflow/executionId" in task.metadata,
+        contextId=task.context_id,
+    )
+    await quick.close()
+
+
 async def drive(binding: str, quick_url: str, slow_url: str) -> None:
     blocking = ClientConfig(streaming=False, supported_protocol_bindings=[binding])
     streaming = ClientConfig(streaming=True, supported_protocol_bindings=[binding])
@@ -146,6 +173,7 @@ async def main() -> None:
     for binding in ("JSONRPC", "HTTP+JSON"):
         await drive(binding, quick_url, slow_url)
         await answer_gate(binding, ask_url)
+        await refused_delegation(binding, quick_url)
 
 
 if __name__ == "__main__":

@@ -73,8 +73,7 @@ pub(crate) fn lineage(message: &Message) -> Result<Option<Lineage>, A2aError> {
         );
     }
     let depth = get(MetadataKey::Depth)
-        .and_then(Value::as_u64)
-        .and_then(|d| u32::try_from(d).ok())
+        .and_then(whole_number)
         .filter(|d| *d >= 1);
     if depth.is_none() {
         bad(
@@ -90,6 +89,19 @@ pub(crate) fn lineage(message: &Message) -> Result<Option<Lineage>, A2aError> {
         })),
         _ => Err(A2aError::fields(violations)),
     }
+}
+
+/// A JSON number that is a whole number fitting `u32`: `3`, or `3.0` as clients whose metadata
+/// is a protobuf `Struct` (every number a double) send it.
+fn whole_number(value: &Value) -> Option<u32> {
+    if let Some(n) = value.as_u64() {
+        return u32::try_from(n).ok();
+    }
+    let f = value.as_f64()?;
+    let whole = f.fract() == 0.0 && f >= 0.0 && f <= f64::from(u32::MAX);
+    // A whole number within range: the cast is exact.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    whole.then(|| f as u32)
 }
 
 /// What the server knows of a call's tree, for the policy's checks.
@@ -184,5 +196,12 @@ mod tests {
         let bad = lineage(&message(json!({ "a2aflow/depth": 0 }))).err();
         assert_eq!(bad.map(|e| e.message), Some("Validation failed".to_owned()));
         assert!(matches!(lineage(&message(json!({"other": 1}))), Ok(None)));
+        let double = lineage(&message(json!({
+            "a2aflow/kind": "delegation_request",
+            "a2aflow/parentExecutionId": "p",
+            "a2aflow/depth": 2.0,
+        })));
+        assert_eq!(double.ok().flatten().map(|l| l.depth), Some(2));
+        assert!(lineage(&message(json!({"a2aflow/depth": 1.5}))).is_err());
     }
 }
