@@ -106,20 +106,7 @@ where
     };
     match door {
         Door::JsonRpc => crate::jsonrpc::serve(app, name, &who, &parts.headers, &bytes).await,
-        Door::Rest(path) => {
-            let query = parts.uri.query();
-            crate::rest::serve(
-                app,
-                name,
-                &who,
-                &parts.method,
-                path,
-                query,
-                &parts.headers,
-                &bytes,
-            )
-            .await
-        }
+        Door::Rest(path) => crate::rest::serve(app, name, &who, &parts, path, &bytes).await,
         Door::Card => body::text(404, "Not Found"),
     }
 }

@@ -101,7 +101,7 @@ fn whole_number(value: &Value) -> Option<u32> {
     let whole = f.fract() == 0.0 && f >= 0.0 && f <= f64::from(u32::MAX);
     // A whole number within range: the cast is exact.
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    whole.then(|| f as u32)
+    whole.then_some(f as u32)
 }
 
 /// What the server knows of a call's tree, for the policy's checks.

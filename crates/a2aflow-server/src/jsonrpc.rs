@@ -14,13 +14,13 @@ use http::Response;
 use serde_json::{Map, Value, json};
 
 /// A refused envelope: the id to answer with and the error.
-type Refused = Box<(Value, A2aError)>;
+pub(crate) type Refused = Box<(Value, A2aError)>;
 
 /// A request's envelope after its checks: the id to answer with, the method and the params.
-struct Call {
-    id: Value,
-    method: String,
-    params: Value,
+pub(crate) struct Call {
+    pub(crate) id: Value,
+    pub(crate) method: String,
+    pub(crate) params: Value,
 }
 
 /// Serves one JSON-RPC request for `workflow`.
@@ -75,7 +75,7 @@ async fn answer(app: &App, workflow: &str, who: &Who, call: &Call) -> Result<Ans
 }
 
 /// The A2A 1.0 methods (the four push-configuration methods are answered as unsupported).
-fn known(method: &str) -> bool {
+pub(crate) fn known(method: &str) -> bool {
     matches!(
         method,
         "SendMessage"
@@ -93,7 +93,7 @@ fn known(method: &str) -> bool {
 }
 
 /// The envelope's checks; an error comes with the id to answer it with.
-fn envelope(bytes: &[u8]) -> Result<Call, Refused> {
+pub(crate) fn envelope(bytes: &[u8]) -> Result<Call, Refused> {
     let value: Value = serde_json::from_slice(bytes)
         .map_err(|e| refuse(Value::Null, A2aError::new(ErrorKind::Parse, e.to_string())))?;
     let object = match value {

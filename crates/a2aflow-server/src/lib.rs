@@ -22,6 +22,8 @@ mod auth;
 mod body;
 mod card;
 mod delegated;
+#[doc(hidden)]
+pub mod fuzzing;
 mod gates;
 mod index;
 mod input;

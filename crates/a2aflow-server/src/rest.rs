@@ -51,21 +51,21 @@ fn route(method: &Method, path: &str) -> Option<Route> {
     (get && !task.is_empty() && !task.contains('/')).then(|| Route::Get(task.to_owned()))
 }
 
-/// Serves one HTTP+JSON request for `workflow`; `path` is below `/rest`, percent-decoded.
+/// Serves one HTTP+JSON request (its head `parts`) for `workflow`; `path` is below `/rest`,
+/// percent-decoded.
 pub(crate) async fn serve(
     app: &App,
     workflow: &str,
     who: &Who,
-    method: &Method,
+    parts: &http::request::Parts,
     path: &str,
-    query: Option<&str>,
-    headers: &http::HeaderMap,
     bytes: &[u8],
 ) -> Response<Body> {
-    let Some(route) = route(method, path) else {
+    let Some(route) = route(&parts.method, path) else {
         return body::text(404, "Not Found");
     };
-    if let Err(e) = check_version(headers) {
+    let query = parts.uri.query();
+    if let Err(e) = check_version(&parts.headers) {
         return error(&e);
     }
     match answer(app, workflow, who, route, query, bytes).await {

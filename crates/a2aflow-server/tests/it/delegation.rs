@@ -9,9 +9,11 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 
 async fn serve(max_depth: u32, max_fan_out: usize) -> ServerHandle {
-    let mut policy = DelegationPolicy::default();
-    policy.max_depth = max_depth;
-    policy.max_fan_out = max_fan_out;
+    let policy = DelegationPolicy {
+        max_depth,
+        max_fan_out,
+        ..DelegationPolicy::default()
+    };
     builder(Arc::new(Host::default()))
         .delegation(policy)
         .start()
