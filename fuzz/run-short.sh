@@ -15,7 +15,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 cd "$here"
 sanitizer="${FUZZ_SANITIZER:-address}"
 profile="--${FUZZ_PROFILE:-release}"
-targets="${FUZZ_TARGETS:-sse_parser error_envelope workflow_loader negotiation_context delegation_record stream_event}"
+targets="${FUZZ_TARGETS:-sse_parser error_envelope workflow_loader negotiation_context delegation_record stream_event inbound_request}"
 export RUSTC_BOOTSTRAP=1
 
 cargo fuzz build "$profile" -a -s "$sanitizer"

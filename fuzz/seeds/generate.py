@@ -4,7 +4,8 @@ fixtures. Run from the repository root: python3 fuzz/seeds/generate.py
 
 Input layouts follow the fuzz targets' doc comments: sse_parser seeds start with a limit byte and
 two split-seed bytes; error_envelope seeds start with the HTTP status as a little-endian u16;
-stream_event seeds start with a framing byte (0: JSON-RPC, 1: HTTP+JSON).
+stream_event seeds start with a framing byte (0: JSON-RPC, 1: HTTP+JSON); inbound_request seeds
+are JSON-RPC request bodies as they reach the server.
 """
 import hashlib, json, os, re, shutil, struct
 
@@ -13,7 +14,7 @@ OUT = os.path.join(ROOT, "fuzz", "seeds")
 PY = os.path.join(ROOT, "tests", "fixtures", "a2a-python-sdk-1.3.0", "index.json")
 VECTORS = os.path.join(ROOT, "tests", "fixtures", "a2a-t", "vectors.json")
 WORKFLOWS = os.path.join(ROOT, "crates", "a2aflow-model", "tests", "corpus")
-DELEGATION = os.path.join(ROOT, "crates", "a2aflow-model", "tests", "delegation_schema.rs")
+DELEGATION = os.path.join(ROOT, "crates", "a2aflow-model", "tests", "it", "delegation_schema.rs")
 MAX_SEED = 8192
 
 
@@ -30,10 +31,13 @@ def write(target, data):
 
 def main():
     for t in ["sse_parser", "error_envelope", "workflow_loader", "negotiation_context", "delegation_record",
-              "stream_event"]:
+              "stream_event", "inbound_request"]:
         shutil.rmtree(os.path.join(OUT, t), ignore_errors=True)
     exchanges = json.load(open(PY))
     for e in exchanges:
+        req_body = (e["request"].get("body") or "").encode()
+        if e["file"].startswith("jsonrpc/") and req_body:
+            write("inbound_request", req_body)
         resp = e["response"]
         body = (resp.get("body") or "").encode()
         ctype = dict((k.lower(), v) for k, v in resp["headers"]).get("content-type") or ""
@@ -57,6 +61,15 @@ def main():
     write("error_envelope", struct.pack("<H", 502) + b"<html><body><h1>502 Bad Gateway</h1></body></html>")
     write("error_envelope", struct.pack("<H", 401) + b"Authorization: Bearer abc token=xyz")
     write("error_envelope", struct.pack("<H", 400) + b'{"error":{"code":400,"status":"INVALID_ARGUMENT","message":"m","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND","domain":"a2a-protocol.org","metadata":{}}]}}')
+
+    # A follow-up on a task, and a delegation request (the served side's own shapes).
+    write("inbound_request", json.dumps({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
+        "message": {"messageId": "m", "role": "ROLE_USER", "taskId": "t", "contextId": "c",
+                    "parts": [{"text": "answer"}, {"data": {"k": 1}}]}}}))
+    write("inbound_request", json.dumps({"jsonrpc": "2.0", "id": "d", "method": "SendStreamingMessage", "params": {
+        "message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "review"}],
+                    "metadata": {"a2aflow/kind": "delegation_request", "a2aflow/parentExecutionId": "p",
+                                 "a2aflow/rootExecutionId": None, "a2aflow/flowId": "f", "a2aflow/depth": 2.0}}}}))
 
     for dirpath, _, files in os.walk(WORKFLOWS):
         for name in sorted(files):

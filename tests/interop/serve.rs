@@ -1,6 +1,8 @@
 //! The official Python SDK's client (`serve_client.py`) drives `a2aflow serve` over JSON-RPC and
-//! HTTP+JSON: send blocking and streaming, get, list by context, cancel. The served `slow`
-//! workflow waits on a testkit agent's slow task, so its run is cancelled while it works.
+//! HTTP+JSON: send blocking and streaming, get, list by context, cancel, a gate answered by a
+//! follow-up and a refused delegation request. The served `slow` workflow waits on a testkit
+//! agent's slow task, so its run is cancelled while it works; the served `ask` workflow's remote
+//! task asks for input.
 
 use crate::host::cli_binary;
 use crate::peer::python;
@@ -12,6 +14,9 @@ use std::process::{Command, Stdio};
 
 const QUICK: &str = r#"{"id": "quick-id", "name": "quick", "description": "Summarises its input at once.",
  "steps": [{"name": "sum", "type": "SELF_LOOP", "subtasks": [{"description": "summarise"}]}]}"#;
+
+const ASK: &str = r#"{"id": "ask-id", "name": "ask", "description": "Its agent asks back.",
+ "steps": [{"name": "ask", "subtasks": [{"agent": "worker", "description": "input please"}]}]}"#;
 
 const SLOW: &str = r#"{"id": "slow-id", "name": "slow", "description": "Waits on a slow agent.",
  "steps": [{"name": "wait", "subtasks": [{"agent": "worker", "description": "slow 30"}]}]}"#;
@@ -29,12 +34,16 @@ async fn the_python_sdk_client_drives_a2aflow_serve() {
     let slow = dir.path().join("slow.json");
     std::fs::write(&quick, QUICK).unwrap();
     std::fs::write(&slow, SLOW).unwrap();
+    let ask = dir.path().join("ask.json");
+    std::fs::write(&ask, ASK).unwrap();
     let mut server = Command::new(cli_binary())
         .arg("serve")
         .arg("--workflow")
         .arg(&quick)
         .arg("--workflow")
         .arg(&slow)
+        .arg("--workflow")
+        .arg(&ask)
         .arg("--agent")
         .arg(format!("worker={}", worker.agent_url("worker")))
         .stdout(Stdio::piped())
@@ -43,7 +52,7 @@ async fn the_python_sdk_client_drives_a2aflow_serve() {
         .unwrap();
     let mut lines = BufReader::new(server.stdout.take().unwrap()).lines();
     let mut agents = HashMap::new();
-    for _ in 0..2 {
+    for _ in 0..3 {
         let line = lines.next().expect("a card line").unwrap();
         let (name, card) = line.split_once(' ').expect("NAME CARD_URL");
         let base = card.trim_end_matches("/.well-known/agent-card.json");
@@ -52,11 +61,13 @@ async fn the_python_sdk_client_drives_a2aflow_serve() {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/interop/serve_client.py");
     let client = tokio::task::spawn_blocking({
         let (quick, slow) = (agents["quick"].clone(), agents["slow"].clone());
+        let ask = agents["ask"].clone();
         move || {
             Command::new(py)
                 .arg(script)
                 .arg(quick)
                 .arg(slow)
+                .arg(ask)
                 .stdin(Stdio::null())
                 .output()
                 .unwrap()
@@ -105,6 +116,21 @@ async fn the_python_sdk_client_drives_a2aflow_serve() {
         );
         let cancel = check("cancel");
         assert_eq!(cancel["after"], "TASK_STATE_CANCELED", "{cancel}");
+        let gate = check("gate");
+        assert_eq!(gate["gated"], "TASK_STATE_INPUT_REQUIRED", "{gate}");
+        assert_eq!(
+            gate["said"],
+            serde_json::json!(["need more input: send a follow-up message on this task"]),
+            "{gate}"
+        );
+        assert_eq!(gate["answered"], "TASK_STATE_COMPLETED", "{gate}");
+        assert_eq!(gate["sameTask"], true, "{gate}");
+        assert_eq!(gate["refused"], "UnsupportedOperationError", "{gate}");
+        let refused = check("refused");
+        assert_eq!(refused["state"], "TASK_STATE_REJECTED", "{refused}");
+        assert_eq!(refused["reason"], "depth_exceeded", "{refused}");
+        assert_eq!(refused["hasExecutionId"], false, "{refused}");
+        assert_eq!(refused["contextId"], "py-root", "{refused}");
     }
     let status = Command::new("kill")
         .args(["-TERM", &server.id().to_string()])

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """The official Python SDK's *client* (a2a-sdk==1.3.0) driving `a2aflow serve`.
 
-    python serve_client.py QUICK_URL SLOW_URL
+    python serve_client.py QUICK_URL SLOW_URL ASK_URL
 
-QUICK_URL and SLOW_URL are agent base URLs (`http://host:port/agents/NAME`; the client resolves
-`.well-known/agent-card.json` under them): QUICK's workflow finishes at once, SLOW's waits on a
-slow remote task. For each binding (JSONRPC, HTTP+JSON) it sends blocking and streaming, gets a
-task, lists a context and cancels a slow task, printing one JSON line per check:
+QUICK_URL, SLOW_URL and ASK_URL are agent base URLs (`http://host:port/agents/NAME`; the client
+resolves `.well-known/agent-card.json` under them): QUICK's workflow finishes at once, SLOW's
+waits on a slow remote task, ASK's remote task asks for input (a gate). For each binding
+(JSONRPC, HTTP+JSON) it sends blocking and streaming, gets a task, lists a context, cancels a
+slow task, answers a gate by a follow-up message and has a too-deep delegation request
+refused, printing one JSON line per check:
 
     {"binding": ..., "check": ..., ...facts the Rust side asserts...}
 
@@ -56,6 +58,60 @@ async def one_task(client, req):
     events = [event async for event in client.send_message(req)]
     assert len(events) == 1 and events[0].HasField("task"), events
     return events[0].task
+
+
+async def answer_gate(binding: str, ask_url: str) -> None:
+    """A gated task is INPUT_REQUIRED with the agent's words; a follow-up on it finishes it."""
+    config = ClientConfig(streaming=False, supported_protocol_bindings=[binding])
+    ask = await create_client(ask_url, client_config=config)
+    gated = await one_task(ask, request("start"))
+    said = [p.text for p in gated.status.message.parts]
+    follow = request("here is the input", context_id=gated.context_id)
+    follow.message.task_id = gated.id
+    done = await one_task(ask, follow)
+    refused = None
+    again = request("once more", context_id=gated.context_id)
+    again.message.task_id = gated.id
+    try:
+        await one_task(ask, again)
+    except Exception as e:  # the SDK's typed error for a follow-up on an ended task
+        refused = type(e).__name__
+    emit(
+        binding=binding,
+        check="gate",
+        gated=state(gated),
+        said=said,
+        answered=state(done),
+        sameTask=done.id == gated.id,
+        refused=refused,
+    )
+    await ask.close()
+
+
+async def refused_delegation(binding: str, quick_url: str) -> None:
+    """A delegation request deeper than the server's cap is rejected with its reason."""
+    config = ClientConfig(streaming=False, supported_protocol_bindings=[binding])
+    quick = await create_client(quick_url, client_config=config)
+    req = request("review", context_id="py-root")
+    req.message.metadata.update(
+        {
+            "a2aflow/kind": "delegation_request",
+            "a2aflow/parentExecutionId": "py-parent",
+            "a2aflow/rootExecutionId": "py-root",
+            "a2aflow/flowId": "quick-id",
+            "a2aflow/depth": 99,
+        }
+    )
+    task = await one_task(quick, req)
+    emit(
+        binding=binding,
+        check="refused",
+        state=state(task),
+        reason=task.metadata["a2aflow/refusalReason"],
+        hasExecutionId="a2aflow/executionId" in task.metadata,
+        contextId=task.context_id,
+    )
+    await quick.close()
 
 
 async def drive(binding: str, quick_url: str, slow_url: str) -> None:
@@ -113,9 +169,11 @@ async def drive(binding: str, quick_url: str, slow_url: str) -> None:
 
 
 async def main() -> None:
-    quick_url, slow_url = sys.argv[1], sys.argv[2]
+    quick_url, slow_url, ask_url = sys.argv[1], sys.argv[2], sys.argv[3]
     for binding in ("JSONRPC", "HTTP+JSON"):
         await drive(binding, quick_url, slow_url)
+        await answer_gate(binding, ask_url)
+        await refused_delegation(binding, quick_url)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,9 @@
 //!
 //! Prints one line `NAME CARD_URL` per workflow once it listens, then serves until SIGINT or
 //! SIGTERM: it stops accepting, lets open streams end, cancels what still runs, and exits 0.
+//!
+//! Without `--auth` the server is open (one anonymous caller) and listens on loopback only;
+//! a non-loopback `--listen` then needs `--allow-unauthenticated`.
 
 use crate::declarative::{DeclarativeControlPoint, NegotiationPolicy, RoutePolicy};
 use crate::demo::negotiating_agents;
@@ -10,8 +13,9 @@ use crate::run_cmd::{named_agents, runtime};
 use crate::signals::Interrupts;
 use crate::terminal::block;
 use a2aflow::model::{ErrorCode, Failure, LoadOptions, Workflow, validate};
+use a2aflow::protocol::auth::Environment;
 use a2aflow::{EngineConfig, StoreLocation, discover_agents};
-use a2aflow_server::{Server, ServerHandle};
+use a2aflow_server::{Callers, Server, ServerHandle};
 use std::io::Write as _;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -38,9 +42,19 @@ pub struct ServeArgs {
     /// with the same store still answers for the earlier runs.
     #[arg(long, value_name = "PATH")]
     pub store: Option<String>,
-    /// The address to listen on.
+    /// The address to listen on (loopback by default; any other address needs `--auth` or
+    /// `--allow-unauthenticated`).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
     pub listen: SocketAddr,
+    /// The callers file (JSON, or TOML by its `.toml` extension): `{"callers": [{"name": …,
+    /// "bearer": …} | {"name": …, "apiKey": {"header": …, "value": …}}]}`, values literal,
+    /// `env:NAME` or `enc:…` as in the credentials file. Only these callers are served, and
+    /// each sees only its own runs.
+    #[arg(long, value_name = "FILE")]
+    pub auth: Option<PathBuf>,
+    /// Serve without authentication on a non-loopback `--listen` address.
+    #[arg(long)]
+    pub allow_unauthenticated: bool,
     /// Credentials file for the agents the workflows call.
     #[arg(long, value_name = "FILE")]
     pub credentials: Option<PathBuf>,
@@ -108,6 +122,19 @@ fn config(args: &ServeArgs) -> Result<EngineConfig, String> {
     Ok(config)
 }
 
+/// The callers of `--auth FILE` (none without it), their values resolved in the process
+/// environment and the configuration's `env_file`.
+fn callers(args: &ServeArgs, config: &EngineConfig) -> Result<Callers, Failure> {
+    let Some(path) = &args.auth else {
+        return Ok(Callers::new());
+    };
+    let mut env = Environment::from_process();
+    if let Some(env_file) = &config.env_file {
+        env = env.with_env_file(env_file)?;
+    }
+    Callers::from_file(path, &env)
+}
+
 /// Runs the subcommand; returns the exit code (0 after a graceful stop, 1 for a workflow that
 /// does not validate, 2 on a usage or setup error).
 pub fn run(args: ServeArgs) -> u8 {
@@ -125,6 +152,10 @@ pub fn run(args: ServeArgs) -> u8 {
     let config = match config(&args) {
         Ok(c) => c,
         Err(e) => return usage(e),
+    };
+    let callers = match callers(&args, &config) {
+        Ok(c) => c,
+        Err(f) => return usage(f),
     };
     let (routes, named) = match (RoutePolicy::parse(&args.routes), named_agents(&args.agents)) {
         (Ok(r), Ok(n)) => (r, n),
@@ -150,7 +181,11 @@ pub fn run(args: ServeArgs) -> u8 {
             .control_point(Arc::new(host))
             .agents(agents)
             .config(config)
-            .listen(args.listen);
+            .listen(args.listen)
+            .callers(callers);
+        if args.allow_unauthenticated {
+            builder = builder.allow_unauthenticated();
+        }
         for workflow in workflows {
             builder = builder.workflow(workflow);
         }

@@ -1,10 +1,11 @@
 //! One request, routed: `/agents/{name}/.well-known/agent-card.json`, `/agents/{name}/jsonrpc`
 //! and `/agents/{name}/rest/…`; anything else is the SDK's plain `404 Not Found`.
 
+use crate::auth::Callers;
 use crate::body::{self, Body};
 use crate::record::Snapshot;
 use crate::runs::{Runs, Watch};
-use crate::sse::{Framing, task_stream};
+use crate::sse::{Framing, Opening, task_stream};
 use crate::wire_error::{A2aError, ErrorKind};
 use bytes::Bytes;
 use http::{HeaderValue, Method, Request, Response, header};
@@ -33,6 +34,8 @@ pub(crate) struct App {
     /// Each served workflow's card, as JSON text.
     pub(crate) cards: HashMap<String, Bytes>,
     pub(crate) limits: RequestLimits,
+    /// Who may call (empty: anyone, as the one anonymous caller).
+    pub(crate) callers: Callers,
 }
 
 /// Which door of an agent a path names.
@@ -86,6 +89,9 @@ where
     if matches!(door, Door::JsonRpc) && parts.method != Method::POST {
         return body::text(405, "Method Not Allowed");
     }
+    let Some(who) = app.callers.identify(&parts.headers) else {
+        return unauthenticated(app, &door);
+    };
     let bytes = match read_body(incoming, app.limits.max_body_bytes).await {
         Ok(bytes) => bytes,
         Err(e) => {
@@ -99,22 +105,33 @@ where
         }
     };
     match door {
-        Door::JsonRpc => crate::jsonrpc::serve(app, name, &parts.headers, &bytes).await,
-        Door::Rest(path) => {
-            let query = parts.uri.query();
-            crate::rest::serve(
-                app,
-                name,
-                &parts.method,
-                path,
-                query,
-                &parts.headers,
-                &bytes,
-            )
-            .await
-        }
+        Door::JsonRpc => crate::jsonrpc::serve(app, name, &who, &parts.headers, &bytes).await,
+        Door::Rest(path) => crate::rest::serve(app, name, &who, &parts, path, &bytes).await,
         Door::Card => body::text(404, "Not Found"),
     }
+}
+
+/// The refusal of a request without valid credentials: HTTP 401 with a challenge, the body in
+/// the door's envelope. It never says which credential came close or which callers exist.
+fn unauthenticated(app: &App, door: &Door<'_>) -> Response<Body> {
+    let e = A2aError::new(
+        ErrorKind::Unauthenticated,
+        "the request carries no valid credentials for this agent: send the bearer token or \
+         API key the server's operator issued you, as the agent card's security schemes say",
+    );
+    let mut response = match door {
+        Door::JsonRpc => crate::jsonrpc::error(&serde_json::Value::Null, &e),
+        _ => {
+            let (status, value) = e.rest_response();
+            body::json(status, &value)
+        }
+    };
+    if let Ok(challenge) = HeaderValue::from_str(&app.callers.challenge()) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, challenge);
+    }
+    response
 }
 
 /// The whole body; past the limit, the typed refusal.
@@ -147,12 +164,25 @@ pub(crate) fn stream_response(
     app: &App,
     watch: Watch,
     first: Snapshot,
+    opening: Opening,
     framing: Framing,
 ) -> Response<Body> {
     let mut r = body::response(
         200,
         "text/event-stream; charset=utf-8",
-        task_stream(watch, first, framing, app.limits.ping),
+        task_stream(watch, first, opening, framing, app.limits.ping),
+    );
+    r.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r
+}
+
+/// An SSE response of one task that will never change.
+pub(crate) fn once_response(task: a2a::Task, framing: Framing) -> Response<Body> {
+    let mut r = body::response(
+        200,
+        "text/event-stream; charset=utf-8",
+        crate::sse::once(task, framing),
     );
     r.headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));

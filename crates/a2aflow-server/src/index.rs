@@ -101,6 +101,8 @@ mod tests {
             workflow: "w".into(),
             workflow_id: "wid".into(),
             created_ms: 5,
+            caller: Some("alice".into()),
+            lineage: None,
         };
         let opened = IndexFile::open(&path).map(|(index, _)| index.append(&meta));
         assert!(matches!(opened, Ok(Ok(()))));

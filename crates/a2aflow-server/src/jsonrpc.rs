@@ -2,7 +2,8 @@
 //! official Python SDK checks it (JSON, batch, id, `jsonrpc`, method, the method's name, the
 //! `A2A-Version` header, the params), errors as JSON-RPC error objects with HTTP 200.
 
-use crate::app::{App, stream_response};
+use crate::app::{App, once_response, stream_response};
+use crate::auth::Who;
 use crate::body::{self, Body};
 use crate::ops::{self, Answer, Unsupported};
 use crate::params::list_query;
@@ -13,19 +14,20 @@ use http::Response;
 use serde_json::{Map, Value, json};
 
 /// A refused envelope: the id to answer with and the error.
-type Refused = Box<(Value, A2aError)>;
+pub(crate) type Refused = Box<(Value, A2aError)>;
 
 /// A request's envelope after its checks: the id to answer with, the method and the params.
-struct Call {
-    id: Value,
-    method: String,
-    params: Value,
+pub(crate) struct Call {
+    pub(crate) id: Value,
+    pub(crate) method: String,
+    pub(crate) params: Value,
 }
 
 /// Serves one JSON-RPC request for `workflow`.
 pub(crate) async fn serve(
     app: &App,
     workflow: &str,
+    who: &Who,
     headers: &http::HeaderMap,
     bytes: &[u8],
 ) -> Response<Body> {
@@ -42,35 +44,38 @@ pub(crate) async fn serve(
     if let Err(e) = check_version(headers) {
         return error(&call.id, &e);
     }
-    match answer(app, workflow, &call).await {
+    match answer(app, workflow, who, &call).await {
         Ok(Answer::Json(result)) => body::json(
             200,
             &json!({ "result": result, "id": call.id, "jsonrpc": "2.0" }),
         ),
-        Ok(Answer::Stream(watch, first)) => {
-            stream_response(app, watch, first, Framing::JsonRpc(call.id))
+        Ok(Answer::Stream(watch, first, opening)) => {
+            stream_response(app, watch, first, opening, Framing::JsonRpc(call.id))
         }
+        Ok(Answer::StreamOnce(task)) => once_response(task, Framing::JsonRpc(call.id)),
         Err(e) => error(&call.id, &e),
     }
 }
 
-async fn answer(app: &App, workflow: &str, call: &Call) -> Result<Answer, A2aError> {
+async fn answer(app: &App, workflow: &str, who: &Who, call: &Call) -> Result<Answer, A2aError> {
     let runs = &app.runs;
     let p = &call.params;
     match call.method.as_str() {
-        "SendMessage" => ops::send(runs, workflow, p, false, app.limits.send_wait).await,
-        "SendStreamingMessage" => ops::send(runs, workflow, p, true, app.limits.send_wait).await,
-        "GetTask" => ops::get(runs, workflow, p).await,
-        "ListTasks" => ops::list(runs, workflow, list_query(p)?).await,
-        "CancelTask" => ops::cancel(runs, workflow, p).await,
-        "SubscribeToTask" => ops::subscribe(runs, workflow, p).await,
+        "SendMessage" => ops::send(runs, workflow, who, p, false, app.limits.send_wait).await,
+        "SendStreamingMessage" => {
+            ops::send(runs, workflow, who, p, true, app.limits.send_wait).await
+        }
+        "GetTask" => ops::get(runs, workflow, who, p).await,
+        "ListTasks" => ops::list(runs, workflow, who, list_query(p)?).await,
+        "CancelTask" => ops::cancel(runs, workflow, who, p).await,
+        "SubscribeToTask" => ops::subscribe(runs, workflow, who, p).await,
         "GetExtendedAgentCard" => Err(ops::unsupported(Unsupported::ExtendedCard)),
         _ => Err(ops::unsupported(Unsupported::PushNotifications)),
     }
 }
 
 /// The A2A 1.0 methods (the four push-configuration methods are answered as unsupported).
-fn known(method: &str) -> bool {
+pub(crate) fn known(method: &str) -> bool {
     matches!(
         method,
         "SendMessage"
@@ -88,7 +93,7 @@ fn known(method: &str) -> bool {
 }
 
 /// The envelope's checks; an error comes with the id to answer it with.
-fn envelope(bytes: &[u8]) -> Result<Call, Refused> {
+pub(crate) fn envelope(bytes: &[u8]) -> Result<Call, Refused> {
     let value: Value = serde_json::from_slice(bytes)
         .map_err(|e| refuse(Value::Null, A2aError::new(ErrorKind::Parse, e.to_string())))?;
     let object = match value {
@@ -159,9 +164,9 @@ fn refuse(id: Value, e: A2aError) -> Refused {
     Box::new((id, e))
 }
 
-/// A JSON-RPC error response (HTTP 200, as the SDK answers).
+/// A JSON-RPC error response (HTTP 200, as the SDK answers; 401 for missing credentials).
 pub(crate) fn error(id: &Value, e: &A2aError) -> Response<Body> {
-    body::json(200, &e.jsonrpc_response(id))
+    body::json(e.kind.jsonrpc_http_status(), &e.jsonrpc_response(id))
 }
 
 #[cfg(test)]

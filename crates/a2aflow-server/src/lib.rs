@@ -18,14 +18,20 @@
 //! the host's.
 
 mod app;
+mod auth;
 mod body;
 mod card;
+mod delegated;
+#[doc(hidden)]
+pub mod fuzzing;
+mod gates;
 mod index;
 mod input;
 mod jsonrpc;
 mod layers;
 mod ops;
 mod params;
+mod quota;
 mod record;
 mod rest;
 mod runs;
@@ -34,6 +40,7 @@ mod sse;
 mod version;
 mod wire_error;
 
+pub use auth::{Caller, CallerCredential, Callers};
 pub use server::{Limits, Server, ServerBuilder, ServerHandle};
 
 /// The README (the crate's page on crates.io), whose example is compiled as a doctest.

@@ -1,9 +1,11 @@
 //! The A2A operations on a served workflow, shared by both bindings: each answers a JSON value
 //! (the ProtoJSON of its response message) or a task stream.
 
+use crate::auth::Who;
 use crate::params::{ListQuery, send_request, task_id};
 use crate::record;
 use crate::runs::{Runs, Watch};
+use crate::sse::Opening;
 use crate::wire_error::{A2aError, ErrorKind};
 use a2a::{SendMessageResponse, Task};
 use base64::Engine as _;
@@ -15,23 +17,38 @@ use std::time::Duration;
 pub(crate) enum Answer {
     /// A whole response message.
     Json(Value),
-    /// A task stream: the watch and the snapshot the client sees first.
-    Stream(Watch, record::Snapshot),
+    /// A task stream: the watch, the snapshot the client sees first and how it opens.
+    Stream(Watch, record::Snapshot, Opening),
+    /// A stream of one task that will never change (a refused delegation).
+    StreamOnce(Task),
 }
 
 /// `SendMessage` (`stream` false) or `SendStreamingMessage`.
 pub(crate) async fn send(
     runs: &Runs,
     workflow: &str,
+    who: &Who,
     params: &Value,
     stream: bool,
     wait_limit: Duration,
 ) -> Result<Answer, A2aError> {
     let request = send_request(params)?;
-    let mut watch = runs.start(workflow, &request.message).await?;
+    let follow_up = request.message.task_id.is_some();
+    if !follow_up && let Some(refused) = runs.refusal(workflow, who, &request.message)? {
+        return Ok(if stream {
+            Answer::StreamOnce(refused)
+        } else {
+            Answer::Json(to_json(&SendMessageResponse::Task(refused)))
+        });
+    }
+    let mut watch = runs.start(workflow, who, &request.message).await?;
     if stream {
+        if follow_up {
+            let first = watch.rx.borrow_and_update().clone();
+            return Ok(Answer::Stream(watch, first, Opening::Status));
+        }
         let first = record::Snapshot::pending();
-        return Ok(Answer::Stream(watch, first));
+        return Ok(Answer::Stream(watch, first, Opening::Task));
     }
     let immediately = request
         .configuration
@@ -59,10 +76,15 @@ pub(crate) async fn send(
 }
 
 /// `GetTask`.
-pub(crate) async fn get(runs: &Runs, workflow: &str, params: &Value) -> Result<Answer, A2aError> {
+pub(crate) async fn get(
+    runs: &Runs,
+    workflow: &str,
+    who: &Who,
+    params: &Value,
+) -> Result<Answer, A2aError> {
     let id = task_id(params)?;
     crate::params::checked_history_length(params)?;
-    let current = runs.current(workflow, &id).await?;
+    let current = runs.current(workflow, who, &id).await?;
     Ok(Answer::Json(task_json(&record::task(
         &current.meta,
         &current.snapshot,
@@ -73,10 +95,11 @@ pub(crate) async fn get(runs: &Runs, workflow: &str, params: &Value) -> Result<A
 pub(crate) async fn cancel(
     runs: &Runs,
     workflow: &str,
+    who: &Who,
     params: &Value,
 ) -> Result<Answer, A2aError> {
     let id = task_id(params)?;
-    let current = runs.cancel(workflow, &id).await?;
+    let current = runs.cancel(workflow, who, &id).await?;
     Ok(Answer::Json(task_json(&record::task(
         &current.meta,
         &current.snapshot,
@@ -87,18 +110,20 @@ pub(crate) async fn cancel(
 pub(crate) async fn subscribe(
     runs: &Runs,
     workflow: &str,
+    who: &Who,
     params: &Value,
 ) -> Result<Answer, A2aError> {
     let id = task_id(params)?;
-    let mut watch = runs.subscribe(workflow, &id).await?;
+    let mut watch = runs.subscribe(workflow, who, &id).await?;
     let first = watch.rx.borrow_and_update().clone();
-    Ok(Answer::Stream(watch, first))
+    Ok(Answer::Stream(watch, first, Opening::Task))
 }
 
 /// `ListTasks`: newest first; `nextPageToken` is `""` on the last page.
 pub(crate) async fn list(
     runs: &Runs,
     workflow: &str,
+    who: &Who,
     query: ListQuery,
 ) -> Result<Answer, A2aError> {
     let after = match &query.page_token {
@@ -108,6 +133,7 @@ pub(crate) async fn list(
     let page = runs
         .list(
             workflow,
+            who,
             query.context_id.as_deref(),
             query.status,
             after.as_deref(),

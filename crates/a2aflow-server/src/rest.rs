@@ -2,7 +2,8 @@
 //! and answers in ProtoJSON, errors as `google.rpc.Status` bodies with the SDK's HTTP statuses,
 //! and a plain `404 Not Found` for a path or verb that is not a route, as the SDK answers.
 
-use crate::app::{App, stream_response};
+use crate::app::{App, once_response, stream_response};
+use crate::auth::Who;
 use crate::body::{self, Body};
 use crate::ops::{self, Answer, Unsupported};
 use crate::params::list_query;
@@ -50,25 +51,29 @@ fn route(method: &Method, path: &str) -> Option<Route> {
     (get && !task.is_empty() && !task.contains('/')).then(|| Route::Get(task.to_owned()))
 }
 
-/// Serves one HTTP+JSON request for `workflow`; `path` is below `/rest`, percent-decoded.
+/// Serves one HTTP+JSON request (its head `parts`) for `workflow`; `path` is below `/rest`,
+/// percent-decoded.
 pub(crate) async fn serve(
     app: &App,
     workflow: &str,
-    method: &Method,
+    who: &Who,
+    parts: &http::request::Parts,
     path: &str,
-    query: Option<&str>,
-    headers: &http::HeaderMap,
     bytes: &[u8],
 ) -> Response<Body> {
-    let Some(route) = route(method, path) else {
+    let Some(route) = route(&parts.method, path) else {
         return body::text(404, "Not Found");
     };
-    if let Err(e) = check_version(headers) {
+    let query = parts.uri.query();
+    if let Err(e) = check_version(&parts.headers) {
         return error(&e);
     }
-    match answer(app, workflow, route, query, bytes).await {
+    match answer(app, workflow, who, route, query, bytes).await {
         Ok(Answer::Json(value)) => body::a2a_json(&value),
-        Ok(Answer::Stream(watch, first)) => stream_response(app, watch, first, Framing::Rest),
+        Ok(Answer::Stream(watch, first, opening)) => {
+            stream_response(app, watch, first, opening, Framing::Rest)
+        }
+        Ok(Answer::StreamOnce(task)) => once_response(task, Framing::Rest),
         Err(e) => error(&e),
     }
 }
@@ -76,6 +81,7 @@ pub(crate) async fn serve(
 async fn answer(
     app: &App,
     workflow: &str,
+    who: &Who,
     route: Route,
     query: Option<&str>,
     bytes: &[u8],
@@ -83,12 +89,12 @@ async fn answer(
     let runs = &app.runs;
     let wait = app.limits.send_wait;
     match route {
-        Route::Send => ops::send(runs, workflow, &json_body(bytes)?, false, wait).await,
-        Route::Stream => ops::send(runs, workflow, &json_body(bytes)?, true, wait).await,
-        Route::Get(id) => ops::get(runs, workflow, &with_id(query_json(query), id)).await,
-        Route::List => ops::list(runs, workflow, list_query(&query_json(query))?).await,
-        Route::Cancel(id) => ops::cancel(runs, workflow, &json!({ "id": id })).await,
-        Route::Subscribe(id) => ops::subscribe(runs, workflow, &json!({ "id": id })).await,
+        Route::Send => ops::send(runs, workflow, who, &json_body(bytes)?, false, wait).await,
+        Route::Stream => ops::send(runs, workflow, who, &json_body(bytes)?, true, wait).await,
+        Route::Get(id) => ops::get(runs, workflow, who, &with_id(query_json(query), id)).await,
+        Route::List => ops::list(runs, workflow, who, list_query(&query_json(query))?).await,
+        Route::Cancel(id) => ops::cancel(runs, workflow, who, &json!({ "id": id })).await,
+        Route::Subscribe(id) => ops::subscribe(runs, workflow, who, &json!({ "id": id })).await,
         Route::PushConfig => Err(ops::unsupported(Unsupported::PushNotifications)),
         Route::ExtendedCard => Err(ops::unsupported(Unsupported::ExtendedCard)),
     }

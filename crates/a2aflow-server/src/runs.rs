@@ -2,15 +2,19 @@
 //! snapshots while it runs (a `watch` channel per task), the record a store keeps after it, and
 //! the limits (runs in flight, subscribers per task).
 
+use crate::auth::Who;
+use crate::delegated::{self, Known};
+use crate::gates::{GateWatch, answer_content};
 use crate::index::IndexFile;
 use crate::input::run_input;
-use crate::record::{Snapshot, TaskMeta, status_of_unfinished};
+use crate::quota::{CallerQuota, QuotaSlot};
+use crate::record::{ServedLineage, Snapshot, TaskMeta, status_of_unfinished};
 use crate::wire_error::{A2aError, ErrorKind};
-use a2a::{Message, TaskState};
-use a2aflow::kernel::ControlPoint;
+use a2a::{Message, Task, TaskState};
 use a2aflow::kernel::journal::wall_clock_ms;
-use a2aflow::model::Workflow;
-use a2aflow::model::delegation::ExecutionStatus;
+use a2aflow::kernel::{ControlPoint, DelegationPolicy, GateBoard, GatePolicy};
+use a2aflow::model::delegation::{FlowRef, Lineage, RefusedDelegation};
+use a2aflow::model::{Event, Workflow};
 use a2aflow::{AgentEndpoint, EngineConfig, HostHooks, RunStore, execute_workflow};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -27,12 +31,16 @@ pub(crate) struct Host {
     pub(crate) agents: Arc<[AgentEndpoint]>,
     pub(crate) config: Arc<EngineConfig>,
     pub(crate) store: Option<Arc<dyn RunStore>>,
+    /// What an inbound delegation request must pass before its run starts.
+    pub(crate) delegation: DelegationPolicy,
 }
 
 /// The limits on what clients may hold open.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct RunLimits {
     pub(crate) runs_in_flight: usize,
+    /// At most this many runs in flight per caller.
+    pub(crate) runs_per_caller: usize,
     pub(crate) subscribers_per_task: usize,
     /// How long a CancelTask waits for the run to end.
     pub(crate) cancel_wait: Duration,
@@ -43,6 +51,8 @@ struct Live {
     state: watch::Sender<Snapshot>,
     cancel: CancellationToken,
     subscribers: Arc<AtomicUsize>,
+    /// The gates the run announced (which one the task shows).
+    gates: Arc<GateWatch>,
 }
 
 struct Entry {
@@ -90,9 +100,12 @@ pub(crate) struct Page {
 pub(crate) struct Runs {
     host: Host,
     workflows: HashMap<String, Arc<Workflow>>,
+    /// Where every served run's gates park; a follow-up message answers them here.
+    board: GateBoard,
     table: Mutex<Table>,
     index: Option<IndexFile>,
     in_flight: Arc<Semaphore>,
+    per_caller: CallerQuota,
     limits: RunLimits,
     tracker: TaskTracker,
     stop: CancellationToken,
@@ -118,9 +131,11 @@ impl Runs {
         Runs {
             host,
             workflows,
+            board: GateBoard::new(),
             table: Mutex::new(table),
             index,
             in_flight: Arc::new(Semaphore::new(limits.runs_in_flight)),
+            per_caller: CallerQuota::new(limits.runs_per_caller),
             limits,
             tracker: TaskTracker::new(),
             stop: CancellationToken::new(),
@@ -132,9 +147,14 @@ impl Runs {
     }
 
     /// Starts a run of `workflow` for `message`; the watch sees it from `PENDING` on.
-    pub(crate) async fn start(&self, workflow: &str, message: &Message) -> Result<Watch, A2aError> {
+    pub(crate) async fn start(
+        &self,
+        workflow: &str,
+        who: &Who,
+        message: &Message,
+    ) -> Result<Watch, A2aError> {
         if let Some(task_id) = &message.task_id {
-            return Err(self.continuation_refused(workflow, task_id).await);
+            return self.follow_up(workflow, who, task_id, message).await;
         }
         let Some(definition) = self.workflows.get(workflow).cloned() else {
             return Err(A2aError::internal(format!(
@@ -142,6 +162,7 @@ impl Runs {
             )));
         };
         let input = run_input(message)?;
+        let lineage = delegated::lineage(message)?;
         let permit = self.in_flight.clone().try_acquire_owned().map_err(|_| {
             A2aError::new(
                 ErrorKind::UnsupportedOperation,
@@ -149,6 +170,16 @@ impl Runs {
                     "the server already runs {} workflows, its limit of runs in flight; \
                      send again when one has finished",
                     self.limits.runs_in_flight
+                ),
+            )
+        })?;
+        let slot = self.per_caller.take(who).ok_or_else(|| {
+            A2aError::new(
+                ErrorKind::UnsupportedOperation,
+                format!(
+                    "you already have {} runs in flight, the server's limit per caller; send \
+                     again when one has finished",
+                    self.per_caller.limit()
                 ),
             )
         })?;
@@ -163,6 +194,8 @@ impl Runs {
             workflow: workflow.to_owned(),
             workflow_id: definition.id.clone(),
             created_ms: wall_clock_ms(),
+            caller: who.name().map(str::to_owned),
+            lineage: lineage.as_ref().map(ServedLineage::from),
         };
         if let Some(index) = &self.index {
             index
@@ -173,13 +206,17 @@ impl Runs {
         let cancel = self.stop.child_token();
         let subscribers = Arc::new(AtomicUsize::new(1));
         let guard = SubscriberGuard(subscribers.clone());
+        let gates = Arc::new(GateWatch::default());
         self.spawn_run(
             definition,
             &meta,
             input,
-            state.clone(),
-            cancel.clone(),
-            permit,
+            Driven {
+                state: state.clone(),
+                cancel: cancel.clone(),
+                gates: gates.clone(),
+            },
+            (permit, slot),
         );
         let mut table = self.table();
         table.order.push(meta.execution_id.clone());
@@ -191,6 +228,7 @@ impl Runs {
                     state,
                     cancel,
                     subscribers,
+                    gates,
                 }),
             },
         );
@@ -201,19 +239,215 @@ impl Runs {
         })
     }
 
-    /// Why a message naming an existing task is refused: the run does not wait for input.
-    async fn continuation_refused(&self, workflow: &str, task_id: &str) -> A2aError {
-        match self.current(workflow, task_id).await {
-            Err(_) => A2aError::new(ErrorKind::TaskNotFound, format!("Task {task_id} not found")),
-            Ok(c) if c.snapshot.state().is_terminal() => terminal(task_id, c.snapshot.state()),
-            Ok(_) => A2aError::new(
-                ErrorKind::UnsupportedOperation,
-                format!(
-                    "task {task_id} is not waiting for input; a follow-up message can only \
-                     answer a task in TASK_STATE_INPUT_REQUIRED"
-                ),
-            ),
+    /// The refused task record of a delegation request the policy declines before anything
+    /// starts, `None` for a message that is not one or that the policy admits.
+    pub(crate) fn refusal(
+        &self,
+        workflow: &str,
+        who: &Who,
+        message: &Message,
+    ) -> Result<Option<Task>, A2aError> {
+        let Some(lineage) = delegated::lineage(message)? else {
+            return Ok(None);
+        };
+        let Some(definition) = self.workflows.get(workflow) else {
+            return Ok(None);
+        };
+        let known = self.known(who, &lineage);
+        let Err(refusal) =
+            delegated::admit(&self.host.delegation, &definition.id, &lineage, &known)
+        else {
+            return Ok(None);
+        };
+        tracing::info!(
+            target: "a2aflow::serve",
+            workflow,
+            reason = %refusal.reason(),
+            "a delegation request was refused: {}",
+            refusal.message()
+        );
+        let refused = RefusedDelegation {
+            flow: FlowRef {
+                flow_id: definition.id.clone(),
+                flow_name: Some(definition.name.clone()),
+            },
+            lineage,
+            reason: refusal.reason(),
+            timestamp: SystemTime::now(),
+        };
+        refused
+            .to_task()
+            .map(Some)
+            .map_err(|e| A2aError::internal(format!("the refusal record cannot be built: {e}")))
+    }
+
+    /// What this server knows of the tree of a call at `lineage`, among `who`'s served runs.
+    fn known(&self, who: &Who, lineage: &Lineage) -> Known {
+        let table = self.table();
+        let own = |id: &str| {
+            table
+                .tasks
+                .get(id)
+                .map(|e| &e.meta)
+                .filter(|m| m.visible_to(who))
+        };
+        let mut ancestry = Vec::new();
+        let mut next = Some(lineage.parent_execution_id.clone());
+        let mut steps = 0;
+        while let Some(id) = next.take() {
+            let Some(meta) = own(&id) else { break };
+            ancestry.push(meta.workflow_id.clone());
+            next = meta.lineage.as_ref().map(|l| l.parent_execution_id.clone());
+            steps += 1;
+            if steps > self.host.delegation.max_depth as usize + 1 {
+                break;
+            }
         }
+        if let Some(root) = lineage.root_execution_id.as_deref().and_then(own)
+            && !ancestry.contains(&root.workflow_id)
+        {
+            ancestry.push(root.workflow_id.clone());
+        }
+        ancestry.reverse();
+        let context = lineage.context_id();
+        let mut tree = vec![context.to_owned()];
+        let mut started_by_parent = 0;
+        for entry in table.tasks.values().filter(|e| e.meta.visible_to(who)) {
+            let Some(l) = &entry.meta.lineage else {
+                continue;
+            };
+            if l.parent_execution_id == lineage.parent_execution_id {
+                started_by_parent += 1;
+            }
+            if l.root_execution_id
+                .as_deref()
+                .unwrap_or(&l.parent_execution_id)
+                == context
+            {
+                tree.push(entry.meta.execution_id.clone());
+            }
+        }
+        Known {
+            ancestry,
+            started_by_parent,
+            tree,
+        }
+    }
+
+    /// A follow-up message on task `task_id`: it answers the gate the task shows, and the
+    /// watch sees the run go on from there. Refused as the official SDK refuses a message to an
+    /// unknown or ended task or in another context; a task that waits at no gate is refused
+    /// with `-32004` (the SDK's agents decide that themselves, so it has no words of its own).
+    async fn follow_up(
+        &self,
+        workflow: &str,
+        who: &Who,
+        task_id: &str,
+        message: &Message,
+    ) -> Result<Watch, A2aError> {
+        let current = match self.current(workflow, who, task_id).await {
+            Ok(current) => current,
+            Err(e) if e.kind == ErrorKind::TaskNotFound => {
+                return Err(A2aError::new(
+                    ErrorKind::TaskNotFound,
+                    format!("Task {task_id} not found"),
+                ));
+            }
+            Err(e) => return Err(e),
+        };
+        if current.snapshot.state().is_terminal() {
+            return Err(terminal(task_id, current.snapshot.state()));
+        }
+        if let Some(context) = message.context_id.as_deref().filter(|c| !c.is_empty())
+            && context != current.meta.context_id
+        {
+            return Err(A2aError::new(
+                ErrorKind::InvalidParams,
+                format!(
+                    "Context {context} does not match context {} of task {task_id}",
+                    current.meta.context_id
+                ),
+            ));
+        }
+        let content = answer_content(message)?;
+        let (watch, live_state, gates) = self.attach(task_id, current.meta)?;
+        let Some(open) = gates.first_open(&self.board, task_id) else {
+            return Err(not_waiting(task_id));
+        };
+        self.answer(task_id, &open.local_task_id, content, &gates)
+            .await?;
+        live_state.send_if_modified(|s| s.show_gate(gates.first_open(&self.board, task_id)));
+        Ok(watch)
+    }
+
+    /// Answers gate `local_task_id` of run `execution_id` on the board. The run announces a
+    /// gate just before the gate reaches the board: while the gate is announced and not yet
+    /// there, the answer waits for it (at most [`GATE_ARRIVAL`]).
+    async fn answer(
+        &self,
+        execution_id: &str,
+        local_task_id: &str,
+        content: a2aflow::model::MessageContent,
+        gates: &GateWatch,
+    ) -> Result<(), A2aError> {
+        let deadline = tokio::time::Instant::now() + GATE_ARRIVAL;
+        loop {
+            if self
+                .board
+                .answer(execution_id, local_task_id, content.clone())
+                .is_ok()
+            {
+                return Ok(());
+            }
+            let still_shown = gates
+                .first_open(&self.board, execution_id)
+                .is_some_and(|g| g.local_task_id == local_task_id);
+            if !still_shown || tokio::time::Instant::now() >= deadline {
+                return Err(not_waiting(execution_id));
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    /// A watch on live task `id` (counted against its subscriber limit), its sender and its
+    /// gates; refused for a task no run of this process drives.
+    fn attach(
+        &self,
+        id: &str,
+        meta: TaskMeta,
+    ) -> Result<(Watch, watch::Sender<Snapshot>, Arc<GateWatch>), A2aError> {
+        let table = self.table();
+        let live = table
+            .tasks
+            .get(id)
+            .and_then(|e| e.live.as_ref())
+            .ok_or_else(|| {
+                A2aError::new(
+                    ErrorKind::UnsupportedOperation,
+                    format!(
+                        "task {id} is not driven by this server process (it stopped before the \
+                         run finished); GetTask shows where it stands"
+                    ),
+                )
+            })?;
+        let limit = self.limits.subscribers_per_task;
+        let taken = live
+            .subscribers
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < limit).then_some(n + 1)
+            });
+        if taken.is_err() {
+            return Err(A2aError::new(
+                ErrorKind::UnsupportedOperation,
+                format!("task {id} already has {limit} subscribers, the server's limit"),
+            ));
+        }
+        let watch = Watch {
+            meta,
+            rx: live.state.subscribe(),
+            _guard: SubscriberGuard(live.subscribers.clone()),
+        };
+        Ok((watch, live.state.clone(), live.gates.clone()))
     }
 
     fn spawn_run(
@@ -221,27 +455,28 @@ impl Runs {
         workflow: Arc<Workflow>,
         meta: &TaskMeta,
         input: a2aflow::kernel::RunInput,
-        state: watch::Sender<Snapshot>,
-        cancel: CancellationToken,
-        permit: OwnedSemaphorePermit,
+        driven: Driven,
+        permit: (OwnedSemaphorePermit, QuotaSlot),
     ) {
         let host = self.host.clone();
         let execution_id = meta.execution_id.clone();
-        let started = state.clone();
+        let Driven {
+            state,
+            cancel,
+            gates,
+        } = driven;
         let mut hooks = HostHooks::default();
         hooks.run_options.execution_id = Some(execution_id.clone());
         hooks.run_options.cancel = cancel;
         hooks.run_options.store = host.store.clone();
-        hooks.run_options.on_event = Some(Arc::new(move |_event| {
-            started.send_if_modified(|s| {
-                let first = s.status == ExecutionStatus::Pending;
-                if first {
-                    s.status = ExecutionStatus::Running;
-                    s.timestamp = SystemTime::now();
-                }
-                first
-            });
-        }));
+        hooks.run_options.gate_policy = GatePolicy::Park;
+        hooks.run_options.gate_board = Some(self.board.clone());
+        hooks.run_options.on_event = Some(on_event(
+            state.clone(),
+            gates,
+            self.board.clone(),
+            execution_id.clone(),
+        ));
         self.tracker.spawn(async move {
             let outcome = execute_workflow(
                 workflow,
@@ -262,11 +497,7 @@ impl Runs {
                         "the served run could not start: {}",
                         failure.message
                     );
-                    Snapshot {
-                        status: ExecutionStatus::Failed,
-                        timestamp: SystemTime::now(),
-                        result: None,
-                    }
+                    Snapshot::failed()
                 }
             };
             state.send_replace(snapshot);
@@ -275,13 +506,18 @@ impl Runs {
     }
 
     /// The task `id` of `workflow` as it stands (`Task not found` for anything else).
-    pub(crate) async fn current(&self, workflow: &str, id: &str) -> Result<Current, A2aError> {
+    pub(crate) async fn current(
+        &self,
+        workflow: &str,
+        who: &Who,
+        id: &str,
+    ) -> Result<Current, A2aError> {
         let recorded = {
             let table = self.table();
             let entry = table
                 .tasks
                 .get(id)
-                .filter(|e| e.meta.workflow == workflow)
+                .filter(|e| e.meta.workflow == workflow && e.meta.visible_to(who))
                 .ok_or_else(A2aError::task_not_found)?;
             match &entry.live {
                 Some(live) => {
@@ -324,6 +560,7 @@ impl Runs {
                 status: status_of_unfinished(view.state, !view.open_gates.is_empty())?,
                 timestamp,
                 result: None,
+                gate: view.open_gates.first().cloned(),
             }),
         }
     }
@@ -331,47 +568,28 @@ impl Runs {
     /// A watch on live task `id` of `workflow` for SubscribeToTask: `Task not found` for an
     /// unknown id, the SDK's terminal-state refusal for a task that ended, and a refusal when
     /// the task has as many subscribers as the limit allows.
-    pub(crate) async fn subscribe(&self, workflow: &str, id: &str) -> Result<Watch, A2aError> {
-        let current = self.current(workflow, id).await?;
+    pub(crate) async fn subscribe(
+        &self,
+        workflow: &str,
+        who: &Who,
+        id: &str,
+    ) -> Result<Watch, A2aError> {
+        let current = self.current(workflow, who, id).await?;
         if current.snapshot.state().is_terminal() {
             return Err(terminal(id, current.snapshot.state()));
         }
-        let table = self.table();
-        let live = table
-            .tasks
-            .get(id)
-            .and_then(|e| e.live.as_ref())
-            .ok_or_else(|| {
-                A2aError::new(
-                    ErrorKind::UnsupportedOperation,
-                    format!(
-                        "task {id} is not driven by this server process (it stopped before the \
-                         run finished); GetTask shows where it stands"
-                    ),
-                )
-            })?;
-        let limit = self.limits.subscribers_per_task;
-        let taken = live
-            .subscribers
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
-                (n < limit).then_some(n + 1)
-            });
-        if taken.is_err() {
-            return Err(A2aError::new(
-                ErrorKind::UnsupportedOperation,
-                format!("task {id} already has {limit} subscribers, the server's limit"),
-            ));
-        }
-        Ok(Watch {
-            meta: current.meta,
-            rx: live.state.subscribe(),
-            _guard: SubscriberGuard(live.subscribers.clone()),
-        })
+        let (watch, _, _) = self.attach(id, current.meta)?;
+        Ok(watch)
     }
 
     /// Cancels the run of task `id` and waits (bounded) until it has ended.
-    pub(crate) async fn cancel(&self, workflow: &str, id: &str) -> Result<Current, A2aError> {
-        let current = self.current(workflow, id).await?;
+    pub(crate) async fn cancel(
+        &self,
+        workflow: &str,
+        who: &Who,
+        id: &str,
+    ) -> Result<Current, A2aError> {
+        let current = self.current(workflow, who, id).await?;
         if current.snapshot.state().is_terminal() {
             return Err(A2aError::new(
                 ErrorKind::TaskNotCancelable,
@@ -419,6 +637,7 @@ impl Runs {
     pub(crate) async fn list(
         &self,
         workflow: &str,
+        who: &Who,
         context: Option<&str>,
         state: Option<TaskState>,
         after: Option<&str>,
@@ -433,6 +652,7 @@ impl Runs {
                 .filter(|id| {
                     table.tasks.get(*id).is_some_and(|e| {
                         e.meta.workflow == workflow
+                            && e.meta.visible_to(who)
                             && context.is_none_or(|c| e.meta.context_id == c)
                     })
                 })
@@ -441,7 +661,7 @@ impl Runs {
         };
         let mut all = Vec::with_capacity(ids.len());
         for id in &ids {
-            let current = match self.current(workflow, id).await {
+            let current = match self.current(workflow, who, id).await {
                 Ok(current) => current,
                 // An index entry whose run the store never got: the process stopped between
                 // the two writes, so no run exists and nothing is listed (GetTask says the same).
@@ -477,6 +697,44 @@ impl Runs {
         self.tracker.close();
         let _ = tokio::time::timeout(grace, self.tracker.wait()).await;
     }
+}
+
+/// How long a follow-up waits for an announced gate to reach the board.
+const GATE_ARRIVAL: Duration = Duration::from_secs(2);
+
+/// The refusal of a follow-up on a task that waits at no gate.
+fn not_waiting(task_id: &str) -> A2aError {
+    A2aError::new(
+        ErrorKind::UnsupportedOperation,
+        format!(
+            "task {task_id} is not waiting for input; a follow-up message can only answer a \
+             task in TASK_STATE_INPUT_REQUIRED or TASK_STATE_AUTH_REQUIRED"
+        ),
+    )
+}
+
+/// What the driver of a run reports to: the task's snapshots, its cancellation, its gates.
+struct Driven {
+    state: watch::Sender<Snapshot>,
+    cancel: CancellationToken,
+    gates: Arc<GateWatch>,
+}
+
+/// The run's event hook: the first event makes the task `RUNNING`; every event of the run
+/// itself (not of a delegated child) moves the task to the gate it shows, or back to running.
+fn on_event(
+    state: watch::Sender<Snapshot>,
+    gates: Arc<GateWatch>,
+    board: GateBoard,
+    execution_id: String,
+) -> a2aflow::kernel::EventCallback {
+    Arc::new(move |event: &Event| {
+        if event.execution_id == execution_id {
+            gates.observe(event);
+        }
+        let open = gates.first_open(&board, &execution_id);
+        state.send_if_modified(|s| s.show_gate(open));
+    })
 }
 
 /// The SDK's refusal of an operation on a task that already ended.

@@ -2,11 +2,12 @@
 //! [`ServerHandle`] with the bound address and a graceful shutdown.
 
 use crate::app::{App, RequestLimits, handle};
+use crate::auth::Callers;
 use crate::card::{card, servable_name};
 use crate::index::IndexFile;
 use crate::layers::wrap;
 use crate::runs::{Host, RunLimits, Runs};
-use a2aflow::kernel::ControlPoint;
+use a2aflow::kernel::{ControlPoint, DelegationPolicy};
 use a2aflow::model::{ErrorCode, Failure, Workflow};
 use a2aflow::{AgentEndpoint, EngineConfig, RunStore, check_agents};
 use bytes::Bytes;
@@ -33,6 +34,9 @@ pub struct Limits {
     pub max_body_bytes: usize,
     /// At most this many runs in flight at once, for all served workflows. Default 64.
     pub runs_in_flight: usize,
+    /// At most this many runs in flight at once for one caller (the anonymous caller of an
+    /// open server counts as one). Default 64, as many as `runs_in_flight`.
+    pub runs_per_caller: usize,
     /// At most this many open streams per task (SendStreamingMessage and SubscribeToTask).
     /// Default 16.
     pub subscribers_per_task: usize,
@@ -53,6 +57,7 @@ impl Default for Limits {
         Limits {
             max_body_bytes: 1024 * 1024,
             runs_in_flight: 64,
+            runs_per_caller: 64,
             subscribers_per_task: 16,
             request_timeout: Duration::from_secs(660),
             ping_interval: Duration::from_secs(15),
@@ -79,6 +84,9 @@ impl Server {
             store: None,
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             limits: Limits::default(),
+            callers: Callers::new(),
+            allow_unauthenticated: false,
+            delegation: DelegationPolicy::default(),
         }
     }
 }
@@ -92,6 +100,9 @@ pub struct ServerBuilder {
     store: Option<(Arc<dyn RunStore>, PathBuf)>,
     listen: SocketAddr,
     limits: Limits,
+    callers: Callers,
+    allow_unauthenticated: bool,
+    delegation: DelegationPolicy,
 }
 
 impl ServerBuilder {
@@ -142,11 +153,39 @@ impl ServerBuilder {
         self
     }
 
+    /// Admits only `callers` (bearer tokens, API keys): the cards name their security schemes,
+    /// a request without a valid credential is refused with HTTP 401, every run records the
+    /// caller who started it, and a caller sees (gets, lists, subscribes to, cancels, follows
+    /// up) only its own runs: any other task id is answered as one that does not exist.
+    /// Without callers (the default) the server is open: every request is one anonymous caller.
+    pub fn callers(mut self, callers: Callers) -> Self {
+        self.callers = callers;
+        self
+    }
+
+    /// The limits an inbound delegation request (a SendMessage with the delegation request
+    /// metadata) must pass before its run starts: depth, a cycle through this server's runs,
+    /// fan-out, budget. A refusal is the `TASK_STATE_REJECTED` record with its
+    /// `a2aflow/refusalReason`, and nothing runs. Default [`DelegationPolicy::default`].
+    pub fn delegation(mut self, policy: DelegationPolicy) -> Self {
+        self.delegation = policy;
+        self
+    }
+
+    /// Lets an open server (no callers) listen on an address that is not loopback. Without
+    /// it, [`ServerBuilder::start`] refuses such an address: anyone who can reach it could
+    /// start and read every run.
+    pub fn allow_unauthenticated(mut self) -> Self {
+        self.allow_unauthenticated = true;
+        self
+    }
+
     /// Checks the setup, binds the listener and starts serving on the caller's runtime.
     ///
     /// # Errors
     /// `config.invalid` with what to fix: no workflow, no ControlPoint, a workflow name that
-    /// cannot be a URL path segment or is published twice, an address that cannot be bound;
+    /// cannot be a URL path segment or is published twice, an address that cannot be bound, a
+    /// non-loopback address for an open server (see [`ServerBuilder::allow_unauthenticated`]);
     /// `workflow.unknown_agent` for a workflow naming an agent not given; `store.corrupt` for an
     /// unreadable index file; the configuration's own errors.
     pub async fn start(self) -> Result<ServerHandle, Failure> {
@@ -155,6 +194,7 @@ impl ServerBuilder {
         })?;
         let workflows = self.published()?;
         self.config.validate()?;
+        self.check_exposure()?;
         let listener = TcpListener::bind(self.listen).await.map_err(|e| {
             invalid(format!("cannot listen on {}: {e}", self.listen))
                 .with_detail("listen", self.listen.to_string())
@@ -163,7 +203,7 @@ impl ServerBuilder {
             .local_addr()
             .map_err(|e| invalid(format!("the listener has no address: {e}")))?;
         let base_url = format!("http://{addr}");
-        let cards = cards(&workflows, &base_url)?;
+        let cards = cards(&workflows, &base_url, &self.callers)?;
         let (store, index) = match self.store {
             Some((store, path)) => (Some(store), Some(IndexFile::open(&path)?)),
             None => (None, None),
@@ -173,6 +213,7 @@ impl ServerBuilder {
             agents: self.agents.into(),
             config: Arc::new(self.config),
             store,
+            delegation: self.delegation,
         };
         let limits = self.limits;
         let runs = Runs::new(
@@ -181,6 +222,7 @@ impl ServerBuilder {
             index,
             RunLimits {
                 runs_in_flight: limits.runs_in_flight.max(1),
+                runs_per_caller: limits.runs_per_caller.max(1),
                 subscribers_per_task: limits.subscribers_per_task.max(1),
                 cancel_wait: limits.cancel_wait,
             },
@@ -197,6 +239,7 @@ impl ServerBuilder {
                     .saturating_sub(Duration::from_secs(1)),
                 ping: limits.ping_interval,
             },
+            callers: self.callers,
         });
         let stop = CancellationToken::new();
         let conns = TaskTracker::new();
@@ -217,6 +260,22 @@ impl ServerBuilder {
             accept,
             grace: limits.shutdown_grace,
         })
+    }
+
+    /// An open server listens on loopback only, unless the host allowed otherwise.
+    fn check_exposure(&self) -> Result<(), Failure> {
+        if self.callers.is_empty() && !self.allow_unauthenticated && !self.listen.ip().is_loopback()
+        {
+            return Err(invalid(format!(
+                "refusing to listen on {} without authentication: anyone who reaches it could \
+                 start and read every run; admit callers (ServerBuilder::callers, `serve \
+                 --auth FILE`), listen on a loopback address, or allow it explicitly \
+                 (ServerBuilder::allow_unauthenticated, `--allow-unauthenticated`)",
+                self.listen
+            ))
+            .with_detail("listen", self.listen.to_string()));
+        }
+        Ok(())
     }
 
     /// The published workflows by name, each checked.
@@ -254,11 +313,17 @@ impl ServerBuilder {
 fn cards(
     workflows: &HashMap<String, Arc<Workflow>>,
     base_url: &str,
+    callers: &Callers,
 ) -> Result<HashMap<String, Bytes>, Failure> {
+    let security = callers.card_security();
     workflows
         .iter()
         .map(|(name, workflow)| {
-            let card = card(workflow, &format!("{base_url}/agents/{name}"));
+            let mut card = card(workflow, &format!("{base_url}/agents/{name}"));
+            if let Some((schemes, requirements)) = &security {
+                card.security_schemes = Some(schemes.clone());
+                card.security_requirements = Some(requirements.clone());
+            }
             serde_json::to_vec(&card)
                 .map(|json| (name.clone(), Bytes::from(json)))
                 .map_err(|e| invalid(format!("the card of '{name}' cannot be written: {e}")))

@@ -6,7 +6,7 @@
 use crate::body::{Body, BodyError};
 use crate::record::{self, Snapshot};
 use crate::runs::Watch;
-use a2a::{StreamResponse, TaskArtifactUpdateEvent, TaskStatusUpdateEvent};
+use a2a::{StreamResponse, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent};
 use bytes::Bytes;
 use futures_util::stream;
 use http_body::Frame;
@@ -14,6 +14,15 @@ use http_body_util::{BodyExt, StreamBody};
 use serde_json::{Value, json};
 use std::collections::VecDeque;
 use std::time::Duration;
+
+/// What a stream opens with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Opening {
+    /// The `task` (a new run, SubscribeToTask).
+    Task,
+    /// A `statusUpdate` (a follow-up on a task: the SDK sends no `task` first).
+    Status,
+}
 
 /// How each event is framed.
 #[derive(Debug, Clone)]
@@ -34,8 +43,17 @@ struct State {
 }
 
 /// The stream body of `watch`, starting from `first` (the snapshot the client sees first).
-pub(crate) fn task_stream(watch: Watch, first: Snapshot, framing: Framing, ping: Duration) -> Body {
-    let task = record::task(&watch.meta, &first);
+pub(crate) fn task_stream(
+    watch: Watch,
+    first: Snapshot,
+    opening: Opening,
+    framing: Framing,
+    ping: Duration,
+) -> Body {
+    let event = match opening {
+        Opening::Task => StreamResponse::Task(record::task(&watch.meta, &first)),
+        Opening::Status => status_update(&watch, &first),
+    };
     let mut state = State {
         done: first.settled(),
         last: first,
@@ -44,7 +62,7 @@ pub(crate) fn task_stream(watch: Watch, first: Snapshot, framing: Framing, ping:
         queued: VecDeque::new(),
         watch,
     };
-    let opening = state.frame(&StreamResponse::Task(task));
+    let opening = state.frame(&event);
     state.queued.push_back(opening);
     let frames = stream::unfold(state, |mut state| async move {
         let bytes = state.next().await?;
@@ -75,7 +93,8 @@ impl State {
 
     /// Queues the events that take the client from `self.last` to `snapshot`.
     fn advance(&mut self, snapshot: Snapshot) {
-        if snapshot.status == self.last.status {
+        let gate = |s: &Snapshot| s.gate.as_ref().map(|g| g.local_task_id.clone());
+        if snapshot.status == self.last.status && gate(&snapshot) == gate(&self.last) {
             return;
         }
         let meta = &self.watch.meta;
@@ -91,12 +110,7 @@ impl State {
             let bytes = self.frame(&event);
             self.queued.push_back(bytes);
         }
-        let event = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
-            task_id: meta.execution_id.clone(),
-            context_id: meta.context_id.clone(),
-            status: record::status(&snapshot),
-            metadata: None,
-        });
+        let event = status_update(&self.watch, &snapshot);
         let bytes = self.frame(&event);
         self.queued.push_back(bytes);
         self.done = snapshot.settled();
@@ -104,13 +118,36 @@ impl State {
     }
 
     fn frame(&self, event: &StreamResponse) -> Bytes {
-        let payload = serde_json::to_value(event).unwrap_or(Value::Null);
-        let value = match &self.framing {
-            Framing::JsonRpc(id) => json!({ "result": payload, "id": id, "jsonrpc": "2.0" }),
-            Framing::Rest => payload,
-        };
-        Bytes::from(format!("data: {value}\r\n\r\n"))
+        frame(&self.framing, event)
     }
+}
+
+/// The stream of one `task` that will never change: the event, then the end.
+pub(crate) fn once(task: Task, framing: Framing) -> Body {
+    let bytes = frame(&framing, &StreamResponse::Task(task));
+    let frames = stream::iter([Ok::<_, BodyError>(Frame::data(bytes))]);
+    StreamBody::new(frames).boxed_unsync()
+}
+
+/// The `statusUpdate` of `watch`'s task at `snapshot`.
+fn status_update(watch: &Watch, snapshot: &Snapshot) -> StreamResponse {
+    let meta = &watch.meta;
+    StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+        task_id: meta.execution_id.clone(),
+        context_id: meta.context_id.clone(),
+        status: record::status(meta, snapshot),
+        metadata: None,
+    })
+}
+
+/// One SSE event, framed.
+fn frame(framing: &Framing, event: &StreamResponse) -> Bytes {
+    let payload = serde_json::to_value(event).unwrap_or(Value::Null);
+    let value = match framing {
+        Framing::JsonRpc(id) => json!({ "result": payload, "id": id, "jsonrpc": "2.0" }),
+        Framing::Rest => payload,
+    };
+    Bytes::from(format!("data: {value}\r\n\r\n"))
 }
 
 fn ping() -> Bytes {

@@ -30,6 +30,10 @@ pub(crate) enum ErrorKind {
     UnsupportedOperation,
     /// -32009.
     VersionNotSupported,
+    /// No valid credentials: HTTP 401 on both bindings (A2A puts authentication on the
+    /// transport; JSON-RPC has no code of its own for it, so its body is `-32600` with the
+    /// ErrorInfo reason `UNAUTHENTICATED`).
+    Unauthenticated,
 }
 
 impl ErrorKind {
@@ -37,7 +41,7 @@ impl ErrorKind {
     pub(crate) fn jsonrpc_code(self) -> i64 {
         match self {
             Self::Parse => -32700,
-            Self::InvalidRequest => -32600,
+            Self::InvalidRequest | Self::Unauthenticated => -32600,
             Self::MethodNotFound => -32601,
             Self::InvalidParams => -32602,
             Self::Internal => -32603,
@@ -61,6 +65,7 @@ impl ErrorKind {
             Self::PushNotificationNotSupported => "PUSH_NOTIFICATION_NOT_SUPPORTED",
             Self::UnsupportedOperation => "UNSUPPORTED_OPERATION",
             Self::VersionNotSupported => "VERSION_NOT_SUPPORTED",
+            Self::Unauthenticated => "UNAUTHENTICATED",
         }
     }
 
@@ -70,10 +75,20 @@ impl ErrorKind {
             Self::Parse | Self::InvalidRequest | Self::InvalidParams => (400, "INVALID_ARGUMENT"),
             Self::MethodNotFound | Self::TaskNotFound => (404, "NOT_FOUND"),
             Self::Internal => (500, "INTERNAL"),
+            Self::Unauthenticated => (401, "UNAUTHENTICATED"),
             Self::TaskNotCancelable
             | Self::PushNotificationNotSupported
             | Self::UnsupportedOperation
             | Self::VersionNotSupported => (400, "FAILED_PRECONDITION"),
+        }
+    }
+
+    /// The HTTP status of a JSON-RPC answer of this kind: 401 for `Unauthenticated`, else 200.
+    pub(crate) fn jsonrpc_http_status(self) -> u16 {
+        if self == Self::Unauthenticated {
+            401
+        } else {
+            200
         }
     }
 

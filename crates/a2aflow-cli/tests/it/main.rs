@@ -19,6 +19,7 @@ mod send;
 mod send_deadline;
 mod send_grpc;
 mod serve;
+mod serve_auth;
 mod terminal;
 mod ui;
 mod ui_resume;

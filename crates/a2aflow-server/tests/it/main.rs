@@ -5,7 +5,10 @@
 
 mod support;
 
+mod auth;
+mod delegation;
 mod durable;
 mod errors;
+mod gates;
 mod jsonrpc;
 mod rest;

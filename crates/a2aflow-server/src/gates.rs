@@ -1,0 +1,121 @@
+//! Served runs at their gates: which open gate a task shows (the run's `task_gated` events and
+//! the server's [`GateBoard`]), and the answer a follow-up message carries.
+//!
+//! A task shows the first of its run's open gates, in the order they opened; a follow-up
+//! SendMessage on the task answers that gate. The `task_gated` event is emitted just before
+//! the gate reaches the board, so a gate announced by its event and not yet on the board still
+//! counts as open; once seen on the board, it is closed when the board no longer holds it.
+
+use crate::wire_error::A2aError;
+use a2a::{Message, PartContent};
+use a2aflow::kernel::GateBoard;
+use a2aflow::model::{Event, EventKind, MessageContent, OpenGate};
+use std::sync::{Mutex, PoisonError};
+
+/// The gates one run announced, oldest first, each with whether the board has held it.
+#[derive(Debug, Default)]
+pub(crate) struct GateWatch {
+    announced: Mutex<Vec<(OpenGate, bool)>>,
+}
+
+impl GateWatch {
+    /// Takes note of a `task_gated` event of the run (other events are ignored).
+    pub(crate) fn observe(&self, event: &Event) {
+        if event.kind != EventKind::TaskGated {
+            return;
+        }
+        let Ok(gate) = serde_json::from_value::<OpenGate>(event.data.clone()) else {
+            tracing::warn!(
+                target: "a2aflow::serve",
+                execution_id = %event.execution_id,
+                "a task_gated event without a readable gate; the task does not show it"
+            );
+            return;
+        };
+        let mut announced = self.lock();
+        announced.retain(|(g, _)| g.local_task_id != gate.local_task_id);
+        announced.push((gate, false));
+    }
+
+    /// The first gate of run `execution_id` still open, after forgetting the closed ones.
+    pub(crate) fn first_open(&self, board: &GateBoard, execution_id: &str) -> Option<OpenGate> {
+        let on_board = board.open_gates(execution_id);
+        let mut announced = self.lock();
+        announced.retain_mut(|(gate, seen)| {
+            if on_board
+                .iter()
+                .any(|g| g.local_task_id == gate.local_task_id)
+            {
+                *seen = true;
+                true
+            } else {
+                !*seen
+            }
+        });
+        announced.first().map(|(gate, _)| gate.clone())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(OpenGate, bool)>> {
+        self.announced
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The answer a follow-up `message` carries to a gate: its text and data parts (files are
+/// refused, as for a message that starts a run). The client's metadata stays with the server:
+/// the agent behind the gate gets the parts only.
+pub(crate) fn answer_content(message: &Message) -> Result<MessageContent, A2aError> {
+    let mut violations = Vec::new();
+    for (i, part) in message.parts.iter().enumerate() {
+        if matches!(part.content, PartContent::Raw(_) | PartContent::Url(_)) {
+            violations.push((
+                format!("message.parts[{i}]"),
+                "A served workflow takes text and data parts only, not files.".to_owned(),
+            ));
+        }
+    }
+    if !violations.is_empty() {
+        return Err(A2aError::fields(violations));
+    }
+    Ok(MessageContent {
+        parts: message.parts.clone(),
+        ..MessageContent::default()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use a2aflow::model::Gate;
+
+    fn gate(id: &str) -> OpenGate {
+        OpenGate {
+            step: "s".into(),
+            local_task_id: id.into(),
+            agent: "a".into(),
+            gate: Gate::InputRequired,
+            context_id: None,
+            remote_task_id: Some("r".into()),
+            text: Some("more".into()),
+        }
+    }
+
+    fn gated(id: &str) -> Event {
+        let event = serde_json::json!({
+            "seq": 3, "kind": "task_gated", "executionId": "e1", "data": gate(id),
+        });
+        serde_json::from_value(event).unwrap_or_else(|e| panic!("an event: {e}"))
+    }
+
+    #[test]
+    fn an_announced_gate_is_open_until_the_board_has_held_it_and_let_it_go() {
+        let watch = GateWatch::default();
+        let board = GateBoard::new();
+        watch.observe(&gated("t1"));
+        assert_eq!(
+            watch.first_open(&board, "e1").map(|g| g.local_task_id),
+            Some("t1".to_owned())
+        );
+    }
+}
