@@ -13,7 +13,10 @@
 //! - `wide_1000_cold/engine`: one cold run of a one-step workflow with 1,000 subtasks: the card
 //!   fetched, a fresh HTTP client and engine client (no pooled connection), the kernel run over
 //!   JSON-RPC; `wide_1000_cold/bare`: 1,000 calls with 64 in flight from a fresh bare client;
-//!   `wide_1000_cold/engine_grpc` and `wide_1000_cold/bare_tonic`: the same over gRPC.
+//!   `wide_1000_cold/engine_in_flight_64`: the engine run with at most 64 remote tasks in flight
+//!   (`RunOptions::max_concurrent_remote_tasks`; unbounded by default, so the default run opens
+//!   up to one HTTP/1 connection per subtask); `wide_1000_cold/engine_grpc` and
+//!   `wide_1000_cold/bare_tonic`: the same over gRPC (one HTTP/2 connection).
 //!
 //! Then alternating pairs per comparison (the client first in even pairs, the bare loop first in
 //! odd ones), each printed as `BENCH fast_peer/<name>=<client ÷ bare throughput>` (median of
@@ -239,7 +242,7 @@ fn wide() -> Arc<Workflow> {
 
 /// One cold engine run over `binding`: the card fetched, a fresh HTTP and engine client, the
 /// kernel run.
-async fn engine_cold(card_url: String, binding: Binding) {
+async fn engine_cold(card_url: String, binding: Binding, in_flight: Option<usize>) {
     let http = HttpClient::new().unwrap();
     let card = http
         .fetch_agent_card(&card_url, &CallOptions::default())
@@ -252,6 +255,7 @@ async fn engine_cold(card_url: String, binding: Binding) {
         .unwrap();
     let options = RunOptions {
         timeout: Duration::from_secs(120),
+        max_concurrent_remote_tasks: in_flight,
         ..RunOptions::default()
     };
     let result = run(
@@ -361,9 +365,13 @@ fn bench(c: &mut Criterion) {
     let via_rest = || rt.block_on(transport_calls(http_json.clone(), CALLS));
     let bare_grpc = || rt.block_on(bare_grpc_calls(tonic.clone(), CALLS));
     let via_grpc = || rt.block_on(transport_calls(grpc.clone(), CALLS));
-    let engine = || rt.block_on(engine_cold(card_url.clone(), Binding::JsonRpc));
+    let engine = || rt.block_on(engine_cold(card_url.clone(), Binding::JsonRpc, None));
+    let engine_64 = || {
+        let limit = Some(IN_FLIGHT);
+        rt.block_on(engine_cold(card_url.clone(), Binding::JsonRpc, limit));
+    };
     let bare_cold = || rt.block_on(bare_calls(bare_client(), rpc_url.clone(), true, WIDE));
-    let engine_grpc = || rt.block_on(engine_cold(card_url.clone(), Binding::Grpc));
+    let engine_grpc = || rt.block_on(engine_cold(card_url.clone(), Binding::Grpc, None));
     let bare_tonic_cold = || {
         rt.block_on(async { bare_grpc_calls(bare_tonic(&grpc_url), WIDE).await });
     };
@@ -394,6 +402,7 @@ fn bench(c: &mut Criterion) {
     group.throughput(Throughput::Elements(WIDE as u64));
     group.bench_function("engine", |b| b.iter(engine));
     group.bench_function("bare", |b| b.iter(bare_cold));
+    group.bench_function("engine_in_flight_64", |b| b.iter(engine_64));
     group.bench_function("engine_grpc", |b| b.iter(engine_grpc));
     group.bench_function("bare_tonic", |b| b.iter(bare_tonic_cold));
     group.finish();
@@ -403,7 +412,22 @@ fn bench(c: &mut Criterion) {
     paired("send_64_http_json", pairs, &via_rest, &bare_rest);
     paired("send_64_grpc", pairs, &via_grpc, &bare_grpc);
     paired("wide_1000_cold", pairs, &engine, &bare_cold);
+    paired("wide_1000_cold_in_flight_64", pairs, &engine_64, &bare_cold);
     paired("wide_1000_cold_grpc", pairs, &engine_grpc, &bare_tonic_cold);
+    for (name, f) in [
+        ("wide_1000_cold/engine", &engine as &dyn Fn()),
+        ("wide_1000_cold/engine_in_flight_64", &engine_64),
+        ("wide_1000_cold/bare", &bare_cold),
+        ("wide_1000_cold/engine_grpc", &engine_grpc),
+        ("wide_1000_cold/bare_tonic", &bare_tonic_cold),
+    ] {
+        let before = peer.total_connections();
+        f();
+        eprintln!(
+            "{name}: {} connections in one run",
+            peer.total_connections() - before
+        );
+    }
     eprintln!(
         "fast peer: {} sends answered, {} connections",
         peer.sends(),
