@@ -46,7 +46,7 @@ const CRASH_COUNTS: [&str; 5] = ["kills", "resumes", "duplicates", "lost", "outc
 /// client rows compare two criterion cases measured about a minute apart, which the machine's
 /// drift moves by up to ±20 %; the bench's `paired_*` rows (alternating runs) are the ones the
 /// target is read against.
-const RATIOS: [(&str, &str, &str); 3] = [
+const RATIOS: [(&str, &str, &str); 6] = [
     (
         "end-to-end tasks/s ÷ bare hyper, blocking (criterion cases, a minute apart)",
         "client_1000_tasks/engine_jsonrpc_blocking",
@@ -56,6 +56,21 @@ const RATIOS: [(&str, &str, &str); 3] = [
         "end-to-end tasks/s ÷ bare hyper, streaming (criterion cases, a minute apart)",
         "client_1000_tasks/engine_jsonrpc_streaming",
         "client_1000_tasks/bare_hyper_jsonrpc_streaming",
+    ),
+    (
+        "fast peer, JSON-RPC transport ÷ bare hyper, 64 in flight (criterion cases)",
+        "send_64/jsonrpc",
+        "send_64/bare_jsonrpc",
+    ),
+    (
+        "fast peer, HTTP+JSON transport ÷ bare hyper, 64 in flight (criterion cases)",
+        "send_64/http_json",
+        "send_64/bare_http_json",
+    ),
+    (
+        "fast peer, gRPC transport ÷ bare tonic, 64 in flight (criterion cases)",
+        "send_64/grpc",
+        "send_64/bare_tonic",
     ),
     (
         "SSE parse throughput ÷ serde_json on the same payloads",

@@ -1,7 +1,8 @@
 //! Engine client throughput: one workflow whose single step has 1,000 subtasks, run by the kernel
-//! with [`A2aEngineClient`] against the testkit on loopback (JSON-RPC, blocking and streaming),
-//! and, in the same process and against the same server, a bare hyper client sending the same
-//! requests with the same concurrency — the limit the engine is compared with.
+//! with [`A2aEngineClient`] against the testkit on loopback (JSON-RPC and gRPC, blocking and
+//! streaming), and, in the same process and against the same server, a bare client sending the
+//! same requests with the same concurrency — the limit the engine is compared with: a bare hyper
+//! client for JSON-RPC, a bare tonic client on the `a2a-pb` stubs for gRPC.
 //!
 //! Run with `cargo bench -p a2aflow-protocol --bench client_throughput`. Criterion reports
 //! elements (tasks) per second; then, per mode, the engine's throughput as a fraction of the
@@ -24,11 +25,12 @@
 //! the CPU figures printed at the end are the client's alone, without the server's share.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
+use a2a_pb::a2a_service_client::A2aServiceClient;
 use a2aflow_engine::{A2aEngineClient, ClientConfig};
 use a2aflow_kernel::{CallbackError, ControlPoint, RunInput, RunOptions, run};
 use a2aflow_model::{MessageContent, Step, StepType, Subtask, TaskRequest, Workflow};
-use a2aflow_protocol::{Binding, CallOptions, HttpClient, connect};
-use a2aflow_testkit::{AgentSpec, DEFAULT_TASK_BOUND, TestServer};
+use a2aflow_protocol::{Binding, CallOptions, HttpClient, Transport};
+use a2aflow_testkit::{AgentSpec, Binding as TestkitBinding, DEFAULT_TASK_BOUND, TestServer};
 use async_trait::async_trait;
 use bytes::Bytes;
 use criterion::{Criterion, Throughput, criterion_group};
@@ -42,6 +44,19 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 const TASKS: usize = 1_000;
+
+/// The transport for the card's `binding` interface, a URL without a scheme (how a2a-lf reads a
+/// gRPC `http://host:port`) reached in the clear, as for an agent configured at a plain `http`
+/// URL.
+fn plain_connect(
+    card: &a2aflow_model::a2a::AgentCard,
+    http: &HttpClient,
+    binding: Binding,
+) -> Result<Arc<dyn Transport>, a2aflow_protocol::TransportError> {
+    let (binding, interface) = a2aflow_protocol::select_interface(card, &[binding])?;
+    let plain = a2aflow_protocol::grpc::Schemeless::Plaintext;
+    a2aflow_protocol::connect_interface_with(binding, interface, http, plain)
+}
 
 struct Host;
 
@@ -75,12 +90,17 @@ fn workflow(agent: &str) -> Arc<Workflow> {
     })
 }
 
-/// The agents of the bench's server: the engine's and the bare loop's, per mode.
-const AGENTS: [(&str, bool); 4] = [
+/// The agents of the bench's server: the engine's and the bare loop's, per mode and binding
+/// (gRPC names the agent by its tenant).
+const AGENTS: [(&str, bool); 8] = [
     ("blocking", false),
     ("streaming", true),
     ("blocking-limit", false),
     ("streaming-limit", true),
+    ("grpc-blocking", false),
+    ("grpc-streaming", true),
+    ("grpc-blocking-limit", false),
+    ("grpc-streaming-limit", true),
 ];
 
 /// Set in the child process that serves the agents (`A2AFLOW_BENCH_SERVER=process`).
@@ -89,7 +109,12 @@ const CHILD_ENV: &str = "A2AFLOW_BENCH_SERVER_CHILD";
 async fn spawn_server() -> TestServer {
     let mut builder = TestServer::builder();
     for (name, streaming) in AGENTS {
-        builder = builder.agent(AgentSpec::new(name).streaming(streaming));
+        let spec = AgentSpec::new(name).streaming(streaming).bindings(&[
+            TestkitBinding::JsonRpc,
+            TestkitBinding::HttpJson,
+            TestkitBinding::Grpc,
+        ]);
+        builder = builder.agent(spec);
     }
     builder.spawn().await.unwrap()
 }
@@ -106,7 +131,8 @@ fn serve_child() {
     let urls: serde_json::Map<String, Value> = AGENTS
         .iter()
         .map(|(name, _)| {
-            let urls = json!({"card": server.card_url(name), "jsonrpc": server.jsonrpc_url(name)});
+            let urls = json!({"card": server.card_url(name), "jsonrpc": server.jsonrpc_url(name),
+                "grpc": server.base_url()});
             ((*name).to_owned(), urls)
         })
         .collect();
@@ -130,7 +156,8 @@ struct ChildServer {
 }
 
 impl ChildServer {
-    /// One of the URLs the child printed for `agent` (`card` or `jsonrpc`, see `serve_child`).
+    /// One of the URLs the child printed for `agent` (`card`, `jsonrpc` or `grpc`, see
+    /// `serve_child`).
     fn url(&self, agent: &str, kind: &str) -> String {
         self.urls[agent][kind].as_str().unwrap().to_owned()
     }
@@ -187,6 +214,14 @@ impl Server {
         }
     }
 
+    /// The gRPC service's origin (every agent's: gRPC names the agent by its tenant).
+    fn grpc_url(&self) -> String {
+        match self {
+            Server::InProcess(s) => s.base_url().to_owned(),
+            Server::Child(c) => c.url(AGENTS[0].0, "grpc"),
+        }
+    }
+
     /// Where the server runs, as the figures' lines say it.
     fn arrangement(&self) -> &'static str {
         match self {
@@ -225,13 +260,14 @@ impl Server {
     }
 }
 
-async fn engine(server: &Server, agent: &str) -> Arc<A2aEngineClient> {
+async fn engine(server: &Server, agent: &str, binding: Binding) -> Arc<A2aEngineClient> {
     let http = HttpClient::new().unwrap();
     let card = http
         .fetch_agent_card(&server.card_url(agent), &CallOptions::default())
         .await
         .unwrap();
-    let transport = connect(&card, &http, &[Binding::JsonRpc]).unwrap();
+    let transport = plain_connect(&card, &http, binding).unwrap();
+    assert_eq!(transport.binding(), binding);
     Arc::new(
         A2aEngineClient::new(ClientConfig::default())
             .unwrap()
@@ -298,6 +334,64 @@ async fn run_bare(client: &Bare, url: &str, streaming: bool) {
             } else {
                 let v: Value = serde_json::from_slice(&bytes).unwrap();
                 assert!(v.get("result").is_some());
+            }
+        })
+    });
+    for handle in calls.collect::<Vec<_>>() {
+        handle.await.unwrap();
+    }
+}
+
+type Tonic = A2aServiceClient<tonic::transport::Channel>;
+
+/// A bare tonic client on one lazily connected channel to `url`.
+fn bare_tonic(url: &str) -> Tonic {
+    let channel = tonic::transport::Endpoint::from_shared(url.to_owned())
+        .unwrap()
+        .tcp_nodelay(true)
+        .connect_lazy();
+    A2aServiceClient::new(channel)
+}
+
+/// The same SendMessage (or SendStreamingMessage) calls over gRPC to the agent `tenant`, with
+/// the same concurrency, each answer (each stream to its end) read and checked.
+async fn run_bare_grpc(client: &Tonic, tenant: &str, streaming: bool) {
+    let calls = (0..TASKS).map(|i| {
+        let message = a2a_pb::Message {
+            message_id: uuid::Uuid::now_v7().to_string(),
+            context_id: uuid::Uuid::now_v7().to_string(),
+            role: a2a_pb::Role::User as i32,
+            parts: vec![a2a_pb::Part {
+                content: Some(a2a_pb::part::Content::Text(format!("task {i}"))),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let mut request = tonic::Request::new(a2a_pb::SendMessageRequest {
+            tenant: tenant.to_owned(),
+            message: Some(message),
+            ..Default::default()
+        });
+        request.metadata_mut().insert(
+            "a2a-version",
+            tonic::metadata::MetadataValue::from_static("1.0"),
+        );
+        let mut client = client.clone();
+        tokio::spawn(async move {
+            if streaming {
+                let mut stream = client
+                    .send_streaming_message(request)
+                    .await
+                    .unwrap()
+                    .into_inner();
+                let mut last = None;
+                while let Some(message) = stream.message().await.unwrap() {
+                    last = Some(message);
+                }
+                assert!(last.and_then(|m| m.payload).is_some());
+            } else {
+                let answer = client.send_message(request).await.unwrap().into_inner();
+                assert!(answer.payload.is_some());
             }
         })
     });
@@ -465,9 +559,12 @@ fn bench(c: &mut Criterion) {
         .build()
         .unwrap();
     let server = Server::start(&rt);
-    let blocking = rt.block_on(engine(&server, "blocking"));
-    let streaming = rt.block_on(engine(&server, "streaming"));
+    let blocking = rt.block_on(engine(&server, "blocking", Binding::JsonRpc));
+    let streaming = rt.block_on(engine(&server, "streaming", Binding::JsonRpc));
+    let grpc_blocking = rt.block_on(engine(&server, "grpc-blocking", Binding::Grpc));
+    let grpc_streaming = rt.block_on(engine(&server, "grpc-streaming", Binding::Grpc));
     let bare: Bare = rt.block_on(async { Client::builder(TokioExecutor::new()).build_http() });
+    let tonic = rt.block_on(async { bare_tonic(&server.grpc_url()) });
     let blocking_url = server.jsonrpc_url("blocking-limit");
     let streaming_url = server.jsonrpc_url("streaming-limit");
     let mut costs: Vec<(String, Cost)> = Vec::new();
@@ -515,19 +612,64 @@ fn bench(c: &mut Criterion) {
         "bare_hyper_jsonrpc_streaming".into(),
         std::mem::take(&mut cost),
     ));
+    for (mode, client, streaming) in [
+        ("blocking", &grpc_blocking, false),
+        ("streaming", &grpc_streaming, true),
+    ] {
+        let (agent, bare_agent) = (format!("grpc-{mode}"), format!("grpc-{mode}-limit"));
+        let name = format!("engine_grpc_{mode}");
+        group.bench_function(&name, |b| {
+            b.iter(|| {
+                measured(&mut cost, &server, || {
+                    rt.block_on(run_engine(client.clone(), workflow(&agent)))
+                })
+            });
+        });
+        costs.push((name, std::mem::take(&mut cost)));
+        let name = format!("bare_tonic_grpc_{mode}");
+        group.bench_function(&name, |b| {
+            b.iter(|| {
+                measured(&mut cost, &server, || {
+                    rt.block_on(run_bare_grpc(&tonic, &bare_agent, streaming))
+                })
+            });
+        });
+        costs.push((name, std::mem::take(&mut cost)));
+    }
     group.finish();
     let pairs = pair_count();
     if pairs > 0 {
-        for (mode, client, url, streaming) in [
-            ("blocking", &blocking, &blocking_url, false),
-            ("streaming", &streaming, &streaming_url, true),
+        for (mode, client, agent, bare_target, streaming) in [
+            ("blocking", &blocking, "blocking", &blocking_url, false),
+            ("streaming", &streaming, "streaming", &streaming_url, true),
+            (
+                "grpc_blocking",
+                &grpc_blocking,
+                "grpc-blocking",
+                &"grpc-blocking-limit".to_owned(),
+                false,
+            ),
+            (
+                "grpc_streaming",
+                &grpc_streaming,
+                "grpc-streaming",
+                &"grpc-streaming-limit".to_owned(),
+                true,
+            ),
         ] {
+            let grpc = mode.starts_with("grpc");
             let mut cost = (Cost::default(), Cost::default());
             let ratios = paired(
                 pairs,
                 &server,
-                || rt.block_on(run_engine(client.clone(), workflow(mode))),
-                || rt.block_on(run_bare(&bare, url, streaming)),
+                || rt.block_on(run_engine(client.clone(), workflow(agent))),
+                || {
+                    if grpc {
+                        rt.block_on(run_bare_grpc(&tonic, bare_target, streaming));
+                    } else {
+                        rt.block_on(run_bare(&bare, bare_target, streaming));
+                    }
+                },
                 &mut cost,
             );
             costs.push((format!("paired_engine_{mode}"), cost.0));

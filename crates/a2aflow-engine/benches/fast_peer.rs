@@ -6,25 +6,35 @@
 //! - `send_64/bare_jsonrpc`, `send_64/bare_http_json`: [`CALLS`] SendMessage calls with 64 in
 //!   flight from a bare hyper client (the request body from a template with fresh ids, the
 //!   answer read whole and parsed as JSON).
-//! - `send_64/jsonrpc`, `send_64/http_json`: the same calls through the protocol crate's
-//!   transport of that binding (what the engine client sends each through).
+//! - `send_64/bare_tonic`: the same calls from a bare tonic client on the `a2a-pb` stubs (one
+//!   channel, the request message built with fresh ids, the answer decoded by prost).
+//! - `send_64/jsonrpc`, `send_64/http_json`, `send_64/grpc`: the same calls through the
+//!   protocol crate's transport of that binding (what the engine client sends each through).
 //! - `wide_1000_cold/engine`: one cold run of a one-step workflow with 1,000 subtasks: the card
 //!   fetched, a fresh HTTP client and engine client (no pooled connection), the kernel run over
-//!   JSON-RPC; `wide_1000_cold/bare`: 1,000 calls with 64 in flight from a fresh bare client.
+//!   JSON-RPC; `wide_1000_cold/bare`: 1,000 calls with 64 in flight from a fresh bare client;
+//!   `wide_1000_cold/engine_in_flight_64`: the engine run with at most 64 remote tasks in flight
+//!   (`RunOptions::max_concurrent_remote_tasks`; unbounded by default, so the default run opens
+//!   up to one HTTP/1 connection per subtask); `wide_1000_cold/engine_grpc` and
+//!   `wide_1000_cold/bare_tonic`: the same over gRPC (one HTTP/2 connection).
 //!
 //! Then alternating pairs per comparison (the client first in even pairs, the bare loop first in
 //! odd ones), each printed as `BENCH fast_peer/<name>=<client ÷ bare throughput>` (median of
-//! `A2AFLOW_BENCH_PAIRS`, default 9). gRPC is not measured here: the fast peer has no gRPC door.
+//! `A2AFLOW_BENCH_PAIRS`, default 9). Before anything else, the first (cold, fresh process) engine
+//! run is measured for memory: `BENCH fast_peer/wide_1000_cold_peak_bytes_per_task` is the
+//! process's peak resident set during that run above its resident set before it, ÷ 1,000 (peer
+//! included; `/proc/self/clear_refs` resets the peak).
 //!
 //! Run with `cargo bench -p a2aflow-engine --bench fast_peer`.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
+use a2a_pb::a2a_service_client::A2aServiceClient;
 use a2aflow_engine::{A2aEngineClient, ClientConfig};
 use a2aflow_kernel::{CallbackError, ControlPoint, RunInput, RunOptions, run};
 use a2aflow_model::a2a::{self, SendMessageRequest};
 use a2aflow_model::{MessageContent, Step, StepType, Subtask, TaskRequest, Workflow};
 use a2aflow_protocol::outgoing::user_message;
-use a2aflow_protocol::{Binding, CallOptions, HttpClient, Transport, connect};
+use a2aflow_protocol::{Binding, CallOptions, HttpClient, Transport};
 use a2aflow_testkit::FastPeer;
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -112,6 +122,49 @@ async fn bare_calls(client: Bare, url: String, jsonrpc: bool, calls: usize) {
     .await;
 }
 
+/// A bare tonic client on one lazily connected channel to `url`.
+fn bare_tonic(url: &str) -> A2aServiceClient<tonic::transport::Channel> {
+    let channel = tonic::transport::Endpoint::from_shared(url.to_owned())
+        .unwrap()
+        .tcp_nodelay(true)
+        .connect_lazy();
+    A2aServiceClient::new(channel)
+}
+
+/// The bare gRPC loop: the SendMessage messages built directly (fresh ids), sent with the
+/// `a2a-version` metadata, each answer checked to hold a task.
+async fn bare_grpc_calls(client: A2aServiceClient<tonic::transport::Channel>, calls: usize) {
+    in_flight(calls, move |i| {
+        let mut client = client.clone();
+        async move {
+            let message = a2a_pb::Message {
+                message_id: a2a::new_message_id(),
+                context_id: a2a::new_context_id(),
+                role: a2a_pb::Role::User as i32,
+                parts: vec![a2a_pb::Part {
+                    content: Some(a2a_pb::part::Content::Text(format!("task {i}"))),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            };
+            let mut request = tonic::Request::new(a2a_pb::SendMessageRequest {
+                message: Some(message),
+                ..Default::default()
+            });
+            request.metadata_mut().insert(
+                "a2a-version",
+                tonic::metadata::MetadataValue::from_static("1.0"),
+            );
+            let answer = client.send_message(request).await.unwrap().into_inner();
+            assert!(matches!(
+                answer.payload,
+                Some(a2a_pb::send_message_response::Payload::Task(_))
+            ));
+        }
+    })
+    .await;
+}
+
 /// The same calls through the protocol crate's transport.
 async fn transport_calls(transport: Arc<dyn Transport>, calls: usize) {
     in_flight(calls, move |i| {
@@ -137,9 +190,22 @@ async fn transport_of(peer: &FastPeer, binding: Binding) -> Arc<dyn Transport> {
         .fetch_agent_card(&peer.card_url(), &CallOptions::default())
         .await
         .unwrap();
-    let transport = connect(&card, &http, &[binding]).unwrap();
+    let transport = plain_connect(&card, &http, binding).unwrap();
     assert_eq!(transport.binding(), binding);
     transport
+}
+
+/// The transport for the card's `binding` interface, a URL without a scheme (how a2a-lf reads a
+/// gRPC `http://host:port`) reached in the clear, as for an agent configured at a plain `http`
+/// URL.
+fn plain_connect(
+    card: &a2aflow_model::a2a::AgentCard,
+    http: &HttpClient,
+    binding: Binding,
+) -> Result<Arc<dyn Transport>, a2aflow_protocol::TransportError> {
+    let (binding, interface) = a2aflow_protocol::select_interface(card, &[binding])?;
+    let plain = a2aflow_protocol::grpc::Schemeless::Plaintext;
+    a2aflow_protocol::connect_interface_with(binding, interface, http, plain)
 }
 
 struct Host;
@@ -174,20 +240,22 @@ fn wide() -> Arc<Workflow> {
     })
 }
 
-/// One cold engine run: the card fetched, a fresh HTTP and engine client, the kernel run.
-async fn engine_cold(card_url: String) {
+/// One cold engine run over `binding`: the card fetched, a fresh HTTP and engine client, the
+/// kernel run.
+async fn engine_cold(card_url: String, binding: Binding, in_flight: Option<usize>) {
     let http = HttpClient::new().unwrap();
     let card = http
         .fetch_agent_card(&card_url, &CallOptions::default())
         .await
         .unwrap();
-    let transport = connect(&card, &http, &[Binding::JsonRpc]).unwrap();
+    let transport = plain_connect(&card, &http, binding).unwrap();
     let client = A2aEngineClient::new(ClientConfig::default())
         .unwrap()
         .with_agent(&card, transport)
         .unwrap();
     let options = RunOptions {
         timeout: Duration::from_secs(120),
+        max_concurrent_remote_tasks: in_flight,
         ..RunOptions::default()
     };
     let result = run(
@@ -199,6 +267,29 @@ async fn engine_cold(card_url: String) {
     )
     .await;
     assert!(result.success, "{:?}", result.failure);
+}
+
+/// `VmRSS` or `VmHWM` of this process, in bytes.
+fn proc_status_bytes(field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix(field))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kib * 1024)
+}
+
+/// The peak resident set `f` adds above the resident set before it, in bytes (`None` when the
+/// peak cannot be reset on this system).
+fn peak_growth(f: &dyn Fn()) -> Option<u64> {
+    std::fs::write("/proc/self/clear_refs", "5").ok()?;
+    let before = proc_status_bytes("VmRSS:")?;
+    f();
+    Some(proc_status_bytes("VmHWM:")?.saturating_sub(before))
 }
 
 fn median(v: &[f64]) -> f64 {
@@ -260,7 +351,10 @@ fn bench(c: &mut Criterion) {
     let peer = rt.block_on(FastPeer::spawn()).unwrap();
     let jsonrpc = rt.block_on(transport_of(&peer, Binding::JsonRpc));
     let http_json = rt.block_on(transport_of(&peer, Binding::HttpJson));
+    let grpc = rt.block_on(transport_of(&peer, Binding::Grpc));
     let bare = rt.block_on(async { bare_client() });
+    let grpc_url = peer.grpc_url();
+    let tonic = rt.block_on(async { bare_tonic(&grpc_url) });
     let rpc_url = peer.jsonrpc_url();
     let rest_url = format!("{}/message:send", peer.rest_url());
     let card_url = peer.card_url();
@@ -269,8 +363,27 @@ fn bench(c: &mut Criterion) {
     let bare_rest = || rt.block_on(bare_calls(bare.clone(), rest_url.clone(), false, CALLS));
     let via_rpc = || rt.block_on(transport_calls(jsonrpc.clone(), CALLS));
     let via_rest = || rt.block_on(transport_calls(http_json.clone(), CALLS));
-    let engine = || rt.block_on(engine_cold(card_url.clone()));
+    let bare_grpc = || rt.block_on(bare_grpc_calls(tonic.clone(), CALLS));
+    let via_grpc = || rt.block_on(transport_calls(grpc.clone(), CALLS));
+    let engine = || rt.block_on(engine_cold(card_url.clone(), Binding::JsonRpc, None));
+    let engine_64 = || {
+        let limit = Some(IN_FLIGHT);
+        rt.block_on(engine_cold(card_url.clone(), Binding::JsonRpc, limit));
+    };
     let bare_cold = || rt.block_on(bare_calls(bare_client(), rpc_url.clone(), true, WIDE));
+    let engine_grpc = || rt.block_on(engine_cold(card_url.clone(), Binding::Grpc, None));
+    let bare_tonic_cold = || {
+        rt.block_on(async { bare_grpc_calls(bare_tonic(&grpc_url), WIDE).await });
+    };
+
+    // First of all, in a fresh process: the memory of one cold engine run.
+    if let Some(bytes) = peak_growth(&engine) {
+        println!(
+            "BENCH fast_peer/wide_1000_cold_peak_bytes_per_task={} bytes, peak RSS growth of the \
+             first cold run ÷ {WIDE}, peer in process",
+            bytes / WIDE as u64
+        );
+    }
 
     let mut group = c.benchmark_group("send_64");
     group.sample_size(10);
@@ -280,6 +393,8 @@ fn bench(c: &mut Criterion) {
     group.bench_function("jsonrpc", |b| b.iter(via_rpc));
     group.bench_function("bare_http_json", |b| b.iter(bare_rest));
     group.bench_function("http_json", |b| b.iter(via_rest));
+    group.bench_function("bare_tonic", |b| b.iter(bare_grpc));
+    group.bench_function("grpc", |b| b.iter(via_grpc));
     group.finish();
     let mut group = c.benchmark_group("wide_1000_cold");
     group.sample_size(10);
@@ -287,12 +402,32 @@ fn bench(c: &mut Criterion) {
     group.throughput(Throughput::Elements(WIDE as u64));
     group.bench_function("engine", |b| b.iter(engine));
     group.bench_function("bare", |b| b.iter(bare_cold));
+    group.bench_function("engine_in_flight_64", |b| b.iter(engine_64));
+    group.bench_function("engine_grpc", |b| b.iter(engine_grpc));
+    group.bench_function("bare_tonic", |b| b.iter(bare_tonic_cold));
     group.finish();
 
     let pairs = pair_count();
     paired("send_64_jsonrpc", pairs, &via_rpc, &bare_rpc);
     paired("send_64_http_json", pairs, &via_rest, &bare_rest);
+    paired("send_64_grpc", pairs, &via_grpc, &bare_grpc);
     paired("wide_1000_cold", pairs, &engine, &bare_cold);
+    paired("wide_1000_cold_in_flight_64", pairs, &engine_64, &bare_cold);
+    paired("wide_1000_cold_grpc", pairs, &engine_grpc, &bare_tonic_cold);
+    for (name, f) in [
+        ("wide_1000_cold/engine", &engine as &dyn Fn()),
+        ("wide_1000_cold/engine_in_flight_64", &engine_64),
+        ("wide_1000_cold/bare", &bare_cold),
+        ("wide_1000_cold/engine_grpc", &engine_grpc),
+        ("wide_1000_cold/bare_tonic", &bare_tonic_cold),
+    ] {
+        let before = peer.total_connections();
+        f();
+        eprintln!(
+            "{name}: {} connections in one run",
+            peer.total_connections() - before
+        );
+    }
     eprintln!(
         "fast peer: {} sends answered, {} connections",
         peer.sends(),

@@ -1,5 +1,5 @@
-//! A peer with canned answers, for measuring the client: every `SendMessage` (JSON-RPC or
-//! HTTP+JSON) is answered at once with a COMPLETED task whose body was serialised when the peer
+//! A peer with canned answers, for measuring the client: every `SendMessage` (JSON-RPC,
+//! HTTP+JSON or gRPC) is answered at once with a COMPLETED task whose body was serialised when the peer
 //! started; per request only the ids are put in (the request's context id, a fresh task id and,
 //! on JSON-RPC, the request id). No task store, no scripts, no request log, no faults, no
 //! version or extension checks: what it costs per request is reading the request and writing the
@@ -7,7 +7,8 @@
 //!
 //! Routes: `GET /.well-known/agent-card.json` (JSON-RPC first, then HTTP+JSON), `POST /jsonrpc`
 //! (method `SendMessage`; any other method gets JSON-RPC `-32601`), `POST /rest/message:send`.
-//! Anything else is 404.
+//! Anything else is 404. The gRPC door (`lf.a2a.v1.A2AService`, the `fast_grpc` module) listens
+//! on a port of its own; the card lists it third.
 
 use std::borrow::Cow;
 use std::net::SocketAddr;
@@ -37,6 +38,26 @@ const TASK_ID_SLOT: &str = "\"@@task-id@@\"";
 /// Where the context id goes in the canned task.
 const CONTEXT_ID_SLOT: &str = "\"@@context-id@@\"";
 
+/// The canned COMPLETED task, its ids `id` and `context`.
+fn task_json(id: &str, context: &str) -> Value {
+    json!({
+        "id": id,
+        "contextId": context,
+        "status": {"state": "TASK_STATE_COMPLETED", "timestamp": "2026-01-01T00:00:00Z"},
+        "artifacts": [{
+            "artifactId": "answer",
+            "name": "answer",
+            "parts": [{"text": "done"}],
+        }],
+    })
+}
+
+/// The canned task as a2a-lf's type, its ids empty (for the gRPC door).
+#[allow(clippy::expect_used)] // a fixed literal, checked by the fast peer's tests
+pub(crate) fn canned_task() -> a2a::Task {
+    serde_json::from_value(task_json("", "")).expect("the canned task is an A2A task")
+}
+
 /// The canned task, cut where the ids go: `head` task id `middle` context id `tail`.
 struct Canned {
     head: Bytes,
@@ -47,16 +68,7 @@ struct Canned {
 impl Canned {
     /// `prefix` + the COMPLETED task + `suffix`, cut at the id slots.
     fn new(prefix: &str, suffix: &str) -> Canned {
-        let task = json!({
-            "id": "@@task-id@@",
-            "contextId": "@@context-id@@",
-            "status": {"state": "TASK_STATE_COMPLETED", "timestamp": "2026-01-01T00:00:00Z"},
-            "artifacts": [{
-                "artifactId": "answer",
-                "name": "answer",
-                "parts": [{"text": "done"}],
-            }],
-        });
+        let task = task_json("@@task-id@@", "@@context-id@@");
         let text = format!("{prefix}{task}{suffix}");
         // Both slots are in the serialised task, the task id first (the `json!` order above,
         // kept by `preserve_order`); a missing slot would leave the whole text as `head`.
@@ -109,7 +121,8 @@ struct RpcRequest<'a> {
     params: Option<SendParams<'a>>,
 }
 
-struct Shared {
+/// What every door of the peer shares: the canned answers and the counters.
+pub(crate) struct Shared {
     card: Bytes,
     /// `{"jsonrpc":"2.0","result":{"task":` … `}`, then `,"id":<id>}`.
     jsonrpc: Canned,
@@ -117,7 +130,7 @@ struct Shared {
     rest: Canned,
     next_task: AtomicU64,
     sends: AtomicUsize,
-    connections: AtomicUsize,
+    pub(crate) connections: AtomicUsize,
 }
 
 /// A running canned-answer peer on `127.0.0.1`; stops on [`FastPeer::shutdown`] or drop.
@@ -125,6 +138,7 @@ struct Shared {
 pub struct FastPeer {
     addr: SocketAddr,
     base_url: String,
+    grpc_url: String,
     token: CancellationToken,
     conns: TaskTracker,
     shared: Arc<SharedHandle>,
@@ -149,21 +163,21 @@ impl FastPeer {
             .map_err(TestkitError::Bind)?;
         let addr = listener.local_addr().map_err(TestkitError::Bind)?;
         let base_url = format!("http://{addr}");
-        let spec = AgentSpec::new("fast")
-            .description("canned COMPLETED answers")
-            .bindings(&[Binding::JsonRpc, Binding::HttpJson]);
-        let card =
-            Bytes::from(serde_json::to_vec(&build_card(&spec, &base_url)).unwrap_or_default());
+        let token = CancellationToken::new();
+        let conns = TaskTracker::new();
+        let grpc = TcpListener::bind(("127.0.0.1", 0))
+            .await
+            .map_err(TestkitError::Bind)?;
+        let grpc_url = format!("http://{}", grpc.local_addr().map_err(TestkitError::Bind)?);
         let shared = Arc::new(Shared {
-            card,
+            card: card(&base_url, &grpc_url),
             jsonrpc: Canned::new("{\"jsonrpc\":\"2.0\",\"result\":{\"task\":", "}"),
             rest: Canned::new("{\"task\":", "}"),
             next_task: AtomicU64::new(1),
             sends: AtomicUsize::new(0),
             connections: AtomicUsize::new(0),
         });
-        let token = CancellationToken::new();
-        let conns = TaskTracker::new();
+        crate::fast_grpc::serve(grpc, shared.clone(), token.clone(), &conns);
         tokio::spawn(accept_loop(
             listener,
             shared.clone(),
@@ -173,6 +187,7 @@ impl FastPeer {
         Ok(FastPeer {
             addr,
             base_url,
+            grpc_url,
             token,
             conns,
             shared: Arc::new(SharedHandle(shared)),
@@ -199,12 +214,17 @@ impl FastPeer {
         format!("{}/rest", self.base_url)
     }
 
-    /// SendMessage requests answered so far (both bindings).
+    /// The gRPC interface's URL (`http://127.0.0.1:PORT`, plaintext; its own listener).
+    pub fn grpc_url(&self) -> String {
+        self.grpc_url.clone()
+    }
+
+    /// SendMessage requests answered so far (every binding).
     pub fn sends(&self) -> usize {
         self.shared.0.sends.load(Ordering::Relaxed)
     }
 
-    /// Connections accepted so far.
+    /// Connections accepted so far (every door).
     pub fn total_connections(&self) -> usize {
         self.shared.0.connections.load(Ordering::Relaxed)
     }
@@ -218,6 +238,24 @@ impl FastPeer {
             .await
             .map_err(|_| TestkitError::ShutdownTimeout(crate::SHUTDOWN_TIMEOUT))
     }
+}
+
+/// The card: JSON-RPC first, then HTTP+JSON at `base_url`, then gRPC at `grpc_url`.
+fn card(base_url: &str, grpc_url: &str) -> Bytes {
+    let spec = AgentSpec::new("fast")
+        .description("canned COMPLETED answers")
+        // It answers SendMessage only: a client must not pick SendStreamingMessage.
+        .streaming(false)
+        .bindings(&[Binding::JsonRpc, Binding::HttpJson, Binding::Grpc]);
+    let mut card = build_card(&spec, base_url);
+    if let Some(grpc) = card
+        .get_mut("supportedInterfaces")
+        .and_then(Value::as_array_mut)
+        .and_then(|interfaces| interfaces.get_mut(2))
+    {
+        grpc["url"] = Value::from(grpc_url);
+    }
+    Bytes::from(serde_json::to_vec(&card).unwrap_or_default())
 }
 
 impl Drop for FastPeer {
@@ -320,7 +358,7 @@ async fn read_body(req: Request<Incoming>) -> Option<Bytes> {
 }
 
 /// A fresh task id, and the context id of the request (a new one when it names none).
-fn ids<'a>(shared: &Shared, context_id: Option<Cow<'a, str>>) -> (u64, Cow<'a, str>) {
+pub(crate) fn ids<'a>(shared: &Shared, context_id: Option<Cow<'a, str>>) -> (u64, Cow<'a, str>) {
     shared.sends.fetch_add(1, Ordering::Relaxed);
     let task = shared.next_task.fetch_add(1, Ordering::Relaxed);
     let context = context_id.unwrap_or_else(|| Cow::Owned(format!("fast-context-{task}")));

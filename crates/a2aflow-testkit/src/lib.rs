@@ -47,6 +47,7 @@ mod clock;
 mod dispatch;
 mod error;
 mod fast;
+mod fast_grpc;
 mod fault;
 mod grpc;
 mod lifecycle;
