@@ -11,6 +11,7 @@ mod executions;
 mod extension_config;
 mod features_doc;
 mod gates;
+mod journal_cancel;
 mod oauth2;
 mod postgres_store;
 mod readme;
