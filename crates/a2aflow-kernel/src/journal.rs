@@ -964,6 +964,15 @@ pub trait RunStore: Send + Sync {
         })
     }
 
+    /// Tells idle workers that run `execution_id` may be claimable now (it was submitted, or a
+    /// gate answer was journaled for it); a lease released by [`RunStore::release`] tells them
+    /// itself. A hint: workers also look again after a bounded wait. A store that hands no runs
+    /// out to workers has nobody to tell (the default does nothing).
+    async fn notify_claimable(&self, execution_id: &str) -> Result<(), StoreError> {
+        let _ = execution_id;
+        Ok(())
+    }
+
     /// Takes, for `owner`, the lease of one unfinished run that no driver holds (never leased,
     /// released, or lapsed), oldest first, raising its token as [`RunStore::acquire`] does: how
     /// a worker picks up work. `None` when there is no such run. A store that cannot hand runs

@@ -4,6 +4,7 @@
 use crate::error::{self, EVENT_ORDER, LEASE_LOST, RUN_FINISHED, UNKNOWN_EXECUTION, sqlstate};
 use crate::schema;
 use crate::tls::RustlsConnector;
+use crate::wakeups::{CHANNEL, WorkSignal};
 use a2aflow_kernel::journal::{
     EncodedEvent, Heartbeat, JournalEntry, JournalRecord, Lease, RunFilter, RunJournal, RunStarted,
     RunState, RunStore, RunSummary, StoreError, check_append, check_encoded_event_order,
@@ -69,6 +70,9 @@ pub struct PostgresStore {
     pool: Pool,
     target: Arc<str>,
     options: Arc<StoreOptions>,
+    /// What a connection of its own (a worker's wake-ups) is opened with.
+    config: Arc<tokio_postgres::Config>,
+    tls: RustlsConnector,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -156,6 +160,7 @@ impl PostgresStore {
                 format!("run store {target}: the TLS configuration is invalid: {e}"),
             )
         })?;
+        let own = (Arc::new(config.clone()), tls.clone());
         let manager = Manager::from_config(
             config,
             tls,
@@ -180,6 +185,8 @@ impl PostgresStore {
             pool,
             target,
             options: Arc::new(options),
+            config: own.0,
+            tls: own.1,
         };
         store
             .timed("opening", async {
@@ -193,6 +200,17 @@ impl PostgresStore {
     /// The database this store lives in, as messages name it (no password).
     pub fn target(&self) -> &str {
         &self.target
+    }
+
+    /// Wake-ups for an idle worker ([`WorkSignal`]), on a connection of their own.
+    pub async fn listen(&self) -> Result<WorkSignal, StoreError> {
+        WorkSignal::listen(
+            &self.config,
+            self.tls.clone(),
+            &self.target,
+            self.options.connect_timeout,
+        )
+        .await
     }
 
     /// Closes the pool: every connection is closed once it is returned.
@@ -697,11 +715,35 @@ impl RunStore for PostgresStore {
     }
 
     async fn release(&self, lease: Lease) -> Result<(), StoreError> {
-        self.change_lease(&lease.execution_id, "releasing a lease", |current, _| {
-            Ok(released_lease(current, &lease))
+        let released = self
+            .change_lease(&lease.execution_id, "releasing a lease", |current, _| {
+                Ok(released_lease(current, &lease))
+            })
+            .await?;
+        if released.is_some()
+            && let Err(e) = self.notify_claimable(&lease.execution_id).await
+        {
+            // A hint only: idle workers also look again after their poll interval.
+            tracing::debug!(code = %e.code, error = %e.message, "no wake-up sent for a released run");
+        }
+        Ok(())
+    }
+
+    async fn notify_claimable(&self, execution_id: &str) -> Result<(), StoreError> {
+        let fail = self.pg("waking workers");
+        self.timed("waking workers", async {
+            let client = self.client().await?;
+            let stmt = client
+                .prepare_cached("SELECT pg_notify($1, $2)")
+                .await
+                .map_err(&fail)?;
+            client
+                .execute(&stmt, &[&CHANNEL, &execution_id])
+                .await
+                .map_err(&fail)?;
+            Ok(())
         })
         .await
-        .map(drop)
     }
 }
 

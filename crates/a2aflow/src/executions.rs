@@ -550,6 +550,8 @@ async fn journal_reply(
         .with_detail("localTaskId", local_task_id));
     }
     store.append(execution_id, record).await?;
+    // A hint only (the run is claimable already): an idle worker picks it up now.
+    let _ = store.notify_claimable(execution_id).await;
     Ok(GateDelivery::Journaled)
 }
 

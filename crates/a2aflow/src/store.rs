@@ -326,6 +326,10 @@ impl RunStore for LazyStore {
     async fn claim(&self, owner: &str) -> Result<Option<Lease>, StoreError> {
         self.get().await?.claim(owner).await
     }
+
+    async fn notify_claimable(&self, execution_id: &str) -> Result<(), StoreError> {
+        self.get().await?.notify_claimable(execution_id).await
+    }
 }
 
 /// The scheme of `text` when it is a URL (`scheme://…`), as opposed to a path.

@@ -20,4 +20,5 @@ mod send_grpc;
 mod serve;
 mod terminal;
 mod ui;
+mod workers;
 mod workflow_input;
