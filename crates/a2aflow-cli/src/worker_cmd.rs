@@ -61,7 +61,7 @@ fn run_line(id: &str, result: &ExecutionResult) -> String {
     let verdict = match &result.failure {
         None if result.success => "succeeded".to_owned(),
         Some(f) if f.is(ErrorCode::StoreLeaseLost) => "lease lost (refused)".to_owned(),
-        Some(f) => format!("failed {}", inline(&f.code.to_string())),
+        Some(f) => format!("failed {}", inline(f.code.as_ref())),
         None => "failed".to_owned(),
     };
     format!("run {} {verdict}", inline(id))

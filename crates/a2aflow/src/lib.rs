@@ -112,7 +112,7 @@ pub use send_task::{SEND_TASK_STEP, send_task};
 pub use store::StoreLocation;
 /// Runs journaled without a driver, and the workers that claim and drive them.
 #[cfg(feature = "protocol")]
-pub use worker::{Worker, WorkerOptions, WorkerReport, submit_workflow};
+pub use worker::{RunEndHook, Worker, WorkerOptions, WorkerReport, submit_workflow};
 
 /// The host-integration guide's code blocks are compiled as doctests, so the guide cannot drift
 /// from the API.

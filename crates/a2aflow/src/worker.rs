@@ -70,6 +70,12 @@ pub async fn submit_workflow(
     Ok(execution_id)
 }
 
+/// What a [`Worker`] tells the host at each run's end: the execution id and the result.
+pub type RunEndHook = Arc<dyn Fn(&str, &ExecutionResult) + Send + Sync>;
+
+/// What one driver of a worker returns: the run's id and its result.
+type Driven = (String, Result<ExecutionResult, Failure>);
+
 /// How a [`Worker`] works.
 #[derive(Clone)]
 #[non_exhaustive]
@@ -81,7 +87,7 @@ pub struct WorkerOptions {
     /// How long an idle worker waits for a wake-up before it looks for work again.
     pub poll: Duration,
     /// Told the result of each run it drove to its end (or to a lost lease).
-    pub on_run_end: Option<Arc<dyn Fn(&str, &ExecutionResult) + Send + Sync>>,
+    pub on_run_end: Option<RunEndHook>,
 }
 
 impl std::fmt::Debug for WorkerOptions {
@@ -215,7 +221,7 @@ impl Worker {
     ) -> Result<WorkerReport, Failure> {
         let agents: Arc<[AgentEndpoint]> = agents.into();
         let mut report = WorkerReport::default();
-        let mut drivers: JoinSet<(String, Result<ExecutionResult, Failure>)> = JoinSet::new();
+        let mut drivers: JoinSet<Driven> = JoinSet::new();
         let mut driving: HashMap<tokio::task::Id, String> = HashMap::new();
         let mut claimed_once = false;
         loop {
@@ -271,14 +277,16 @@ impl Worker {
         agents: Arc<[AgentEndpoint]>,
         control_point: Arc<dyn ControlPoint>,
         config: &EngineConfig,
-    ) -> impl Future<Output = (String, Result<ExecutionResult, Failure>)> + Send + 'static {
+    ) -> impl Future<Output = Driven> + Send + 'static {
         let id = id.to_owned();
         let config = config.clone();
-        let mut hooks = HostHooks::default();
-        hooks.run_options = RunOptions {
-            store: Some(self.store.clone()),
-            lease_owner: Some(self.options.owner.clone()),
-            ..RunOptions::default()
+        let hooks = HostHooks {
+            run_options: RunOptions {
+                store: Some(self.store.clone()),
+                lease_owner: Some(self.options.owner.clone()),
+                ..RunOptions::default()
+            },
+            ..HostHooks::default()
         };
         async move {
             let result = resume(&id, &agents, control_point, &config, hooks).await;
@@ -289,10 +297,7 @@ impl Worker {
     /// A driver ended: counted, reported, and no longer one to release.
     fn ended(
         &self,
-        done: Result<
-            (tokio::task::Id, (String, Result<ExecutionResult, Failure>)),
-            tokio::task::JoinError,
-        >,
+        done: Result<(tokio::task::Id, Driven), tokio::task::JoinError>,
         driving: &mut HashMap<tokio::task::Id, String>,
         report: &mut WorkerReport,
     ) {
