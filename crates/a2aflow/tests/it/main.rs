@@ -20,3 +20,4 @@ mod retries;
 mod send_task;
 mod support;
 mod timeouts;
+mod worker;
