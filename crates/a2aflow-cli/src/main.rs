@@ -1,6 +1,6 @@
 //! # a2aflow — the command line
 //!
-//! **What it is.** The `a2aflow` binary: `validate`, `graph`, `card`, `send`, `run`, `runs`, `search`, `serve`, `ui` and `demo`.
+//! **What it is.** The `a2aflow` binary: `validate`, `graph`, `card`, `send`, `run`, `submit`, `worker`, `runs`, `search`, `serve`, `ui` and `demo`.
 //!
 //! **What it owns.** Argument parsing, progress output and exit codes; everything else comes from
 //! the `a2aflow` facade. Nothing depends on it.
@@ -22,9 +22,11 @@ mod search_cmd;
 mod send_cmd;
 mod serve_cmd;
 mod signals;
+mod submit_cmd;
 mod terminal;
 mod ui_cmd;
 mod validate_cmd;
+mod worker_cmd;
 mod workflow_file;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -101,6 +103,13 @@ enum Command {
     /// Run a workflow against A2A agents with the built-in declarative ControlPoint.
     /// Exit 0 on success, 1 on failure, 2 on a usage or setup error.
     Run(Box<run_cmd::RunArgs>),
+    /// Journal a run in a run store without driving it, for `a2aflow worker` (or `runs
+    /// resume`); takes `run`'s arguments and prints the execution id.
+    /// Exit 0 when journaled, 1 for an invalid workflow, 2 on a usage or store error.
+    Submit(Box<run_cmd::RunArgs>),
+    /// Claim and drive the runs of a Postgres run store until SIGTERM/SIGINT (then release
+    /// them and exit 0). Exit 2 on a usage or store error (the SQLite store hands no runs out).
+    Worker(Box<worker_cmd::WorkerArgs>),
     /// Inspect the runs a run store holds, ask one to stop, or continue one: `list`, `show`,
     /// `events`, `cancel`, `resume`. Exit 0 when done (`resume`: `run`'s codes), 2 on a store or
     /// usage error (an unknown id, a file that is not an a2aflow store, a newer schema, a damaged
@@ -157,6 +166,8 @@ fn main() -> ExitCode {
         } => card_cmd::run(&url, format, config.as_deref()),
         Command::Send(args) => send_cmd::run(*args),
         Command::Run(args) => run_cmd::run(*args),
+        Command::Submit(args) => submit_cmd::run(*args),
+        Command::Worker(args) => worker_cmd::run(*args),
         Command::Runs(args) => runs_cmd::run(*args),
         Command::Search(args) => search_cmd::run(*args),
         Command::Ui(args) => ui_cmd::run(*args),

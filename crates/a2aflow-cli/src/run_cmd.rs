@@ -271,6 +271,27 @@ pub(crate) fn named_agents(specs: &[String]) -> Result<Vec<(String, String)>, St
         .collect()
 }
 
+/// The engine configuration `run` (and `submit`) use: the `--config` file with the command
+/// line's `--binding`, `--timeout`, `--credentials` and `--store` over it, validated.
+pub(crate) fn engine_config(args: &RunArgs) -> Result<EngineConfig, Failure> {
+    let mut config = crate::load_config(args.config.as_deref())?;
+    if let Some(b) = &args.binding {
+        // clap admitted only BindingName::CLI_NAMES.
+        config.bindings = BindingName::parse(b).into_iter().collect();
+    }
+    if let Some(t) = args.timeout {
+        config.timeouts.run_secs = t;
+    }
+    if let Some(c) = &args.credentials {
+        config.credentials_file = Some(c.clone());
+    }
+    if let Some(store) = &args.store {
+        config.store = Some(StoreLocation::parse(store)?);
+    }
+    config.validate()?;
+    Ok(config)
+}
+
 /// Runs the subcommand; returns the exit code (0 success, 1 failure, 2 usage or setup error,
 /// 130/143 after SIGINT/SIGTERM).
 pub fn run(args: RunArgs) -> u8 {
@@ -290,26 +311,10 @@ pub fn run(args: RunArgs) -> u8 {
         report(e);
         return 1;
     }
-    let mut config = match crate::load_config(args.config.as_deref()) {
+    let mut config = match engine_config(&args) {
         Ok(c) => c,
         Err(f) => return usage(f),
     };
-    if let Some(b) = &args.binding {
-        // clap admitted only BindingName::CLI_NAMES.
-        config.bindings = BindingName::parse(b).into_iter().collect();
-    }
-    if let Some(t) = args.timeout {
-        config.timeouts.run_secs = t;
-    }
-    if let Some(c) = &args.credentials {
-        config.credentials_file = Some(c.clone());
-    }
-    if let Some(store) = &args.store {
-        match StoreLocation::parse(store) {
-            Ok(location) => config.store = Some(location),
-            Err(f) => return usage(f),
-        }
-    }
     // `--ui` without `--store`: a temporary store, deleted when the command ends.
     let temp_store = if args.ui && config.store.is_none() {
         match crate::run_ui::TempStore::create(&mut config) {

@@ -513,6 +513,11 @@ impl RunJournal {
         }
     }
 
+    /// Whether the journal holds a run-level `CancelRequested` record ([`is_run_cancel`]).
+    pub fn cancel_requested(&self) -> bool {
+        self.entries.iter().any(|e| is_run_cancel(&e.record))
+    }
+
     /// The run's result, when it finished.
     pub fn finished(&self) -> Option<&ExecutionResult> {
         self.entries.iter().rev().find_map(|e| match &e.record {
@@ -703,6 +708,26 @@ pub fn released_lease(current: Option<&Lease>, held: &Lease) -> Option<Lease> {
         expires_at_ms: 0,
         ..held.clone()
     })
+}
+
+/// What a lease renewal brings back to the run's driver ([`RunStore::heartbeat`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Heartbeat {
+    /// The renewed lease.
+    pub lease: Lease,
+    /// Whether the run's journal holds a run-level `CancelRequested` record.
+    pub cancel_requested: bool,
+}
+
+/// True for a run-level `CancelRequested` record (one that names no task).
+pub fn is_run_cancel(record: &JournalRecord) -> bool {
+    matches!(
+        record,
+        JournalRecord::CancelRequested {
+            local_task_id: None,
+            remote_task_id: None,
+        }
+    )
 }
 
 /// Checks that `records` may follow a journal that is `finished` or not: no second
@@ -924,6 +949,29 @@ pub trait RunStore: Send + Sync {
 
     /// Gives the lease up (a no-op when it is no longer held).
     async fn release(&self, lease: Lease) -> Result<(), StoreError>;
+
+    /// The driver's heartbeat: [`RunStore::renew`], and whether the run's journal holds a
+    /// run-level `CancelRequested` (written by another process: `runs cancel`, the run page), so
+    /// that a running driver stops the run as its host's cancel would. `store.lease_lost` as
+    /// `renew`. The default renews and then reads the whole journal; a store overrides it with
+    /// one look-up.
+    async fn heartbeat(&self, lease: &Lease) -> Result<Heartbeat, StoreError> {
+        let lease = self.renew(lease).await?;
+        let cancel_requested = self.load(&lease.execution_id).await?.cancel_requested();
+        Ok(Heartbeat {
+            lease,
+            cancel_requested,
+        })
+    }
+
+    /// Tells idle workers that run `execution_id` may be claimable now (it was submitted, or a
+    /// gate answer was journaled for it); a lease released by [`RunStore::release`] tells them
+    /// itself. A hint: workers also look again after a bounded wait. A store that hands no runs
+    /// out to workers has nobody to tell (the default does nothing).
+    async fn notify_claimable(&self, execution_id: &str) -> Result<(), StoreError> {
+        let _ = execution_id;
+        Ok(())
+    }
 
     /// Takes, for `owner`, the lease of one unfinished run that no driver holds (never leased,
     /// released, or lapsed), oldest first, raising its token as [`RunStore::acquire`] does: how

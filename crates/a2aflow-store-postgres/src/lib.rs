@@ -35,10 +35,12 @@ mod schema;
 mod store;
 mod tls;
 mod url;
+mod wakeups;
 
 pub use schema::{APPLICATION, CURRENT_VERSION};
 pub use store::{PostgresStore, StoreOptions, target_of};
 pub use url::{PASSWORD_VARIABLES, PgUrl, UrlError, password_from_env};
+pub use wakeups::{CHANNEL, WorkSignal};
 
 /// The README (the crate's page on crates.io), whose example is compiled as a doctest.
 #[cfg(doctest)]

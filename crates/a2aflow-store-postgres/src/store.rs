@@ -4,10 +4,11 @@
 use crate::error::{self, EVENT_ORDER, LEASE_LOST, RUN_FINISHED, UNKNOWN_EXECUTION, sqlstate};
 use crate::schema;
 use crate::tls::RustlsConnector;
+use crate::wakeups::{CHANNEL, WorkSignal};
 use a2aflow_kernel::journal::{
-    EncodedEvent, JournalEntry, JournalRecord, Lease, RunFilter, RunJournal, RunStarted, RunState,
-    RunStore, RunSummary, StoreError, check_append, check_encoded_event_order, check_fence,
-    grant_lease, released_lease, renew_lease,
+    EncodedEvent, Heartbeat, JournalEntry, JournalRecord, Lease, RunFilter, RunJournal, RunStarted,
+    RunState, RunStore, RunSummary, StoreError, check_append, check_encoded_event_order,
+    check_fence, grant_lease, released_lease, renew_lease,
 };
 use a2aflow_model::{ErrorCode, Event};
 use async_trait::async_trait;
@@ -69,6 +70,9 @@ pub struct PostgresStore {
     pool: Pool,
     target: Arc<str>,
     options: Arc<StoreOptions>,
+    /// What a connection of its own (a worker's wake-ups) is opened with.
+    config: Arc<tokio_postgres::Config>,
+    tls: RustlsConnector,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -156,6 +160,7 @@ impl PostgresStore {
                 format!("run store {target}: the TLS configuration is invalid: {e}"),
             )
         })?;
+        let own = (Arc::new(config.clone()), tls.clone());
         let manager = Manager::from_config(
             config,
             tls,
@@ -180,6 +185,8 @@ impl PostgresStore {
             pool,
             target,
             options: Arc::new(options),
+            config: own.0,
+            tls: own.1,
         };
         store
             .timed("opening", async {
@@ -193,6 +200,17 @@ impl PostgresStore {
     /// The database this store lives in, as messages name it (no password).
     pub fn target(&self) -> &str {
         &self.target
+    }
+
+    /// Wake-ups for an idle worker ([`WorkSignal`]), on a connection of their own.
+    pub async fn listen(&self) -> Result<WorkSignal, StoreError> {
+        WorkSignal::listen(
+            &self.config,
+            self.tls.clone(),
+            &self.target,
+            self.options.connect_timeout,
+        )
+        .await
     }
 
     /// Closes the pool: every connection is closed once it is returned.
@@ -676,16 +694,56 @@ impl RunStore for PostgresStore {
         renewed.ok_or_else(|| self.no_lease(&lease.execution_id))
     }
 
+    async fn heartbeat(&self, lease: &Lease) -> Result<Heartbeat, StoreError> {
+        match self.renew_watching(lease).await? {
+            Some(beat) => Ok(beat),
+            None => {
+                let current = self.lease(&lease.execution_id).await?;
+                Err(match check_fence(current.as_ref(), lease) {
+                    Err(e) => e,
+                    // Taken and given back between the two reads: still not this driver's.
+                    Ok(()) => check_fence(None, lease)
+                        .err()
+                        .unwrap_or_else(|| self.no_lease(&lease.execution_id)),
+                })
+            }
+        }
+    }
+
     async fn claim(&self, owner: &str) -> Result<Option<Lease>, StoreError> {
         self.claim_one(owner).await
     }
 
     async fn release(&self, lease: Lease) -> Result<(), StoreError> {
-        self.change_lease(&lease.execution_id, "releasing a lease", |current, _| {
-            Ok(released_lease(current, &lease))
+        let released = self
+            .change_lease(&lease.execution_id, "releasing a lease", |current, _| {
+                Ok(released_lease(current, &lease))
+            })
+            .await?;
+        if released.is_some()
+            && let Err(e) = self.notify_claimable(&lease.execution_id).await
+        {
+            // A hint only: idle workers also look again after their poll interval.
+            tracing::debug!(code = %e.code, error = %e.message, "no wake-up sent for a released run");
+        }
+        Ok(())
+    }
+
+    async fn notify_claimable(&self, execution_id: &str) -> Result<(), StoreError> {
+        let fail = self.pg("waking workers");
+        self.timed("waking workers", async {
+            let client = self.client().await?;
+            let stmt = client
+                .prepare_cached("SELECT pg_notify($1, $2)")
+                .await
+                .map_err(&fail)?;
+            client
+                .execute(&stmt, &[&CHANNEL, &execution_id])
+                .await
+                .map_err(&fail)?;
+            Ok(())
         })
         .await
-        .map(drop)
     }
 }
 
@@ -708,7 +766,44 @@ const CLAIM: &str = "WITH candidate AS ( \
      WHERE l.owner = EXCLUDED.owner OR l.expires_at_ms <= a2aflow_now_ms() \
      RETURNING execution_id, owner, token, expires_at_ms";
 
+/// One statement: the held lease (same owner and token) renewed on the database's clock, and
+/// whether the run's journal holds a run-level cancel; no row when the lease is not held.
+const HEARTBEAT: &str = "WITH renewed AS ( \
+       UPDATE leases SET expires_at_ms = a2aflow_now_ms() + $4 \
+       WHERE execution_id = $1 AND owner = $2 AND token = $3 \
+       RETURNING owner, token, expires_at_ms) \
+     SELECT owner, token, expires_at_ms, EXISTS (SELECT 1 FROM records \
+       WHERE execution_id = $1 AND kind = 'cancelRequested' \
+       AND body->>'localTaskId' IS NULL AND body->>'remoteTaskId' IS NULL) FROM renewed";
+
 impl PostgresStore {
+    /// [`HEARTBEAT`]: `None` when `held` is not the run's lease.
+    async fn renew_watching(&self, held: &Lease) -> Result<Option<Heartbeat>, StoreError> {
+        let ttl = i64::try_from(self.options.lease_ttl.as_millis()).unwrap_or(i64::MAX);
+        let fail = self.pg("renewing a lease");
+        self.timed("renewing a lease", async {
+            let client = self.client().await?;
+            let stmt = client.prepare_cached(HEARTBEAT).await.map_err(&fail)?;
+            let row = client
+                .query_opt(
+                    &stmt,
+                    &[&held.execution_id, &held.owner, &sql_i64(held.token), &ttl],
+                )
+                .await
+                .map_err(&fail)?;
+            Ok(row.map(|row| Heartbeat {
+                lease: Lease {
+                    execution_id: held.execution_id.clone(),
+                    owner: row.get(0),
+                    token: sql_u64(row.get(1)),
+                    expires_at_ms: sql_u64(row.get(2)),
+                },
+                cancel_requested: row.get(3),
+            }))
+        })
+        .await
+    }
+
     async fn claim_one(&self, owner: &str) -> Result<Option<Lease>, StoreError> {
         let ttl = i64::try_from(self.options.lease_ttl.as_millis()).unwrap_or(i64::MAX);
         let fail = self.pg("claiming a run");

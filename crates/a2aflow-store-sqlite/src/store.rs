@@ -4,9 +4,9 @@ use crate::error;
 use crate::open::open_blocking;
 use crate::worker::Worker;
 use a2aflow_kernel::journal::{
-    EncodedEvent, JournalEntry, JournalRecord, Lease, RunFilter, RunJournal, RunStarted, RunState,
-    RunStore, RunSummary, StoreError, check_append, check_encoded_event_order, check_fence,
-    grant_lease, released_lease, renew_lease, wall_clock_ms,
+    EncodedEvent, Heartbeat, JournalEntry, JournalRecord, Lease, RunFilter, RunJournal, RunStarted,
+    RunState, RunStore, RunSummary, StoreError, check_append, check_encoded_event_order,
+    check_fence, grant_lease, is_run_cancel, released_lease, renew_lease, wall_clock_ms,
 };
 use a2aflow_model::{ErrorCode, Event};
 use async_trait::async_trait;
@@ -124,6 +124,35 @@ fn current_lease(conn: &Connection, path: &Path, id: &str) -> Result<Option<Leas
             .optional()
         })
         .map_err(|e| error::sqlite(path, "reading a lease", &e))
+}
+
+/// Whether the run's journal holds a run-level `CancelRequested` (its few cancel records are
+/// read back and decoded).
+fn run_cancel_requested(conn: &Connection, path: &Path, id: &str) -> Result<bool, StoreError> {
+    let bodies = conn
+        .prepare_cached(
+            "SELECT body FROM records WHERE execution_id = ?1 AND kind = 'cancelRequested'",
+        )
+        .and_then(|mut s| {
+            s.query_map([id], |r| r.get::<_, String>(0))?
+                .collect::<rusqlite::Result<Vec<_>>>()
+        })
+        .map_err(|e| error::sqlite(path, "reading a run's cancel requests", &e))?;
+    for body in bodies {
+        let record: JournalRecord = serde_json::from_str(&body).map_err(|e| {
+            StoreError::new(
+                ErrorCode::StoreCorrupt,
+                format!(
+                    "run store {}: a cancel record of run '{id}' does not decode: {e}",
+                    path.display()
+                ),
+            )
+        })?;
+        if is_run_cancel(&record) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// `store.lease_lost` unless `held` is still the run's lease (`store.unknown_execution` for a
@@ -544,6 +573,25 @@ impl RunStore for SqliteStore {
                 let lease = renew_lease(current.as_ref(), &held, wall_clock_ms(), ttl)?;
                 put_lease(conn, &path, &lease)?;
                 Ok(lease)
+            })
+            .await
+    }
+
+    async fn heartbeat(&self, lease: &Lease) -> Result<Heartbeat, StoreError> {
+        let path = self.path().to_owned();
+        let held = lease.clone();
+        let ttl = self.options.lease_ttl;
+        self.worker
+            .write(move |conn| {
+                run_row(conn, &path, &held.execution_id)?;
+                let current = current_lease(conn, &path, &held.execution_id)?;
+                let lease = renew_lease(current.as_ref(), &held, wall_clock_ms(), ttl)?;
+                put_lease(conn, &path, &lease)?;
+                let cancel_requested = run_cancel_requested(conn, &path, &held.execution_id)?;
+                Ok(Heartbeat {
+                    lease,
+                    cancel_requested,
+                })
             })
             .await
     }

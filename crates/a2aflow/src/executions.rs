@@ -403,17 +403,19 @@ pub async fn execution_events(
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CancelRequest {
-    /// The request was journaled; the run's next resume stops the run (a driver already
-    /// running does not watch its journal for it).
+    /// The request was journaled; the run's driver stops the run at its next lease renewal
+    /// (within a third of the lease's length), or its next resume does when none drives it.
     Requested,
     /// The journal already held a request to stop the whole run; nothing was added.
     AlreadyRequested,
 }
 
-/// Asks run `execution_id` to stop: appends a run-level `cancelRequested` record, which the
-/// run's next resume acts on. A driver already running (in this or another process) does not
-/// watch its journal for it: cancel a run live in this process through its cancellation token. A run that already finished is `store.invalid_append`
-/// and nothing is written; an unknown id is `store.unknown_execution`.
+/// Asks run `execution_id` to stop: appends a run-level `cancelRequested` record. A driver
+/// running it (in this or another process) finds the record at its next lease renewal (a third
+/// of the lease's length at most) and stops the run as its host's cancel would: its remote tasks
+/// get CancelTask and it ends `cancelled`; a run nobody drives stops at its next resume. A run
+/// that already finished is `store.invalid_append` and nothing is written; an unknown id is
+/// `store.unknown_execution`.
 pub async fn request_cancel(
     store: &dyn RunStore,
     execution_id: &str,
@@ -548,6 +550,8 @@ async fn journal_reply(
         .with_detail("localTaskId", local_task_id));
     }
     store.append(execution_id, record).await?;
+    // A hint only (the run is claimable already): an idle worker picks it up now.
+    let _ = store.notify_claimable(execution_id).await;
     Ok(GateDelivery::Journaled)
 }
 

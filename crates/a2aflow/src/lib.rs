@@ -78,6 +78,8 @@ pub mod otel;
 #[cfg(feature = "protocol")]
 mod send_task;
 pub mod store;
+#[cfg(feature = "protocol")]
+pub mod worker;
 
 /// Which lost messages a resumed run may resend.
 pub use a2aflow_kernel::ResumePolicy;
@@ -108,6 +110,9 @@ pub use executions::{
 #[cfg(feature = "protocol")]
 pub use send_task::{SEND_TASK_STEP, send_task};
 pub use store::StoreLocation;
+/// Runs journaled without a driver, and the workers that claim and drive them.
+#[cfg(feature = "protocol")]
+pub use worker::{RunEndHook, Worker, WorkerOptions, WorkerReport, submit_workflow};
 
 /// The host-integration guide's code blocks are compiled as doctests, so the guide cannot drift
 /// from the API.

@@ -10,8 +10,8 @@
 //! an error instead of a new, empty store.
 
 use a2aflow_kernel::journal::{
-    EncodedEvent, JournalRecord, Lease, RunFilter, RunJournal, RunStarted, RunStore, RunSummary,
-    StoreError,
+    EncodedEvent, Heartbeat, JournalRecord, Lease, RunFilter, RunJournal, RunStarted, RunStore,
+    RunSummary, StoreError,
 };
 use a2aflow_model::{ErrorCode, Event, Failure};
 use a2aflow_store_postgres::{PgUrl, PostgresStore, UrlError, password_from_env};
@@ -315,12 +315,20 @@ impl RunStore for LazyStore {
         self.get().await?.renew(lease).await
     }
 
+    async fn heartbeat(&self, lease: &Lease) -> Result<Heartbeat, StoreError> {
+        self.get().await?.heartbeat(lease).await
+    }
+
     async fn release(&self, lease: Lease) -> Result<(), StoreError> {
         self.get().await?.release(lease).await
     }
 
     async fn claim(&self, owner: &str) -> Result<Option<Lease>, StoreError> {
         self.get().await?.claim(owner).await
+    }
+
+    async fn notify_claimable(&self, execution_id: &str) -> Result<(), StoreError> {
+        self.get().await?.notify_claimable(execution_id).await
     }
 }
 

@@ -23,4 +23,5 @@ mod serve_auth;
 mod terminal;
 mod ui;
 mod ui_resume;
+mod workers;
 mod workflow_input;

@@ -452,7 +452,8 @@ pub(crate) fn answer_of<T: Clone>(result: &Result<T, Failure>) -> Answer<T> {
 /// Renews the run's lease at a third of its remaining life until the run ends; a failed renew
 /// stops the run (another driver may own it now: this one must stop driving). When the host
 /// cancels the run, the cancel is journaled, so that a driver resuming it after a crash ends it
-/// cancelled instead of going on.
+/// cancelled instead of going on. A renewal that finds a run-level cancel journaled by another
+/// process stops the run as the host's cancel does (nothing more is journaled for it).
 async fn renew_lease(durable: Weak<Durable>) {
     let mut cancel_seen = false;
     loop {
@@ -481,8 +482,15 @@ async fn renew_lease(durable: Weak<Durable>) {
         let Some(held) = lock(&d.lease).clone() else {
             return;
         };
-        match d.store.renew(&held).await {
-            Ok(renewed) => *lock(&d.lease) = Some(renewed),
+        match d.store.heartbeat(&held).await {
+            Ok(beat) => {
+                *lock(&d.lease) = Some(beat.lease);
+                if beat.cancel_requested && !cancel_seen {
+                    tracing::info!("the run's journal holds a cancel request; the run stops");
+                    cancel_seen = true;
+                    d.stop.cancel();
+                }
+            }
             Err(e) => {
                 d.fail(e.into());
                 return;

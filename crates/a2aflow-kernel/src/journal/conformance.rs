@@ -27,6 +27,7 @@ where
     a_lease_locks_the_run_for_other_owners(&*fresh().await).await;
     a_driver_that_lost_its_lease_writes_nothing(&*fresh().await).await;
     encoded_events_read_back_as_the_events_they_were(&*fresh().await).await;
+    a_heartbeat_brings_back_a_cancel_from_outside(&*fresh().await).await;
 }
 
 /// A finished result of run `id`, failed with `failure` when one is given.
@@ -303,4 +304,35 @@ pub async fn a_lapsed_lease_is_taken_over(quick: &dyn RunStore) {
     let listed = quick.list(RunFilter::default()).await.unwrap();
     assert_eq!(states(&listed), [("r2", RunState::Waiting)]);
     assert_eq!(quick.acquire("r2", "alive").await.unwrap().token, 2);
+}
+
+/// A driver's heartbeat renews its lease and says whether a run-level cancel was journaled by
+/// another writer (an unfenced append, as `runs cancel` does); a task's cancel is not one. A
+/// driver that lost its lease gets `store.lease_lost` from it.
+pub async fn a_heartbeat_brings_back_a_cancel_from_outside(store: &dyn RunStore) {
+    store.create_run(started("r1", 1)).await.unwrap();
+    let a = store.acquire("r1", "host-a").await.unwrap();
+    let beat = store.heartbeat(&a).await.unwrap();
+    assert!(!beat.cancel_requested);
+    assert_eq!(
+        (beat.lease.owner.as_str(), beat.lease.token),
+        ("host-a", a.token)
+    );
+    assert!(beat.lease.expires_at_ms >= a.expires_at_ms);
+    let task_cancel = JournalRecord::CancelRequested {
+        local_task_id: Some("t".into()),
+        remote_task_id: Some("remote-t".into()),
+    };
+    store.append("r1", task_cancel).await.unwrap();
+    assert!(!store.heartbeat(&a).await.unwrap().cancel_requested);
+    let run_cancel = JournalRecord::CancelRequested {
+        local_task_id: None,
+        remote_task_id: None,
+    };
+    store.append("r1", run_cancel).await.unwrap();
+    assert!(store.heartbeat(&a).await.unwrap().cancel_requested);
+    store.release(a.clone()).await.unwrap();
+    store.acquire("r1", "host-b").await.unwrap();
+    let e = store.heartbeat(&a).await.unwrap_err();
+    assert!(e.is(ErrorCode::StoreLeaseLost), "{e}");
 }

@@ -1,9 +1,9 @@
 //! [`MemoryStore`]: the whole [`RunStore`] contract in memory, for tests.
 
 use super::{
-    JournalEntry, JournalRecord, Lease, RunFilter, RunJournal, RunStarted, RunState, RunStore,
-    RunSummary, StoreError, check_append, check_event_order, check_fence, grant_lease,
-    released_lease, renew_lease, wall_clock_ms,
+    Heartbeat, JournalEntry, JournalRecord, Lease, RunFilter, RunJournal, RunStarted, RunState,
+    RunStore, RunSummary, StoreError, check_append, check_event_order, check_fence, grant_lease,
+    is_run_cancel, released_lease, renew_lease, wall_clock_ms,
 };
 use a2aflow_model::{ErrorCode, Event};
 use async_trait::async_trait;
@@ -255,6 +255,18 @@ impl RunStore for MemoryStore {
             let renewed = renew_lease(run.lease.as_ref(), lease, wall_clock_ms(), ttl)?;
             run.lease = Some(renewed.clone());
             Ok(renewed)
+        })
+    }
+
+    async fn heartbeat(&self, lease: &Lease) -> Result<Heartbeat, StoreError> {
+        let ttl = self.lease_ttl;
+        self.with_run(&lease.execution_id, |run| {
+            let renewed = renew_lease(run.lease.as_ref(), lease, wall_clock_ms(), ttl)?;
+            run.lease = Some(renewed.clone());
+            Ok(Heartbeat {
+                lease: renewed,
+                cancel_requested: run.entries.iter().any(|e| is_run_cancel(&e.record)),
+            })
         })
     }
 
