@@ -609,9 +609,10 @@ impl JournalNote {
     /// Tells `journal` what this note holds.
     async fn report(self, journal: &dyn DispatchJournal, context_id: &str) {
         if self.new_task {
-            journal.remote_task_known(context_id, &self.task_id).await;
-        }
-        if let Some(state) = self.state {
+            journal
+                .remote_task_named(context_id, &self.task_id, self.state)
+                .await;
+        } else if let Some(state) = self.state {
             journal.remote_state(&self.task_id, state).await;
         }
     }

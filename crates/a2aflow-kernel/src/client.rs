@@ -167,6 +167,21 @@ pub trait DispatchJournal: Send + Sync {
     async fn remote_task_known(&self, context_id: &str, remote_task_id: &str);
     /// Records the last remote state seen.
     async fn remote_state(&self, remote_task_id: &str, state: TaskState);
+    /// Records a remote task the agent just named together with the state it named it in (the
+    /// state, when the reply gave one): [`DispatchJournal::remote_task_known`], then
+    /// [`DispatchJournal::remote_state`]. A journal may write the two as one fact (a task
+    /// named already terminal needs no write of its own before the task's end).
+    async fn remote_task_named(
+        &self,
+        context_id: &str,
+        remote_task_id: &str,
+        state: Option<TaskState>,
+    ) {
+        self.remote_task_known(context_id, remote_task_id).await;
+        if let Some(state) = state {
+            self.remote_state(remote_task_id, state).await;
+        }
+    }
 }
 
 /// A [`DispatchJournal`] that records nothing (no run store, or a client used outside a run).

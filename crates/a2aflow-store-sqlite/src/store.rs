@@ -2,7 +2,7 @@
 
 use crate::error;
 use crate::open::open_blocking;
-use crate::worker::Worker;
+use crate::worker::{GroupCache, Worker};
 use a2aflow_kernel::journal::{
     EncodedEvent, Heartbeat, JournalEntry, JournalRecord, Lease, RunFilter, RunJournal, RunStarted,
     RunState, RunStore, RunSummary, StoreError, check_append, check_encoded_event_order,
@@ -155,12 +155,42 @@ fn run_cancel_requested(conn: &Connection, path: &Path, id: &str) -> Result<bool
     Ok(false)
 }
 
+/// [`run_row`] through the group's cache.
+fn cached_run_row(
+    conn: &Connection,
+    cache: &mut GroupCache,
+    path: &Path,
+    id: &str,
+) -> Result<(u64, bool), StoreError> {
+    let facts = cache.run(id);
+    if let Some(row) = facts.row {
+        return Ok(row);
+    }
+    let row = run_row(conn, path, id)?;
+    facts.row = Some(row);
+    Ok(row)
+}
+
 /// `store.lease_lost` unless `held` is still the run's lease (`store.unknown_execution` for a
-/// run the store does not hold), inside the caller's write transaction.
-fn fence(conn: &Connection, path: &Path, held: &Lease) -> Result<(), StoreError> {
-    let current = current_lease(conn, path, &held.execution_id)?;
+/// run the store does not hold), inside the caller's write transaction; the lease is read
+/// once per group.
+fn fence(
+    conn: &Connection,
+    cache: &mut GroupCache,
+    path: &Path,
+    held: &Lease,
+) -> Result<(), StoreError> {
+    let id = &held.execution_id;
+    let current = match cache.run(id).lease.clone() {
+        Some(lease) => lease,
+        None => {
+            let lease = current_lease(conn, path, id)?;
+            cache.run(id).lease = Some(lease.clone());
+            lease
+        }
+    };
     if current.is_none() {
-        run_row(conn, path, &held.execution_id)?;
+        cached_run_row(conn, cache, path, id)?;
     }
     check_fence(current.as_ref(), held)
 }
@@ -233,11 +263,12 @@ fn insert_run(conn: &Connection, path: &Path, run: &RunStarted) -> Result<(), St
 
 fn insert_records(
     conn: &Connection,
+    cache: &mut GroupCache,
     path: &Path,
     id: &str,
     records: &[JournalRecord],
 ) -> Result<Range<u64>, StoreError> {
-    let (start, finished) = run_row(conn, path, id)?;
+    let (start, finished) = cached_run_row(conn, cache, path, id)?;
     check_append(id, finished, records)?;
     let fail = |e: rusqlite::Error| error::sqlite(path, "appending", &e);
     let mut insert = conn
@@ -264,6 +295,7 @@ fn insert_records(
     )
     .and_then(|mut s| s.execute(params![id, sql_i64(seq), final_state, finished_at_ms]))
     .map_err(fail)?;
+    cache.run(id).row = Some((seq, finished || final_state.is_some()));
     Ok(start..seq)
 }
 
@@ -362,6 +394,7 @@ fn read_list(
 
 fn insert_events(
     conn: &Connection,
+    cache: &mut GroupCache,
     path: &Path,
     id: &str,
     events: &[Event],
@@ -370,17 +403,18 @@ fn insert_events(
         .iter()
         .map(EncodedEvent::encode)
         .collect::<Result<Vec<_>, _>>()?;
-    insert_encoded_events(conn, path, id, &encoded)
+    insert_encoded_events(conn, cache, path, id, &encoded)
 }
 
 /// Keeps events as the text they came in (one row each, one prepared statement).
 fn insert_encoded_events(
     conn: &Connection,
+    cache: &mut GroupCache,
     path: &Path,
     id: &str,
     events: &[EncodedEvent],
 ) -> Result<(), StoreError> {
-    run_row(conn, path, id)?;
+    cached_run_row(conn, cache, path, id)?;
     let fail = |e: rusqlite::Error| error::sqlite(path, "recording events", &e);
     let last: Option<i64> = conn
         .prepare_cached("SELECT max(seq) FROM events WHERE execution_id = ?1")
@@ -447,7 +481,7 @@ impl RunStore for SqliteStore {
         let path = self.path().to_owned();
         let id = execution_id.to_owned();
         self.worker
-            .write(move |conn| insert_records(conn, &path, &id, &records))
+            .write_cached(move |conn, cache| insert_records(conn, cache, &path, &id, &records))
             .await
     }
 
@@ -459,9 +493,9 @@ impl RunStore for SqliteStore {
         let path = self.path().to_owned();
         let held = lease.clone();
         self.worker
-            .write(move |conn| {
-                fence(conn, &path, &held)?;
-                insert_records(conn, &path, &held.execution_id, &records)
+            .write_cached(move |conn, cache| {
+                fence(conn, cache, &path, &held)?;
+                insert_records(conn, cache, &path, &held.execution_id, &records)
             })
             .await
     }
@@ -474,9 +508,9 @@ impl RunStore for SqliteStore {
         let path = self.path().to_owned();
         let held = lease.clone();
         self.worker
-            .write(move |conn| {
-                fence(conn, &path, &held)?;
-                insert_events(conn, &path, &held.execution_id, &events)
+            .write_cached(move |conn, cache| {
+                fence(conn, cache, &path, &held)?;
+                insert_events(conn, cache, &path, &held.execution_id, &events)
             })
             .await
     }
@@ -489,9 +523,9 @@ impl RunStore for SqliteStore {
         let path = self.path().to_owned();
         let held = lease.clone();
         self.worker
-            .write(move |conn| {
-                fence(conn, &path, &held)?;
-                insert_encoded_events(conn, &path, &held.execution_id, &events)
+            .write_cached(move |conn, cache| {
+                fence(conn, cache, &path, &held)?;
+                insert_encoded_events(conn, cache, &path, &held.execution_id, &events)
             })
             .await
     }
@@ -519,7 +553,7 @@ impl RunStore for SqliteStore {
         let path = self.path().to_owned();
         let id = execution_id.to_owned();
         self.worker
-            .write(move |conn| insert_events(conn, &path, &id, &events))
+            .write_cached(move |conn, cache| insert_events(conn, cache, &path, &id, &events))
             .await
     }
 
@@ -608,5 +642,99 @@ impl RunStore for SqliteStore {
                 Ok(())
             })
             .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The group cache: jobs in ONE group transaction share what they read of a run, and a job
+    //! that changes it without the cache leaves the next job reading it afresh.
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use a2aflow_kernel::journal::samples::{intent, started};
+    use std::sync::mpsc as std_mpsc;
+
+    /// Holds the store's thread until the returned sender is used: the jobs queued meanwhile
+    /// make one group when it is let go.
+    async fn hold_thread(store: &SqliteStore) -> std_mpsc::Sender<()> {
+        let (go_tx, go_rx) = std_mpsc::channel::<()>();
+        let (held_tx, held_rx) = tokio::sync::oneshot::channel::<()>();
+        let worker = store.worker.clone();
+        tokio::spawn(async move {
+            worker
+                .read(move |_| {
+                    let _ = held_tx.send(());
+                    // A hang guard only: the test lets it go at once.
+                    let _ = go_rx.recv_timeout(Duration::from_secs(30));
+                    Ok(())
+                })
+                .await
+        });
+        held_rx.await.unwrap();
+        go_tx
+    }
+
+    #[tokio::test]
+    async fn a_run_taken_over_inside_a_group_fences_the_later_appends_of_that_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = StoreOptions::default().with_lease_ttl(Duration::from_millis(1));
+        let store = SqliteStore::open_with(dir.path().join("runs.db"), options)
+            .await
+            .unwrap();
+        store.create_run(started("e", 1)).await.unwrap();
+        let lease = store.acquire("e", "a").await.unwrap();
+        // Lapsed: another owner may take the run over.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let go = hold_thread(&store).await;
+        let (s1, l1) = (store.clone(), lease.clone());
+        let first = tokio::spawn(async move { s1.append_driven(&l1, vec![intent("t", 0)]).await });
+        tokio::task::yield_now().await;
+        let s2 = store.clone();
+        let takeover = tokio::spawn(async move { s2.acquire("e", "b").await });
+        tokio::task::yield_now().await;
+        let (s3, l3) = (store.clone(), lease.clone());
+        let late = tokio::spawn(async move { s3.append_driven(&l3, vec![intent("t", 1)]).await });
+        tokio::task::yield_now().await;
+        go.send(()).unwrap();
+        assert_eq!(first.await.unwrap().unwrap(), 1..2);
+        assert_eq!(takeover.await.unwrap().unwrap().token, lease.token + 1);
+        let late = late.await.unwrap().unwrap_err();
+        assert!(late.is(ErrorCode::StoreLeaseLost), "{late:?}");
+        // The group wrote what it acknowledged and nothing else.
+        let journal = store.load("e").await.unwrap();
+        assert_eq!(journal.entries.len(), 2);
+    }
+
+    #[tokio::test]
+    async fn appends_in_one_group_take_consecutive_sequence_numbers() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(dir.path().join("runs.db")).await.unwrap();
+        store.create_run(started("e", 1)).await.unwrap();
+        let lease = store.acquire("e", "a").await.unwrap();
+        let go = hold_thread(&store).await;
+        let mut appends = Vec::new();
+        for n in 0..4 {
+            let (s, l) = (store.clone(), lease.clone());
+            let records = vec![intent("t", 2 * n), intent("t", 2 * n + 1)];
+            appends.push(tokio::spawn(
+                async move { s.append_driven(&l, records).await },
+            ));
+            tokio::task::yield_now().await;
+        }
+        go.send(()).unwrap();
+        let mut ranges = Vec::new();
+        for a in appends {
+            ranges.push(a.await.unwrap().unwrap());
+        }
+        assert_eq!(ranges, vec![1..3, 3..5, 5..7, 7..9]);
+        let seqs: Vec<u64> = store
+            .load("e")
+            .await
+            .unwrap()
+            .entries
+            .iter()
+            .map(|e| e.seq)
+            .collect();
+        assert_eq!(seqs, (0..9).collect::<Vec<_>>());
     }
 }

@@ -5,10 +5,16 @@
 //! them in ONE `BEGIN IMMEDIATE` transaction, each inside its own savepoint (a job that fails is
 //! rolled back alone), then commits once — one fsync for the group — and only then replies. A
 //! write is acknowledged only after the commit that holds it is durable.
+//!
+//! Inside a group the runs' rows and leases cannot change but through the group's own jobs
+//! (`BEGIN IMMEDIATE` holds the database's write lock), so the jobs that append to a run share
+//! what they read of it ([`GroupCache`]) instead of reading it again per job.
 
 use crate::error;
 use a2aflow_kernel::StoreError;
+use a2aflow_kernel::journal::Lease;
 use rusqlite::Connection;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
@@ -18,11 +24,40 @@ pub(crate) const MAX_GROUP: usize = 512;
 /// Jobs waiting for the thread; senders wait (asynchronously) beyond it.
 const QUEUE: usize = 4096;
 
+/// What the jobs of one group transaction know of a run: its row's next sequence number and
+/// finished flag, and its lease, as the last job that read or wrote them left them.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RunFacts {
+    /// `(next_seq, finished)` of the run's row, once read.
+    pub(crate) row: Option<(u64, bool)>,
+    /// The run's lease, once read (`Some(None)`: the run has none).
+    pub(crate) lease: Option<Option<Lease>>,
+}
+
+/// The runs' facts within one group transaction, by execution id. Valid only inside it: it
+/// starts empty with every group, and a job that fails (rolled back to its savepoint) or that
+/// does not keep it up to date empties it.
+#[derive(Debug, Default)]
+pub(crate) struct GroupCache {
+    runs: HashMap<String, RunFacts>,
+}
+
+impl GroupCache {
+    /// What the group knows of run `id` (read or written by an earlier job of the group).
+    pub(crate) fn run(&mut self, id: &str) -> &mut RunFacts {
+        self.runs.entry(id.to_owned()).or_default()
+    }
+
+    fn clear(&mut self) {
+        self.runs.clear();
+    }
+}
+
 /// A write job: [`Write::run`] inside the group's transaction, then [`Write::reply`] once the
 /// group's commit is known.
 trait Write: Send {
     /// Runs the job; `true` when it succeeded (its savepoint is kept).
-    fn run(&mut self, conn: &Connection) -> bool;
+    fn run(&mut self, conn: &Connection, cache: &mut GroupCache) -> bool;
     /// Answers the caller: its own result, or `failed` (the transaction never started or did
     /// not commit) when it has no error of its own.
     fn reply(self: Box<Self>, failed: Option<&StoreError>);
@@ -41,10 +76,10 @@ struct Pending<T, F> {
 impl<T, F> Write for Pending<T, F>
 where
     T: Send,
-    F: FnOnce(&Connection) -> Result<T, StoreError> + Send,
+    F: FnOnce(&Connection, &mut GroupCache) -> Result<T, StoreError> + Send,
 {
-    fn run(&mut self, conn: &Connection) -> bool {
-        let result = self.f.take().map(|f| f(conn));
+    fn run(&mut self, conn: &Connection, cache: &mut GroupCache) -> bool {
+        let result = self.f.take().map(|f| f(conn, cache));
         let ok = matches!(result, Some(Ok(_)));
         self.result = result;
         ok
@@ -142,9 +177,23 @@ impl Worker {
     }
 
     /// Runs `f` in the next group transaction; returns its result once the group committed.
+    /// What the group's jobs knew of the runs is forgotten first: `f` may change any of it.
     pub(crate) async fn write<T: Send + 'static>(
         &self,
         f: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        self.write_cached(move |conn, cache| {
+            cache.clear();
+            f(conn)
+        })
+        .await
+    }
+
+    /// [`Worker::write`] for a job that reads the runs' facts through the group's cache and
+    /// keeps the cache true for what it changes.
+    pub(crate) async fn write_cached<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection, &mut GroupCache) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
         let (tx, rx) = oneshot::channel();
         let job = Box::new(Pending {
@@ -247,8 +296,9 @@ fn commit_group(conn: &Connection, mut writes: Vec<Box<dyn Write>>, path: &Path)
         return;
     }
     let mut failed = Vec::with_capacity(writes.len());
+    let mut cache = GroupCache::default();
     for w in &mut writes {
-        failed.push(in_savepoint(conn, w.as_mut(), path));
+        failed.push(in_savepoint(conn, w.as_mut(), &mut cache, path));
     }
     let committed = exec(conn, "COMMIT").map_err(|e| {
         let _ = conn.execute_batch("ROLLBACK");
@@ -261,16 +311,27 @@ fn commit_group(conn: &Connection, mut writes: Vec<Box<dyn Write>>, path: &Path)
 }
 
 /// Runs one job in its own savepoint, rolled back alone when the job fails. `Some` when the
-/// savepoint itself failed (the job's caller then gets that error).
-fn in_savepoint(conn: &Connection, w: &mut dyn Write, path: &Path) -> Option<StoreError> {
+/// savepoint itself failed (the job's caller then gets that error). A job rolled back leaves
+/// the group's cache empty: what it cached may be what the rollback undid.
+fn in_savepoint(
+    conn: &Connection,
+    w: &mut dyn Write,
+    cache: &mut GroupCache,
+    path: &Path,
+) -> Option<StoreError> {
     if let Err(e) = exec(conn, "SAVEPOINT job") {
+        cache.clear();
         return Some(error::sqlite(path, "starting a savepoint", &e));
     }
-    let ended = if w.run(conn) {
+    let ended = if w.run(conn, cache) {
         exec(conn, "RELEASE job")
     } else {
+        cache.clear();
         exec(conn, "ROLLBACK TO job").and_then(|()| exec(conn, "RELEASE job"))
     };
+    if ended.is_err() {
+        cache.clear();
+    }
     ended
         .err()
         .map(|e| error::sqlite(path, "ending a savepoint", &e))

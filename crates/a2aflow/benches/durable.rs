@@ -114,6 +114,8 @@ impl Side {
     fn run(&self, rt: &tokio::runtime::Runtime) {
         let mut config = EngineConfig::default();
         config.timeouts.run_secs = 120.0;
+        // Under callgrind on a loaded machine 1,000 connects take longer than the default 10 s.
+        config.timeouts.connect_secs = 120.0;
         let path = self.stores.as_ref().map(StoreFiles::next_path);
         config.store = path
             .as_ref()

@@ -76,6 +76,9 @@ pub(crate) struct Durable {
     /// Records nothing waits for (the last remote state a client reported, per local task):
     /// they ride with the driver's next write instead of costing one of their own.
     riders: Mutex<Riders>,
+    /// Records of one logical task that are journaled with that task's own next write (its
+    /// send's `taskIntent`, or its end), by local task id: see [`Durable::hold_for`].
+    held: Mutex<HashMap<String, Vec<JournalRecord>>>,
 }
 
 /// The riders in the order they came, at most one `RemoteState` per local task (a newer state
@@ -193,6 +196,7 @@ impl Durable {
             flusher: Mutex::new(None),
             flushing: tokio::sync::Mutex::new(()),
             riders: Mutex::new(Riders::default()),
+            held: Mutex::new(HashMap::new()),
         });
         let handle = tokio::spawn(renew_lease(Arc::downgrade(&durable)));
         *lock(&durable.renewal) = Some(handle);
@@ -280,15 +284,49 @@ impl Durable {
             .await
     }
 
+    /// Keeps `record` for the next write of the logical task `local_task_id`
+    /// ([`Durable::write_for`]: its send's `taskIntent` or its end), in the same append and
+    /// before that write's own records. For facts that must be durable no later than what the
+    /// task does next, not at once: the host's `on_task` answer is acted on only by the send
+    /// (whose `taskIntent` then carries it, write-ahead as before) or by the task's failure.
+    /// A task that ends without a write of its own leaves them to the run's close.
+    pub(crate) fn hold_for(&self, local_task_id: &str, record: JournalRecord) {
+        lock(&self.held)
+            .entry(local_task_id.to_owned())
+            .or_default()
+            .push(record);
+    }
+
+    /// [`Durable::write`] for the logical task `local_task_id`: the records held for it
+    /// ([`Durable::hold_for`]) go first, in the same append.
+    pub(crate) async fn write_for(
+        &self,
+        local_task_id: &str,
+        records: Vec<JournalRecord>,
+    ) -> Result<(), Failure> {
+        let held = lock(&self.held).remove(local_task_id);
+        let records = match held {
+            Some(mut held) => {
+                held.extend(records);
+                held
+            }
+            None => records,
+        };
+        self.write(records).await
+    }
+
     /// The last remote state a client reported for a logical task: journaled with the
     /// driver's next write (a resume does not need it; `runs show` names it).
     pub(crate) fn remote_state(&self, local_task_id: &str, state: a2aflow_model::a2a::TaskState) {
         lock(&self.riders).remote_state(local_task_id, state);
     }
 
-    /// Writes the riders no later write took (best effort: the run has ended).
+    /// Writes the riders and the held records no later write took (best effort: the run has
+    /// ended).
     async fn write_riders(&self) {
-        let riders = lock(&self.riders).take();
+        let mut riders: Vec<JournalRecord> =
+            lock(&self.held).drain().flat_map(|(_, r)| r).collect();
+        riders.extend(lock(&self.riders).take());
         if riders.is_empty() {
             return;
         }

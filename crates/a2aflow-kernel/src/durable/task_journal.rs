@@ -37,7 +37,7 @@ impl DispatchJournal for TaskJournal<'_> {
             content: send.content.clone(),
         };
         self.durable
-            .write(vec![JournalRecord::TaskIntent(intent)])
+            .write_for(&r.local_task_id, vec![JournalRecord::TaskIntent(intent)])
             .await
     }
 
@@ -55,6 +55,45 @@ impl DispatchJournal for TaskJournal<'_> {
                 remote_task_id: remote_task_id.to_owned(),
             }])
             .await;
+    }
+
+    async fn remote_task_named(
+        &self,
+        context_id: &str,
+        remote_task_id: &str,
+        state: Option<TaskState>,
+    ) {
+        let local = &self.request.local_task_id;
+        let state = match state {
+            Some(s) if s.is_terminal() => s,
+            other => {
+                self.remote_task_known(context_id, remote_task_id).await;
+                if let Some(s) = other {
+                    self.remote_state(remote_task_id, s).await;
+                }
+                return;
+            }
+        };
+        // Named already finished (a blocking reply, mostly): the task's end comes next, and
+        // the id goes in its append. A crash before that append finds the task again by its
+        // context id (ListTasks) instead of by this id; nothing else reads it.
+        if self.durable.remote_id(local).as_deref() != Some(remote_task_id) {
+            self.durable.note_remote_id(local, remote_task_id);
+            self.durable.hold_for(
+                local,
+                JournalRecord::RemoteTaskKnown {
+                    local_task_id: local.clone(),
+                    remote_task_id: remote_task_id.to_owned(),
+                },
+            );
+        }
+        self.durable.hold_for(
+            local,
+            JournalRecord::RemoteState {
+                local_task_id: local.clone(),
+                state,
+            },
+        );
     }
 
     async fn remote_state(&self, _remote_task_id: &str, state: TaskState) {

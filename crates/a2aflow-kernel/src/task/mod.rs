@@ -105,7 +105,7 @@ async fn journal_finished(d: &Durable, view: &TaskResultView) {
         local_task_id: view.task_id.clone(),
         result: view.clone(),
     };
-    let _ = Box::pin(d.write(vec![record])).await;
+    let _ = Box::pin(d.write_for(&view.task_id, vec![record])).await;
 }
 
 /// A subtask that names no child workflow: remote, or SELF_LOOP.
@@ -249,7 +249,15 @@ async fn journaled_on_task(
                 key: task_key(request),
                 answer: answer_of(&answer),
             };
-            if let Err(f) = d.answered(journaled).await {
+            if run.semaphore.is_none() {
+                // Nothing comes between the answer and what the task does with it (the send,
+                // or its failure): the answer goes in that write's append, ahead of it.
+                d.hold_for(
+                    &request.local_task_id,
+                    JournalRecord::CallbackAnswered(journaled),
+                );
+            } else if let Err(f) = d.answered(journaled).await {
+                // A limiter's wait may be long: the answer is not kept in memory across it.
                 fail_view(view, TaskOutcomeStatus::Failed, f);
                 return Err(None);
             }

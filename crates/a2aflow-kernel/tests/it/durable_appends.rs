@@ -4,7 +4,7 @@
 
 use crate::support::*;
 use a2aflow_kernel::journal::{
-    JournalRecord, Lease, RunFilter, RunJournal, RunStarted, RunSummary,
+    CallbackAnswered, JournalRecord, Lease, RunFilter, RunJournal, RunStarted, RunSummary,
 };
 use a2aflow_kernel::{
     DispatchRequest, MemoryStore, RemoteClient, RunInput, RunOptions, RunStore, SendIntent,
@@ -160,13 +160,20 @@ async fn remote_states_ride_with_the_next_write_and_the_last_one_is_journaled() 
             .unwrap();
         assert!(states[0].0 < finished, "{local}: its state after its end");
     }
-    // Every record but the remote states (and the first, written by create_run) came in an
-    // append of its own: the states took none.
+    // Every record but the remote states and the host's `on_task` answers (and the first,
+    // written by create_run) came in an append of its own: the states took none, and each
+    // answer went in the append of its task's write-ahead record.
     let own = journal
         .entries
         .iter()
         .skip(1)
-        .filter(|e| !matches!(e.record, JournalRecord::RemoteState { .. }))
+        .filter(|e| {
+            !matches!(
+                e.record,
+                JournalRecord::RemoteState { .. }
+                    | JournalRecord::CallbackAnswered(CallbackAnswered::OnTask { .. })
+            )
+        })
         .count();
     assert_eq!(store.appends.load(Ordering::SeqCst), own);
 }

@@ -1,0 +1,241 @@
+//! Which records of a durable run's task share an append: the host's `on_task` answer goes in
+//! the append of the send's `taskIntent` (still before the send), and a remote task the agent
+//! names already finished goes in the append of the task's end; a task named while it still
+//! works is journaled at once, as before, and so is an answer that waits for a limiter.
+
+use crate::support::*;
+use a2aflow_kernel::journal::{
+    CallbackAnswered, JournalRecord, Lease, RunFilter, RunJournal, RunStarted, RunSummary,
+};
+use a2aflow_kernel::{
+    DispatchRequest, MemoryStore, RemoteClient, RunInput, RunOptions, RunStore, SendIntent,
+    StoreError, TaskFailure, TaskOutcome,
+};
+use a2aflow_model::Event;
+use a2aflow_model::a2a::TaskState;
+use async_trait::async_trait;
+use std::ops::Range;
+use std::sync::{Arc, Mutex};
+
+const EXEC: &str = "exec";
+
+/// A [`MemoryStore`] that keeps what each of the driver's appends held, as (kind, local task).
+#[derive(Default)]
+struct Appends {
+    inner: MemoryStore,
+    appends: Mutex<Vec<Vec<(&'static str, String)>>>,
+}
+
+/// The local task a record is about, when it names one.
+fn task_of(record: &JournalRecord) -> String {
+    match record {
+        JournalRecord::CallbackAnswered(CallbackAnswered::OnTask { key, .. }) => {
+            key.local_task_id.clone()
+        }
+        JournalRecord::TaskIntent(i) => i.local_task_id.clone(),
+        JournalRecord::RemoteTaskKnown { local_task_id, .. }
+        | JournalRecord::RemoteState { local_task_id, .. }
+        | JournalRecord::TaskFinished { local_task_id, .. } => local_task_id.clone(),
+        _ => String::new(),
+    }
+}
+
+impl Appends {
+    /// The appends that hold a record about `local`, each as its kinds for that task.
+    fn of(&self, local: &str) -> Vec<Vec<&'static str>> {
+        self.appends
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|a| {
+                a.iter()
+                    .filter(|(_, t)| t == local)
+                    .map(|(k, _)| *k)
+                    .collect::<Vec<_>>()
+            })
+            .filter(|a| !a.is_empty())
+            .collect()
+    }
+}
+
+#[async_trait]
+impl RunStore for Appends {
+    async fn create_run(&self, run: RunStarted) -> Result<(), StoreError> {
+        self.inner.create_run(run).await
+    }
+    async fn append_batch(
+        &self,
+        id: &str,
+        records: Vec<JournalRecord>,
+    ) -> Result<Range<u64>, StoreError> {
+        self.inner.append_batch(id, records).await
+    }
+    async fn append_driven(
+        &self,
+        lease: &Lease,
+        records: Vec<JournalRecord>,
+    ) -> Result<Range<u64>, StoreError> {
+        let kinds = records.iter().map(|r| (r.kind(), task_of(r))).collect();
+        self.appends.lock().unwrap().push(kinds);
+        self.inner.append_driven(lease, records).await
+    }
+    async fn record_driven_events(
+        &self,
+        lease: &Lease,
+        events: Vec<Event>,
+    ) -> Result<(), StoreError> {
+        self.inner.record_driven_events(lease, events).await
+    }
+    async fn load(&self, id: &str) -> Result<RunJournal, StoreError> {
+        self.inner.load(id).await
+    }
+    async fn list(&self, filter: RunFilter) -> Result<Vec<RunSummary>, StoreError> {
+        self.inner.list(filter).await
+    }
+    async fn record_events(&self, id: &str, events: Vec<Event>) -> Result<(), StoreError> {
+        self.inner.record_events(id, events).await
+    }
+    async fn events(
+        &self,
+        id: &str,
+        after: Option<u64>,
+        limit: usize,
+    ) -> Result<Vec<Event>, StoreError> {
+        self.inner.events(id, after, limit).await
+    }
+    async fn lease(&self, id: &str) -> Result<Option<Lease>, StoreError> {
+        self.inner.lease(id).await
+    }
+    async fn acquire(&self, id: &str, owner: &str) -> Result<Lease, StoreError> {
+        self.inner.acquire(id, owner).await
+    }
+    async fn renew(&self, lease: &Lease) -> Result<Lease, StoreError> {
+        self.inner.renew(lease).await
+    }
+    async fn release(&self, lease: Lease) -> Result<(), StoreError> {
+        self.inner.release(lease).await
+    }
+}
+
+/// Sends (journaled), then names its remote task in `named` (a streamed task goes on to
+/// `Completed` after it), then answers.
+struct Naming {
+    named: TaskState,
+}
+
+#[async_trait]
+impl RemoteClient for Naming {
+    async fn dispatch(&self, request: DispatchRequest<'_>) -> Result<TaskOutcome, TaskFailure> {
+        let message_id = format!("{}-m", request.local_task_id);
+        let remote = format!("{}-r", request.local_task_id);
+        let intent = SendIntent {
+            context_id: "ctx",
+            message_id: &message_id,
+            remote_task_id: None,
+            content: &request.content,
+        };
+        let journal = request.journal;
+        journal
+            .before_send(intent)
+            .await
+            .map_err(TaskFailure::new)?;
+        journal
+            .remote_task_named("ctx", &remote, Some(self.named.clone()))
+            .await;
+        if self.named != TaskState::Completed {
+            journal.remote_state(&remote, TaskState::Completed).await;
+        }
+        Ok(TaskOutcome::default())
+    }
+}
+
+/// Runs a step of two subtasks against `client`; the store's appends and the journal.
+async fn run_two(client: Naming, limit: Option<usize>) -> (Arc<Appends>, RunJournal) {
+    let store = Arc::new(Appends::default());
+    let options = RunOptions {
+        store: Some(store.clone()),
+        execution_id: Some(EXEC.into()),
+        max_concurrent_remote_tasks: limit,
+        ..Default::default()
+    };
+    let w = wf(vec![step("a", &["x", "y"], &[])]);
+    let r = a2aflow_kernel::run(
+        w,
+        RunInput::default(),
+        Arc::new(Host::default()),
+        Arc::new(client),
+        options,
+    )
+    .await;
+    assert!(r.success, "{:?}", r.failure);
+    let journal = store.load(EXEC).await.unwrap();
+    (store, journal)
+}
+
+const TASKS: [&str; 2] = ["exec:a:0", "exec:a:1"];
+
+#[tokio::test]
+async fn a_task_named_finished_costs_two_appends_its_send_and_its_end() {
+    let (store, journal) = run_two(
+        Naming {
+            named: TaskState::Completed,
+        },
+        None,
+    )
+    .await;
+    for local in TASKS {
+        assert_eq!(
+            store.of(local),
+            vec![
+                vec!["callbackAnswered", "taskIntent"],
+                vec!["remoteTaskKnown", "remoteState", "taskFinished"],
+            ],
+            "{local}"
+        );
+    }
+    // The journal reads as before: a resume finds the answer, the send and the remote task id.
+    let remote_ids = journal
+        .entries
+        .iter()
+        .filter(|e| matches!(&e.record, JournalRecord::RemoteTaskKnown { remote_task_id, .. } if remote_task_id.ends_with("-r")))
+        .count();
+    assert_eq!(remote_ids, 2);
+}
+
+#[tokio::test]
+async fn a_task_named_while_it_works_is_journaled_at_once() {
+    let (store, _) = run_two(
+        Naming {
+            named: TaskState::Working,
+        },
+        None,
+    )
+    .await;
+    for local in TASKS {
+        assert_eq!(
+            store.of(local),
+            vec![
+                vec!["callbackAnswered", "taskIntent"],
+                vec!["remoteTaskKnown"],
+                vec!["remoteState", "taskFinished"],
+            ],
+            "{local}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_answer_that_waits_for_the_limiter_is_journaled_before_the_wait() {
+    let (store, _) = run_two(
+        Naming {
+            named: TaskState::Completed,
+        },
+        Some(1),
+    )
+    .await;
+    for local in TASKS {
+        let appends = store.of(local);
+        assert_eq!(appends[0], vec!["callbackAnswered"], "{local}: {appends:?}");
+        assert_eq!(appends[1], vec!["taskIntent"], "{local}: {appends:?}");
+    }
+}
