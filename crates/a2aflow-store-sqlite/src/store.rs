@@ -155,6 +155,21 @@ fn run_cancel_requested(conn: &Connection, path: &Path, id: &str) -> Result<bool
     Ok(false)
 }
 
+/// Extends `held` by `ttl` inside the caller's write transaction (`store.lease_lost` when it
+/// is no longer the run's lease).
+fn renew_in(
+    conn: &Connection,
+    path: &Path,
+    held: &Lease,
+    ttl: Duration,
+) -> Result<Lease, StoreError> {
+    run_row(conn, path, &held.execution_id)?;
+    let current = current_lease(conn, path, &held.execution_id)?;
+    let lease = renew_lease(current.as_ref(), held, wall_clock_ms(), ttl)?;
+    put_lease(conn, path, &lease)?;
+    Ok(lease)
+}
+
 /// [`run_row`] through the group's cache.
 fn cached_run_row(
     conn: &Connection,
@@ -601,13 +616,7 @@ impl RunStore for SqliteStore {
         let held = lease.clone();
         let ttl = self.options.lease_ttl;
         self.worker
-            .write(move |conn| {
-                run_row(conn, &path, &held.execution_id)?;
-                let current = current_lease(conn, &path, &held.execution_id)?;
-                let lease = renew_lease(current.as_ref(), &held, wall_clock_ms(), ttl)?;
-                put_lease(conn, &path, &lease)?;
-                Ok(lease)
-            })
+            .write(move |conn| renew_in(conn, &path, &held, ttl))
             .await
     }
 
@@ -617,10 +626,7 @@ impl RunStore for SqliteStore {
         let ttl = self.options.lease_ttl;
         self.worker
             .write(move |conn| {
-                run_row(conn, &path, &held.execution_id)?;
-                let current = current_lease(conn, &path, &held.execution_id)?;
-                let lease = renew_lease(current.as_ref(), &held, wall_clock_ms(), ttl)?;
-                put_lease(conn, &path, &lease)?;
+                let lease = renew_in(conn, &path, &held, ttl)?;
                 let cancel_requested = run_cancel_requested(conn, &path, &held.execution_id)?;
                 Ok(Heartbeat {
                     lease,
