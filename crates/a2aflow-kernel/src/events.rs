@@ -5,7 +5,7 @@
 use crate::journal::EncodedEvent;
 use crate::panic_guard::panic_message;
 use a2aflow_model::event::EventView;
-use a2aflow_model::{ClientEvent, Event, EventPayload};
+use a2aflow_model::{ClientEvent, Event, EventBody, EventKind, EventPayload};
 use serde_json::Value;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -155,16 +155,16 @@ impl EventHub {
             if closed.is_some_and(|c| c.load(Ordering::Acquire)) {
                 return;
             }
-            let event = self.event(0, step, task_id, &payload());
+            let event = self.event(0, step, task_id, Arc::new(payload()));
             return parent.forward(event).await;
         }
         let mut seq = self.seq.lock().await;
         if closed.is_some_and(|c| c.load(Ordering::Acquire)) {
             return;
         }
-        let payload = payload();
+        let payload = Arc::new(payload());
         if self.hook.is_some() || self.recorded.is_some() {
-            let event = self.event(*seq, step, task_id, &payload);
+            let event = self.event(*seq, step, task_id, payload);
             return Box::pin(self.publish(&mut seq, event)).await;
         }
         if let Some(log) = &self.tee
@@ -176,7 +176,7 @@ impl EventHub {
             *seq += 1;
             return;
         }
-        let event = self.event(*seq, step, task_id, &payload);
+        let event = self.event(*seq, step, task_id, payload);
         *seq += 1;
         // Boxed: the channel send with its deadline is most of this future's size, and every
         // future that may emit (each task's, each dispatch's) would otherwise carry it inline,
@@ -204,9 +204,10 @@ impl EventHub {
         };
         match view.to_json() {
             Ok(json) => Some(EncodedEvent::from_parts(seq, json)),
-            // As `data_of` does for the sink: the event keeps its place, with `null` data.
+            // The event keeps its place, with `null` data (as a reader of its JSON sees it).
             Err(_) => {
-                let event = self.event(seq, step, task_id, payload);
+                let data = Value::Null.into();
+                let event = self.event_of(seq, step, task_id, payload.kind(), data);
                 EncodedEvent::encode(&event)
                     .inspect_err(|e| {
                         let (code, error) = (&e.code, &e.message);
@@ -222,16 +223,28 @@ impl EventHub {
         seq: u64,
         step: Option<&str>,
         task_id: Option<&str>,
-        payload: &EventPayload,
+        payload: Arc<EventPayload>,
+    ) -> Event {
+        self.event_of(seq, step, task_id, payload.kind(), payload.into())
+    }
+
+    /// An event of this run with `data` (the typed payload, shared: no JSON is built here).
+    fn event_of(
+        &self,
+        seq: u64,
+        step: Option<&str>,
+        task_id: Option<&str>,
+        kind: EventKind,
+        data: EventBody,
     ) -> Event {
         Event {
             seq,
-            kind: payload.kind(),
+            kind,
             execution_id: self.execution_id.to_string(),
             depth: self.depth,
             step: step.map(str::to_owned),
             task_id: task_id.map(str::to_owned),
-            data: data_of(payload),
+            data,
         }
     }
 
@@ -496,15 +509,4 @@ impl EventEmitter {
             self.emit(payload().into()).await;
         }
     }
-}
-
-/// The `data` of a typed payload. Serialising a payload fails only for a map with non-string
-/// keys, which no payload has; should it happen, the event still goes out (its place in the
-/// sequence matters to consumers) with `null` data, and the failure is logged.
-fn data_of(payload: &EventPayload) -> Value {
-    payload.to_data().unwrap_or_else(|e| {
-        let kind = payload.kind();
-        tracing::warn!(%kind, error = %e, "event data could not be serialised; sent as null");
-        Value::Null
-    })
 }

@@ -26,6 +26,27 @@ use crate::gate::OpenGate;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::sync::Arc;
+
+/// Serde for a payload's shared member (`Arc<T>`): written and read as the `T` itself, so the
+/// JSON is that of an unshared member.
+mod shared {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use std::sync::Arc;
+
+    pub(super) fn serialize<T: Serialize, S: Serializer>(
+        v: &Arc<T>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        T::serialize(v, s)
+    }
+
+    pub(super) fn deserialize<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Arc<T>, D::Error> {
+        T::deserialize(d).map(Arc::new)
+    }
+}
 
 /// A payload type: the data of events of one kind.
 pub trait EventData: Serialize + DeserializeOwned + Into<EventPayload> {
@@ -51,8 +72,10 @@ pub struct StartData {
 pub struct CompleteData {
     /// Always true (a failed run emits `error` instead).
     pub success: bool,
-    /// The steps that ran, in completion order.
-    pub steps: Vec<StepResult>,
+    /// The steps that ran, in completion order (shared with the run's result while the event
+    /// is delivered: the run takes them back when no consumer kept the event).
+    #[serde(with = "shared")]
+    pub steps: Arc<Vec<StepResult>>,
     /// The steps that did not run.
     pub skipped_steps: Vec<String>,
 }
@@ -80,8 +103,9 @@ pub struct StepCompleteData {
     pub step: String,
     /// How it ended.
     pub status: StepStatus,
-    /// Its tasks' results.
-    pub results: Vec<TaskResultView>,
+    /// Its tasks' results (shared with the step's record while the event is delivered).
+    #[serde(with = "shared")]
+    pub results: Arc<Vec<TaskResultView>>,
     /// Why it failed or was cancelled (`null` when it completed).
     pub failure: Option<Failure>,
 }
@@ -112,8 +136,9 @@ pub struct TaskResponseData {
     pub step: String,
     /// Index of the subtask within its step.
     pub subtask_index: usize,
-    /// The task's result.
-    pub result: TaskResultView,
+    /// The task's result (shared with the step's record while the event is delivered).
+    #[serde(with = "shared")]
+    pub result: Arc<TaskResultView>,
 }
 
 /// `task_retry`: an attempt of a logical task failed, and the task is sent again after `delayMs`.

@@ -11,6 +11,7 @@ mod durable;
 mod durable_appends;
 mod durable_events;
 mod event_bytes;
+mod event_payloads;
 mod gates;
 mod gates_durable;
 mod gates_retry;
