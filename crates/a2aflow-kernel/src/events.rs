@@ -178,9 +178,12 @@ impl EventHub {
         }
         let event = self.event(*seq, step, task_id, payload);
         *seq += 1;
+        if let SinkKind::Callback(cb) = &self.sink {
+            return call_sink(cb, &event);
+        }
         // Boxed: the channel send with its deadline is most of this future's size, and every
         // future that may emit (each task's, each dispatch's) would otherwise carry it inline,
-        // also when no sink is set. Only delivered events pay for the allocation.
+        // also when no sink is set. Only events sent to a channel pay for the allocation.
         Box::pin(self.deliver(event)).await;
     }
 
@@ -316,15 +319,7 @@ impl EventHub {
     async fn deliver(&self, event: Event) {
         match &self.sink {
             SinkKind::None | SinkKind::Parent(_) => {}
-            SinkKind::Callback(cb) => {
-                let cb = cb.clone();
-                if let Err(p) =
-                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cb(&event)))
-                {
-                    let error = panic_message(p.as_ref());
-                    tracing::warn!(%error, "event sink panicked; event ignored");
-                }
-            }
+            SinkKind::Callback(cb) => call_sink(cb, &event),
             SinkKind::Channel(tx) => {
                 if self.gone.load(std::sync::atomic::Ordering::Relaxed) {
                     return;
@@ -508,5 +503,13 @@ impl EventEmitter {
         if self.is_enabled() {
             self.emit(payload().into()).await;
         }
+    }
+}
+
+/// Hands `event` to a synchronous sink; a panic inside it is logged and ignored.
+fn call_sink(cb: &EventCallback, event: &Event) {
+    if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cb(event))) {
+        let error = panic_message(p.as_ref());
+        tracing::warn!(%error, "event sink panicked; event ignored");
     }
 }

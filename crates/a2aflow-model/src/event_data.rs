@@ -335,8 +335,8 @@ pub struct DelegationResponseData {
     pub workflow: String,
     /// The child run's execution id (`null` when the delegation was refused).
     pub child_execution_id: Option<String>,
-    /// The A2A task record.
-    pub delegation_task: Task,
+    /// The A2A task record (boxed, as the negotiation request is: it keeps every payload small).
+    pub delegation_task: Box<Task>,
 }
 
 /// `agent_status_update`: a task snapshot or status update arrived.
@@ -399,8 +399,9 @@ pub struct NegotiationRequestData {
     pub agent: String,
     /// The exchange number, from 1.
     pub exchange: u32,
-    /// What the host's hook received.
-    pub request: NegotiationRequest,
+    /// What the host's hook received (boxed: it is the largest payload member, and every event's
+    /// payload is as large as the largest).
+    pub request: Box<NegotiationRequest>,
 }
 
 /// `negotiation_resolved`: the host replied.
@@ -492,8 +493,9 @@ pub enum ClientEvent {
 /// `task_gated`: a logical task parked at a gate and waits for the host's answer.
 pub type TaskGatedData = OpenGate;
 
-// Payloads are built once per event and serialised at once; boxing the large members would
-// cost one allocation per event for no saving.
+// Every event's payload is one allocation of this enum's size (an event holds it in an `Arc`):
+// the rare large members are boxed (a negotiation request, a delegation's task record) so that
+// the frequent small ones do not pay for them.
 #[allow(clippy::large_enum_variant)]
 /// The typed data of any event a run emits.
 #[derive(Debug, Clone, PartialEq)]

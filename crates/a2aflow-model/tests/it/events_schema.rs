@@ -234,7 +234,7 @@ pub(crate) fn samples() -> Vec<EventPayload> {
         NegotiationRequestData {
             agent: "a".into(),
             exchange: 1,
-            request: negotiation_request(),
+            request: negotiation_request().into(),
         }
         .into(),
         NegotiationResolvedData {
