@@ -27,7 +27,7 @@ fn step_result() -> StepResult {
         step_name: "step".into(),
         step_type: StepType::AllSuccess,
         status: StepStatus::Failed,
-        task_results: vec![view()].into(),
+        task_results: vec![view()],
         failure: Some(failure()),
     }
 }
