@@ -5,7 +5,7 @@
 use crate::journal::EncodedEvent;
 use crate::panic_guard::panic_message;
 use a2aflow_model::event::EventView;
-use a2aflow_model::{ClientEvent, Event, EventPayload};
+use a2aflow_model::{ClientEvent, Event, EventBody, EventKind, EventPayload};
 use serde_json::Value;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -155,16 +155,16 @@ impl EventHub {
             if closed.is_some_and(|c| c.load(Ordering::Acquire)) {
                 return;
             }
-            let event = self.event(0, step, task_id, &payload());
+            let event = self.event(0, step, task_id, Arc::new(payload()));
             return parent.forward(event).await;
         }
         let mut seq = self.seq.lock().await;
         if closed.is_some_and(|c| c.load(Ordering::Acquire)) {
             return;
         }
-        let payload = payload();
+        let payload = Arc::new(payload());
         if self.hook.is_some() || self.recorded.is_some() {
-            let event = self.event(*seq, step, task_id, &payload);
+            let event = self.event(*seq, step, task_id, payload);
             return Box::pin(self.publish(&mut seq, event)).await;
         }
         if let Some(log) = &self.tee
@@ -176,11 +176,14 @@ impl EventHub {
             *seq += 1;
             return;
         }
-        let event = self.event(*seq, step, task_id, &payload);
+        let event = self.event(*seq, step, task_id, payload);
         *seq += 1;
+        if let SinkKind::Callback(cb) = &self.sink {
+            return call_sink(cb, &event);
+        }
         // Boxed: the channel send with its deadline is most of this future's size, and every
         // future that may emit (each task's, each dispatch's) would otherwise carry it inline,
-        // also when no sink is set. Only delivered events pay for the allocation.
+        // also when no sink is set. Only events sent to a channel pay for the allocation.
         Box::pin(self.deliver(event)).await;
     }
 
@@ -204,9 +207,10 @@ impl EventHub {
         };
         match view.to_json() {
             Ok(json) => Some(EncodedEvent::from_parts(seq, json)),
-            // As `data_of` does for the sink: the event keeps its place, with `null` data.
+            // The event keeps its place, with `null` data (as a reader of its JSON sees it).
             Err(_) => {
-                let event = self.event(seq, step, task_id, payload);
+                let data = Value::Null.into();
+                let event = self.event_of(seq, step, task_id, payload.kind(), data);
                 EncodedEvent::encode(&event)
                     .inspect_err(|e| {
                         let (code, error) = (&e.code, &e.message);
@@ -222,16 +226,28 @@ impl EventHub {
         seq: u64,
         step: Option<&str>,
         task_id: Option<&str>,
-        payload: &EventPayload,
+        payload: Arc<EventPayload>,
+    ) -> Event {
+        self.event_of(seq, step, task_id, payload.kind(), payload.into())
+    }
+
+    /// An event of this run with `data` (the typed payload, shared: no JSON is built here).
+    fn event_of(
+        &self,
+        seq: u64,
+        step: Option<&str>,
+        task_id: Option<&str>,
+        kind: EventKind,
+        data: EventBody,
     ) -> Event {
         Event {
             seq,
-            kind: payload.kind(),
+            kind,
             execution_id: self.execution_id.to_string(),
             depth: self.depth,
             step: step.map(str::to_owned),
             task_id: task_id.map(str::to_owned),
-            data: data_of(payload),
+            data,
         }
     }
 
@@ -303,15 +319,7 @@ impl EventHub {
     async fn deliver(&self, event: Event) {
         match &self.sink {
             SinkKind::None | SinkKind::Parent(_) => {}
-            SinkKind::Callback(cb) => {
-                let cb = cb.clone();
-                if let Err(p) =
-                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cb(&event)))
-                {
-                    let error = panic_message(p.as_ref());
-                    tracing::warn!(%error, "event sink panicked; event ignored");
-                }
-            }
+            SinkKind::Callback(cb) => call_sink(cb, &event),
             SinkKind::Channel(tx) => {
                 if self.gone.load(std::sync::atomic::Ordering::Relaxed) {
                     return;
@@ -498,13 +506,10 @@ impl EventEmitter {
     }
 }
 
-/// The `data` of a typed payload. Serialising a payload fails only for a map with non-string
-/// keys, which no payload has; should it happen, the event still goes out (its place in the
-/// sequence matters to consumers) with `null` data, and the failure is logged.
-fn data_of(payload: &EventPayload) -> Value {
-    payload.to_data().unwrap_or_else(|e| {
-        let kind = payload.kind();
-        tracing::warn!(%kind, error = %e, "event data could not be serialised; sent as null");
-        Value::Null
-    })
+/// Hands `event` to a synchronous sink; a panic inside it is logged and ignored.
+fn call_sink(cb: &EventCallback, event: &Event) {
+    if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cb(event))) {
+        let error = panic_message(p.as_ref());
+        tracing::warn!(%error, "event sink panicked; event ignored");
+    }
 }

@@ -538,14 +538,16 @@ async fn scheduled(ctx: &Arc<RunContext>, prepared: &PreparedWorkflow) -> Execut
     if let Some(s) = ctx.suspension.as_ref().filter(|s| s.is_suspended()) {
         result.failure = Some(s.parked_failure(&ctx.execution_id));
     }
-    match &result.failure {
+    match result.failure.clone() {
         None => {
+            let steps = Arc::new(std::mem::take(&mut result.steps));
             ctx.emit_run(|| CompleteData {
                 success: true,
-                steps: result.steps.clone(),
+                steps: steps.clone(),
                 skipped_steps: result.skipped_steps.clone(),
             })
-            .await
+            .await;
+            result.steps = crate::executor::unshared(steps);
         }
         Some(f) => {
             ctx.emit_run(|| ErrorData {

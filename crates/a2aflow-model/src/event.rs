@@ -1,8 +1,8 @@
 //! Lifecycle events: stable names, serde-serialisable, delivered in causal order.
 
+use crate::event_body::EventBody;
 use crate::event_data::{EventPayload, PayloadError};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 macro_rules! event_kinds {
     ($( $(#[doc = $doc:literal])* $variant:ident => $name:literal, )*) => {
@@ -105,14 +105,17 @@ pub struct Event {
     /// The local task id, when the event concerns a task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task_id: Option<String>,
-    /// Event-specific data.
-    #[serde(default, skip_serializing_if = "Value::is_null")]
-    pub data: Value,
+    /// Event-specific data: the typed payload of an event the engine emitted, or JSON (read
+    /// back, or a host's); reads as a `serde_json::Value` through `Deref`.
+    #[serde(default, skip_serializing_if = "EventBody::is_null")]
+    pub data: EventBody,
 }
 
 impl Event {
     /// An event of the payload's kind, with the payload as its `data` (depth 0, no step or
-    /// task: set those fields as the event needs).
+    /// task: set those fields as the event needs). The payload is kept typed; its JSON is built
+    /// only when read. Never fails today; the `Result` stays for callers written against the
+    /// JSON-building version.
     pub fn from_payload(
         seq: u64,
         execution_id: impl Into<String>,
@@ -126,13 +129,14 @@ impl Event {
             depth: 0,
             step: None,
             task_id: None,
-            data: payload.to_data()?,
+            data: EventBody::typed(payload),
         })
     }
 
-    /// The typed data: this event's `data` read as its kind's payload.
+    /// The typed data: the payload the event holds when it is of the event's kind, else its
+    /// `data` read as its kind's payload.
     pub fn payload(&self) -> Result<EventPayload, PayloadError> {
-        EventPayload::from_data(self.kind, &self.data)
+        self.data.payload_of(self.kind)
     }
 }
 

@@ -26,6 +26,27 @@ use crate::gate::OpenGate;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::sync::Arc;
+
+/// Serde for a payload's shared member (`Arc<T>`): written and read as the `T` itself, so the
+/// JSON is that of an unshared member.
+mod shared {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use std::sync::Arc;
+
+    pub(super) fn serialize<T: Serialize, S: Serializer>(
+        v: &Arc<T>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        T::serialize(v, s)
+    }
+
+    pub(super) fn deserialize<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Arc<T>, D::Error> {
+        T::deserialize(d).map(Arc::new)
+    }
+}
 
 /// A payload type: the data of events of one kind.
 pub trait EventData: Serialize + DeserializeOwned + Into<EventPayload> {
@@ -51,8 +72,10 @@ pub struct StartData {
 pub struct CompleteData {
     /// Always true (a failed run emits `error` instead).
     pub success: bool,
-    /// The steps that ran, in completion order.
-    pub steps: Vec<StepResult>,
+    /// The steps that ran, in completion order (shared with the run's result while the event
+    /// is delivered: the run takes them back when no consumer kept the event).
+    #[serde(with = "shared")]
+    pub steps: Arc<Vec<StepResult>>,
     /// The steps that did not run.
     pub skipped_steps: Vec<String>,
 }
@@ -80,8 +103,9 @@ pub struct StepCompleteData {
     pub step: String,
     /// How it ended.
     pub status: StepStatus,
-    /// Its tasks' results.
-    pub results: Vec<TaskResultView>,
+    /// Its tasks' results (shared with the step's record while the event is delivered).
+    #[serde(with = "shared")]
+    pub results: Arc<Vec<TaskResultView>>,
     /// Why it failed or was cancelled (`null` when it completed).
     pub failure: Option<Failure>,
 }
@@ -112,8 +136,9 @@ pub struct TaskResponseData {
     pub step: String,
     /// Index of the subtask within its step.
     pub subtask_index: usize,
-    /// The task's result.
-    pub result: TaskResultView,
+    /// The task's result (shared with the step's record while the event is delivered).
+    #[serde(with = "shared")]
+    pub result: Arc<TaskResultView>,
 }
 
 /// `task_retry`: an attempt of a logical task failed, and the task is sent again after `delayMs`.
@@ -314,8 +339,8 @@ pub struct DelegationResponseData {
     pub workflow: String,
     /// The child run's execution id (`null` when the delegation was refused).
     pub child_execution_id: Option<String>,
-    /// The A2A task record.
-    pub delegation_task: Task,
+    /// The A2A task record (boxed, as the negotiation request is: it keeps every payload small).
+    pub delegation_task: Box<Task>,
 }
 
 /// `agent_status_update`: a task snapshot or status update arrived.
@@ -378,8 +403,9 @@ pub struct NegotiationRequestData {
     pub agent: String,
     /// The exchange number, from 1.
     pub exchange: u32,
-    /// What the host's hook received.
-    pub request: NegotiationRequest,
+    /// What the host's hook received (boxed: it is the largest payload member, and every event's
+    /// payload is as large as the largest).
+    pub request: Box<NegotiationRequest>,
 }
 
 /// `negotiation_resolved`: the host replied.
@@ -471,8 +497,9 @@ pub enum ClientEvent {
 /// `task_gated`: a logical task parked at a gate and waits for the host's answer.
 pub type TaskGatedData = OpenGate;
 
-// Payloads are built once per event and serialised at once; boxing the large members would
-// cost one allocation per event for no saving.
+// Every event's payload is one allocation of this enum's size (an event holds it in an `Arc`):
+// the rare large members are boxed (a negotiation request, a delegation's task record) so that
+// the frequent small ones do not pay for them.
 #[allow(clippy::large_enum_variant)]
 /// The typed data of any event a run emits.
 #[derive(Debug, Clone, PartialEq)]

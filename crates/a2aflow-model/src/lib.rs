@@ -22,6 +22,7 @@ pub mod definition;
 pub mod delegation;
 pub mod error_code;
 pub mod event;
+pub mod event_body;
 pub mod event_data;
 #[cfg(feature = "schema")]
 pub mod event_schema;
@@ -44,6 +45,7 @@ pub use definition::{
 };
 pub use error_code::{BusinessCode, ErrorCode, FailureCode};
 pub use event::{Event, EventKind};
+pub use event_body::EventBody;
 pub use event_data::{ClientEvent, EventData, EventPayload, PayloadError};
 pub use failure::{Failure, FailureCause, FailureFacts, Gate};
 pub use gate::OpenGate;

@@ -64,7 +64,7 @@ fn event(id: &str, seq: u64, kind: EventKind) -> Event {
         depth: 0,
         step: None,
         task_id: None,
-        data: json!({"seq": seq}),
+        data: json!({"seq": seq}).into(),
     }
 }
 

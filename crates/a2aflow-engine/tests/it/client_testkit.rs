@@ -745,7 +745,10 @@ fn negotiation_failures(events: &[a2aflow_model::Event], after_request: bool) ->
             .expect("a negotiation_request event");
         assert!(failed.iter().all(|i| *i > request), "{names:?}");
     }
-    failed.into_iter().map(|i| events[i].data.clone()).collect()
+    failed
+        .into_iter()
+        .map(|i| events[i].data.value().clone())
+        .collect()
 }
 
 #[tokio::test]

@@ -9,6 +9,8 @@ mod routes;
 mod settle;
 mod start;
 
+pub(crate) use settle::unshared;
+
 use crate::context::RunContext;
 use crate::graph::{Plan, Walk};
 use crate::interrupt::Interrupt;

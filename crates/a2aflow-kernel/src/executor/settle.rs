@@ -31,7 +31,7 @@ impl Executor {
             view,
             interrupt,
         } = done;
-        self.emit_task_end(s, index, &view).await;
+        let view = self.emit_task_end(s, index, view).await;
         if let Some(i) = interrupt {
             self.interrupt_run(i);
         }
@@ -81,8 +81,9 @@ impl Executor {
         }
     }
 
-    /// Emits a task's end: `task_status_changed`, then `task_response`.
-    async fn emit_task_end(&self, s: usize, index: usize, view: &TaskResultView) {
+    /// Emits a task's end: `task_status_changed`, then `task_response`, whose result shares
+    /// `view`; the view is handed back (copied only when a consumer kept the event).
+    async fn emit_task_end(&self, s: usize, index: usize, view: TaskResultView) -> TaskResultView {
         let name = self.name(s);
         self.ctx
             .emit_task(name, &view.task_id, || TaskStatusChangedData {
@@ -92,6 +93,7 @@ impl Executor {
                 status: view.status,
             })
             .await;
+        let view = Arc::new(view);
         self.ctx
             .emit_task(name, &view.task_id, || TaskResponseData {
                 step: name.to_owned(),
@@ -99,6 +101,7 @@ impl Executor {
                 result: view.clone(),
             })
             .await;
+        unshared(view)
     }
 
     /// A subtask of ANY_SUCCESS step `s` won: the others are cancelled and recorded CANCELED,
@@ -112,7 +115,7 @@ impl Executor {
             Box::pin(journal_cancels(d, &losers)).await;
         }
         for (j, lv) in &losers {
-            self.emit_task_end(s, *j, lv).await;
+            self.emit_task_end(s, *j, lv.clone()).await;
         }
         let views = self.take_views(s);
         self.finish_step(s, StepStatus::Completed, views, None)
@@ -189,6 +192,7 @@ impl Executor {
         self.state[s] = StepState::Done;
         let ctx = self.ctx.clone();
         let step = ctx.step(s);
+        let views = Arc::new(views);
         ctx.emit_step(&step.name, || StepCompleteData {
             step: step.name.clone(),
             status,
@@ -196,6 +200,7 @@ impl Executor {
             failure: failure.clone(),
         })
         .await;
+        let views = unshared(views);
         if status == StepStatus::Failed
             && let Some(f) = &failure
         {
@@ -307,4 +312,10 @@ fn cancel_losers(
     }
     running.remaining = 0;
     losers
+}
+
+/// The value of `shared` once an event that shared it has been delivered: moved out when no
+/// consumer kept the event (a counting sink, no sink), copied when one did.
+pub(crate) fn unshared<T: Clone>(shared: Arc<T>) -> T {
+    Arc::try_unwrap(shared).unwrap_or_else(|kept| (*kept).clone())
 }

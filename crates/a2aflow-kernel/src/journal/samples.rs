@@ -203,7 +203,7 @@ pub fn event(id: &str, seq: u64) -> Event {
         depth: 0,
         step: Some("a".into()),
         task_id: Some("r:a:0".into()),
-        data: json!({"seq": seq}),
+        data: json!({"seq": seq}).into(),
     }
 }
 

@@ -461,7 +461,7 @@ async fn emit_record(emitter: &EventEmitter, flow_id: &str, child_id: Option<&st
         .emit_with(|| DelegationResponseData {
             workflow: flow_id.to_owned(),
             child_execution_id: child_id.map(str::to_owned),
-            delegation_task: task.clone(),
+            delegation_task: Box::new(task.clone()),
         })
         .await;
 }

@@ -62,7 +62,7 @@ impl KernelNegotiation<'_> {
             .emit_with(|| NegotiationRequestData {
                 agent: self.agent.to_owned(),
                 exchange,
-                request: request.clone(),
+                request: Box::new(request.clone()),
             })
             .await;
         let r = match &self.run.durable {

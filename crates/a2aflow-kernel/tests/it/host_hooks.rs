@@ -24,7 +24,7 @@ fn host_event(data: serde_json::Value) -> Event {
         depth: 0,
         step: None,
         task_id: None,
-        data,
+        data: data.into(),
     }
 }
 

@@ -12,6 +12,7 @@ mod durable_appends;
 mod durable_events;
 mod durable_shared_appends;
 mod event_bytes;
+mod event_payloads;
 mod gates;
 mod gates_durable;
 mod gates_retry;

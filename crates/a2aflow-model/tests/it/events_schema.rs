@@ -117,7 +117,7 @@ pub(crate) fn samples() -> Vec<EventPayload> {
         .into(),
         CompleteData {
             success: true,
-            steps: vec![step_result()],
+            steps: vec![step_result()].into(),
             skipped_steps: vec!["later".into()],
         }
         .into(),
@@ -130,7 +130,7 @@ pub(crate) fn samples() -> Vec<EventPayload> {
         StepCompleteData {
             step: "step".into(),
             status: StepStatus::Completed,
-            results: vec![view()],
+            results: vec![view()].into(),
             failure: None,
         }
         .into(),
@@ -146,7 +146,7 @@ pub(crate) fn samples() -> Vec<EventPayload> {
         TaskResponseData {
             step: "step".into(),
             subtask_index: 0,
-            result: view(),
+            result: view().into(),
         }
         .into(),
         TaskStatusChangedData {
@@ -235,7 +235,7 @@ pub(crate) fn samples() -> Vec<EventPayload> {
         NegotiationRequestData {
             agent: "a".into(),
             exchange: 1,
-            request: negotiation_request(),
+            request: negotiation_request().into(),
         }
         .into(),
         NegotiationResolvedData {
@@ -302,7 +302,8 @@ pub(crate) fn samples() -> Vec<EventPayload> {
             result: TaskResultView {
                 attempts: 3,
                 ..view()
-            },
+            }
+            .into(),
         }
         .into(),
     ]
@@ -367,7 +368,7 @@ fn every_emitted_kind_has_a_sample_and_the_schema_names_every_kind() {
     assert_eq!(names, kinds);
     for kind in reserved {
         let e = Event {
-            data: json!({}),
+            data: json!({}).into(),
             kind,
             ..event(CloseData {}.into())
         };
@@ -490,7 +491,7 @@ fn data_of_another_kind_or_shape_is_refused_by_schema_and_payload() {
     // A renamed key, a wrong type; a missing nullable key (the schema wants every key written,
     // the typed reader takes an absent one as null).
     let mut renamed = start.clone();
-    renamed.data = json!({"workflow": "w", "workflow_id": "w1", "steps": 1});
+    renamed.data = json!({"workflow": "w", "workflow_id": "w1", "steps": 1}).into();
     let mut missing = event(unconditional_route(None).into());
     missing.data.as_object_mut().unwrap().remove("reason");
     assert!(check_event_schema(&serde_json::to_value(&missing).unwrap()).is_err());

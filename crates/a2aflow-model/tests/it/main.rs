@@ -9,6 +9,8 @@ mod delegation_schema;
 mod delegation_status;
 mod error_codes_doc;
 #[cfg(feature = "schema")]
+mod event_body;
+#[cfg(feature = "schema")]
 mod event_view;
 #[cfg(feature = "schema")]
 mod events_schema;

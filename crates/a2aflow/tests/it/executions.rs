@@ -44,7 +44,7 @@ fn event(id: &str, seq: u64, kind: EventKind) -> Event {
         depth: 0,
         step: None,
         task_id: None,
-        data: json!({"n": seq}),
+        data: json!({"n": seq}).into(),
     }
 }
 

@@ -1,0 +1,98 @@
+//! The kernel's events carry their typed payloads (a sink that only counts builds no JSON), and
+//! the results the big payloads share with the run come back whole whether a consumer kept the
+//! events (the run copies them) or not (the run takes them back).
+
+use crate::support::*;
+use a2aflow_kernel::{EventCallback, InMemoryClient, RunOptions};
+use a2aflow_model::{Event, EventKind, EventPayload, ExecutionResult, StepType};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Two steps of two subtasks each, then a third: every result-carrying kind is emitted.
+fn workflow() -> a2aflow_model::Workflow {
+    wf(vec![
+        typed(step("a", &["A", "B"], &["b"]), StepType::AllSuccess),
+        step("b", &["C"], &["c"]),
+        step("c", &["D"], &[]),
+    ])
+}
+
+async fn run_with(options: RunOptions) -> ExecutionResult {
+    let client = Arc::new(InMemoryClient::new());
+    go_with(workflow(), &Arc::new(Host::default()), &client, options).await
+}
+
+#[tokio::test]
+async fn every_kernel_event_reaches_the_sink_with_its_typed_payload() {
+    let rec = Recorder::default();
+    let result = run_with(rec.options()).await;
+    assert!(result.success);
+    let events = rec.events();
+    assert!(events.len() > 10, "{:?}", rec.kinds());
+    for e in &events {
+        let payload = e.data.payload();
+        assert!(
+            payload.is_some(),
+            "{} reached the sink as JSON only",
+            e.kind
+        );
+        assert_eq!(payload.map(EventPayload::kind), Some(e.kind));
+    }
+}
+
+#[tokio::test]
+async fn a_consumer_that_keeps_the_events_sees_the_results_the_run_returns() {
+    let rec = Recorder::default();
+    let result = run_with(rec.options()).await;
+    assert_eq!(result.steps.len(), 3);
+    let events = rec.events();
+    let of =
+        |kind: EventKind| -> Vec<&Event> { events.iter().filter(|e| e.kind == kind).collect() };
+    let Ok(EventPayload::Complete(complete)) = of(EventKind::Complete)[0].payload() else {
+        panic!("no complete payload");
+    };
+    assert_eq!(*complete.steps, result.steps);
+    for e in of(EventKind::StepComplete) {
+        let Ok(EventPayload::StepComplete(d)) = e.payload() else {
+            panic!("no step_complete payload");
+        };
+        let step = result.steps.iter().find(|s| s.step_name == d.step).unwrap();
+        assert_eq!(*d.results, step.task_results, "{}", d.step);
+    }
+    for e in of(EventKind::TaskResponse) {
+        let Ok(EventPayload::TaskResponse(d)) = e.payload() else {
+            panic!("no task_response payload");
+        };
+        let step = result.steps.iter().find(|s| s.step_name == d.step).unwrap();
+        assert_eq!(*d.result, step.task_results[d.subtask_index]);
+    }
+}
+
+#[tokio::test]
+async fn a_counting_sink_leaves_the_run_its_whole_result() {
+    let counted = Arc::new(AtomicUsize::new(0));
+    let count = counted.clone();
+    let on_event: EventCallback = Arc::new(move |_: &Event| {
+        count.fetch_add(1, Ordering::Relaxed);
+    });
+    let result = run_with(RunOptions {
+        on_event: Some(on_event),
+        ..RunOptions::default()
+    })
+    .await;
+    let recorded = Recorder::default();
+    let expected = run_with(recorded.options()).await;
+    assert_eq!(counted.load(Ordering::Relaxed), recorded.events().len());
+    assert!(result.success);
+    let tasks = |r: &ExecutionResult| -> Vec<(String, usize)> {
+        r.steps
+            .iter()
+            .map(|s| (s.step_name.clone(), s.task_results.len()))
+            .collect()
+    };
+    assert_eq!(tasks(&result), tasks(&expected));
+    assert_eq!(
+        tasks(&result),
+        [("a".into(), 2), ("b".into(), 1), ("c".into(), 1)]
+    );
+}
