@@ -9,7 +9,7 @@
 use crate::wire_error::A2aError;
 use a2a::{Message, PartContent};
 use a2aflow::kernel::GateBoard;
-use a2aflow::model::{Event, EventKind, MessageContent, OpenGate};
+use a2aflow::model::{Event, EventKind, EventPayload, MessageContent, OpenGate};
 use std::sync::{Mutex, PoisonError};
 
 /// The gates one run announced, oldest first, each with whether the board has held it.
@@ -24,7 +24,7 @@ impl GateWatch {
         if event.kind != EventKind::TaskGated {
             return;
         }
-        let Ok(gate) = serde_json::from_value::<OpenGate>(event.data.clone()) else {
+        let Ok(EventPayload::TaskGated(gate)) = event.data.payload_of(EventKind::TaskGated) else {
             tracing::warn!(
                 target: "a2aflow::serve",
                 execution_id = %event.execution_id,
