@@ -177,12 +177,15 @@ impl Fleet {
         assert!(status.success(), "kill -{signal} {pid}");
     }
 
-    /// SIGTERM every worker; each must exit 0 (leases released).
+    /// SIGTERM every worker; each must exit 0 (leases released). A worker started a moment
+    /// ago may not listen for signals yet (SIGTERM would end it by default): each is sent the
+    /// signal once its log says it is claiming (its handlers are installed before that line).
     fn stop(&mut self) {
+        let guard = Instant::now() + Duration::from_secs(60);
         for at in 0..self.workers.len() {
+            self.wait_until_claiming(at, guard);
             self.signal(at, "TERM");
         }
-        let guard = Instant::now() + Duration::from_secs(60);
         for w in &mut self.workers {
             loop {
                 if let Some(status) = w.child.try_wait().unwrap() {
@@ -192,6 +195,24 @@ impl Fleet {
                 assert!(Instant::now() < guard, "a worker did not stop on SIGTERM");
                 std::thread::sleep(Duration::from_millis(20));
             }
+        }
+    }
+
+    /// Waits (until `guard`) for worker `at`'s log to say it claims runs, or for it to exit.
+    fn wait_until_claiming(&mut self, at: usize, guard: Instant) {
+        loop {
+            let log = std::fs::read_to_string(&self.workers[at].log).unwrap_or_default();
+            if log.contains("a2aflow worker: claiming runs of")
+                || self.workers[at].child.try_wait().unwrap().is_some()
+            {
+                return;
+            }
+            assert!(
+                Instant::now() < guard,
+                "worker {} never started claiming: {log}",
+                self.workers[at].log.display()
+            );
+            std::thread::sleep(Duration::from_millis(20));
         }
     }
 

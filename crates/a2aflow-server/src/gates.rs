@@ -12,10 +12,19 @@ use a2aflow::kernel::GateBoard;
 use a2aflow::model::{Event, EventKind, EventPayload, MessageContent, OpenGate};
 use std::sync::{Mutex, PoisonError};
 
-/// The gates one run announced, oldest first, each with whether the board has held it.
+/// The gates one run announced, oldest first.
 #[derive(Debug, Default)]
 pub(crate) struct GateWatch {
-    announced: Mutex<Vec<(OpenGate, bool)>>,
+    announced: Mutex<Vec<Announced>>,
+}
+
+/// One announced gate: the event's `seq` tells this announcement from a later one of the same
+/// task; `seen` once the board held it (or a follow-up's answer was taken for it).
+#[derive(Debug)]
+struct Announced {
+    gate: OpenGate,
+    seq: u64,
+    seen: bool,
 }
 
 impl GateWatch {
@@ -33,29 +42,54 @@ impl GateWatch {
             return;
         };
         let mut announced = self.lock();
-        announced.retain(|(g, _)| g.local_task_id != gate.local_task_id);
-        announced.push((gate, false));
+        announced.retain(|a| a.gate.local_task_id != gate.local_task_id);
+        announced.push(Announced {
+            gate,
+            seq: event.seq,
+            seen: false,
+        });
     }
 
     /// The first gate of run `execution_id` still open, after forgetting the closed ones.
     pub(crate) fn first_open(&self, board: &GateBoard, execution_id: &str) -> Option<OpenGate> {
-        let on_board = board.open_gates(execution_id);
-        let mut announced = self.lock();
-        announced.retain_mut(|(gate, seen)| {
-            if on_board
-                .iter()
-                .any(|g| g.local_task_id == gate.local_task_id)
-            {
-                *seen = true;
-                true
-            } else {
-                !*seen
-            }
-        });
-        announced.first().map(|(gate, _)| gate.clone())
+        self.first_announced(board, execution_id)
+            .map(|(gate, _)| gate)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(OpenGate, bool)>> {
+    /// [`GateWatch::first_open`] with the `seq` of the event that announced it.
+    pub(crate) fn first_announced(
+        &self,
+        board: &GateBoard,
+        execution_id: &str,
+    ) -> Option<(OpenGate, u64)> {
+        let on_board = board.open_gates(execution_id);
+        let mut announced = self.lock();
+        announced.retain_mut(|a| {
+            if on_board
+                .iter()
+                .any(|g| g.local_task_id == a.gate.local_task_id)
+            {
+                a.seen = true;
+                true
+            } else {
+                !a.seen
+            }
+        });
+        announced.first().map(|a| (a.gate.clone(), a.seq))
+    }
+
+    /// The board took an answer for the gate announced by event `seq`: it is closed even if
+    /// this watch never saw it on the board (it arrived and was answered in between). A later
+    /// announcement of the same task is left open.
+    pub(crate) fn answered(&self, local_task_id: &str, seq: u64) {
+        for a in self.lock().iter_mut() {
+            if a.gate.local_task_id == local_task_id && a.seq == seq {
+                a.seen = true;
+            }
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Announced>> {
         self.announced
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -102,8 +136,12 @@ mod tests {
     }
 
     fn gated(id: &str) -> Event {
+        gated_at(id, 3)
+    }
+
+    fn gated_at(id: &str, seq: u64) -> Event {
         let event = serde_json::json!({
-            "seq": 3, "kind": "task_gated", "executionId": "e1", "data": gate(id),
+            "seq": seq, "kind": "task_gated", "executionId": "e1", "data": gate(id),
         });
         serde_json::from_value(event).unwrap_or_else(|e| panic!("an event: {e}"))
     }
@@ -113,6 +151,25 @@ mod tests {
         let watch = GateWatch::default();
         let board = GateBoard::new();
         watch.observe(&gated("t1"));
+        assert_eq!(
+            watch.first_open(&board, "e1").map(|g| g.local_task_id),
+            Some("t1".to_owned())
+        );
+    }
+
+    /// A gate answered between two looks at the board (it arrived and was answered in
+    /// between) is closed, not shown again; a later announcement of the same task stays open.
+    #[test]
+    fn an_answered_announcement_closes_and_a_later_one_stays_open() {
+        let watch = GateWatch::default();
+        let board = GateBoard::new();
+        watch.observe(&gated_at("t1", 3));
+        let (_, seq) = watch.first_announced(&board, "e1").unwrap();
+        watch.answered("t1", seq);
+        assert_eq!(watch.first_open(&board, "e1"), None);
+
+        watch.observe(&gated_at("t1", 9));
+        watch.answered("t1", 3);
         assert_eq!(
             watch.first_open(&board, "e1").map(|g| g.local_task_id),
             Some("t1".to_owned())

@@ -371,11 +371,12 @@ impl Runs {
         }
         let content = answer_content(message)?;
         let (watch, live_state, gates) = self.attach(task_id, current.meta)?;
-        let Some(open) = gates.first_open(&self.board, task_id) else {
+        let Some((open, announced)) = gates.first_announced(&self.board, task_id) else {
             return Err(not_waiting(task_id));
         };
         self.answer(task_id, &open.local_task_id, content, &gates)
             .await?;
+        gates.answered(&open.local_task_id, announced);
         live_state.send_if_modified(|s| s.show_gate(gates.first_open(&self.board, task_id)));
         Ok(watch)
     }
