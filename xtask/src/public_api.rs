@@ -29,6 +29,10 @@ pub const ALLOWED: &[(&str, &str)] = &[
         "serde's Serialize/Deserialize on the run views and StoreLocation",
     ),
     (
+        "tokio_util",
+        "CancellationToken: the shutdown signal Worker::run takes (the kernel's RunOptions::cancel is one too)",
+    ),
+    (
         "opentelemetry_sdk",
         "feature otel: the SdkTracerProvider the host keeps and shuts down",
     ),

@@ -26,6 +26,9 @@
 //!   [`RunFilter`], [`RunState`], [`RunSummary`], [`list_executions`], [`get_execution`]
 //!   ([`ExecutionView`]), [`execution_events`], [`request_cancel`] ([`CancelRequest`]),
 //!   [`answer_gate`], [`decline_gate`] ([`GateDelivery`]).
+//! - **Workers** ([`worker`]): [`submit_workflow`] journals a run without driving it; a
+//!   [`Worker`] ([`WorkerOptions`], [`RunEndHook`]) claims and drives a shared store's runs until
+//!   its shutdown token is cancelled, and says what it did in a [`WorkerReport`].
 //! - **Tracing**: [`otel`] (feature `otel`).
 //!
 //! ## Features
