@@ -38,7 +38,9 @@ impl DispatchJournal for TaskJournal<'_> {
         };
         self.durable
             .write_for(&r.local_task_id, vec![JournalRecord::TaskIntent(intent)])
-            .await
+            .await?;
+        // The append may have waited long (a paused process): the lease must still be ours.
+        self.durable.may_send()
     }
 
     async fn remote_task_known(&self, _context_id: &str, remote_task_id: &str) {

@@ -1,0 +1,154 @@
+//! A driver paused after its write-ahead record was acknowledged (a stopped process) wakes with
+//! its lease lapsed: it must not send, because another driver may have taken the run over and
+//! sent the command itself. The pause is played by a store whose `taskIntent` append returns
+//! only after the lease lapsed, and whose renewals wait for it, as a stopped process's would.
+
+use crate::support::*;
+use a2aflow_kernel::journal::{
+    JournalRecord, Lease, RunFilter, RunJournal, RunStarted, RunSummary,
+};
+use a2aflow_kernel::{
+    DispatchRequest, MemoryStore, RemoteClient, RunInput, RunOptions, RunStore, SendIntent,
+    StoreError, TaskFailure, TaskOutcome,
+};
+use a2aflow_model::{ErrorCode, Event};
+use async_trait::async_trait;
+use std::ops::Range;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+use tokio::sync::RwLock;
+
+const TTL: Duration = Duration::from_millis(300);
+const PAUSE: Duration = Duration::from_millis(900);
+
+/// A [`MemoryStore`] whose first `taskIntent` append is committed, then "paused" past the
+/// lease; renewals wait while the pause lasts.
+struct Paused {
+    inner: MemoryStore,
+    pause: RwLock<()>,
+    paused_once: AtomicUsize,
+}
+
+#[async_trait]
+impl RunStore for Paused {
+    async fn create_run(&self, run: RunStarted) -> Result<(), StoreError> {
+        self.inner.create_run(run).await
+    }
+    async fn append_batch(
+        &self,
+        id: &str,
+        records: Vec<JournalRecord>,
+    ) -> Result<Range<u64>, StoreError> {
+        self.inner.append_batch(id, records).await
+    }
+    async fn append_driven(
+        &self,
+        lease: &Lease,
+        records: Vec<JournalRecord>,
+    ) -> Result<Range<u64>, StoreError> {
+        let intent = records
+            .iter()
+            .any(|r| matches!(r, JournalRecord::TaskIntent(_)));
+        let written = self.inner.append_driven(lease, records).await;
+        if intent && self.paused_once.fetch_add(1, Ordering::SeqCst) == 0 {
+            let _paused = self.pause.write().await;
+            tokio::time::sleep(PAUSE).await;
+        }
+        written
+    }
+    async fn record_driven_events(
+        &self,
+        lease: &Lease,
+        events: Vec<Event>,
+    ) -> Result<(), StoreError> {
+        self.inner.record_driven_events(lease, events).await
+    }
+    async fn load(&self, id: &str) -> Result<RunJournal, StoreError> {
+        self.inner.load(id).await
+    }
+    async fn list(&self, filter: RunFilter) -> Result<Vec<RunSummary>, StoreError> {
+        self.inner.list(filter).await
+    }
+    async fn record_events(&self, id: &str, events: Vec<Event>) -> Result<(), StoreError> {
+        self.inner.record_events(id, events).await
+    }
+    async fn events(
+        &self,
+        id: &str,
+        after: Option<u64>,
+        limit: usize,
+    ) -> Result<Vec<Event>, StoreError> {
+        self.inner.events(id, after, limit).await
+    }
+    async fn lease(&self, id: &str) -> Result<Option<Lease>, StoreError> {
+        self.inner.lease(id).await
+    }
+    async fn acquire(&self, id: &str, owner: &str) -> Result<Lease, StoreError> {
+        self.inner.acquire(id, owner).await
+    }
+    async fn renew(&self, lease: &Lease) -> Result<Lease, StoreError> {
+        let _running = self.pause.read().await;
+        self.inner.renew(lease).await
+    }
+    async fn release(&self, lease: Lease) -> Result<(), StoreError> {
+        self.inner.release(lease).await
+    }
+}
+
+/// Journals each send and counts the ones it lets go.
+#[derive(Default)]
+struct Counting {
+    sent: AtomicUsize,
+}
+
+#[async_trait]
+impl RemoteClient for Counting {
+    async fn dispatch(&self, request: DispatchRequest<'_>) -> Result<TaskOutcome, TaskFailure> {
+        let message_id = format!("{}-m", request.local_task_id);
+        request
+            .journal
+            .before_send(SendIntent {
+                context_id: "ctx",
+                message_id: &message_id,
+                remote_task_id: None,
+                content: &request.content,
+            })
+            .await
+            .map_err(TaskFailure::new)?;
+        self.sent.fetch_add(1, Ordering::SeqCst);
+        Ok(TaskOutcome::default())
+    }
+}
+
+#[tokio::test]
+async fn a_driver_that_wakes_with_its_lease_lapsed_does_not_send() {
+    let store = Arc::new(Paused {
+        inner: MemoryStore::with_lease_ttl(TTL),
+        pause: RwLock::new(()),
+        paused_once: AtomicUsize::new(0),
+    });
+    let client = Arc::new(Counting::default());
+    let options = RunOptions {
+        store: Some(store.clone()),
+        execution_id: Some("exec".into()),
+        ..Default::default()
+    };
+    let w = wf(vec![step("a", &["x"], &[])]);
+    let r = tokio::time::timeout(
+        Duration::from_secs(30),
+        a2aflow_kernel::run(
+            w,
+            RunInput::default(),
+            Arc::new(Host::default()),
+            client.clone(),
+            options,
+        ),
+    )
+    .await
+    .expect("the run ends");
+    assert_eq!(client.sent.load(Ordering::SeqCst), 0, "a lapsed lease sent");
+    assert!(!r.success);
+    let failure = r.failure.expect("a failure");
+    assert_eq!(failure.code, ErrorCode::StoreLeaseLost, "{failure:?}");
+}
