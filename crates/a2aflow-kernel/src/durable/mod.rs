@@ -257,32 +257,29 @@ impl Durable {
         })
     }
 
-    /// Whether a business command may go out now: the lease is held and, by this host's clock,
-    /// not lapsed. A driver paused after its write-ahead record was acknowledged (a stopped
-    /// process, a long stall) may wake after another driver took the run over and resent the
-    /// command; checked right before the send, the lapsed lease stops it (`store.lease_lost`,
-    /// nothing sent, the run stops here). The window left is the time between this check and
-    /// the send itself, plus any skew between this host's clock and the store's.
-    pub(crate) fn may_send(&self) -> Result<(), Failure> {
+    /// Whether a business command may go out now: the lease is still this driver's. A driver
+    /// paused after its write-ahead record was acknowledged (a stopped process, a long stall)
+    /// may wake after another driver took the run over and resent the command: when the lease
+    /// lapsed by this host's clock, it is renewed first (a store round trip), which fails when
+    /// another driver took it (`store.lease_lost`: nothing is sent, the run stops here) and
+    /// keeps the run when nobody did. The window left is the time between this check and the
+    /// send itself, plus any skew between this host's clock and the store's.
+    pub(crate) async fn may_send(&self) -> Result<(), Failure> {
         let lease = self.held_lease().map_err(Failure::from)?;
-        let now = wall_clock_ms();
-        if now < lease.expires_at_ms {
+        if wall_clock_ms() < lease.expires_at_ms {
             return Ok(());
         }
-        let f = Failure::from(
-            StoreError::new(
-                ErrorCode::StoreLeaseLost,
-                format!(
-                    "the lease of run '{}' lapsed {} ms before its next send (was the process \
-                     paused?); nothing is sent, another driver may take the run over",
-                    self.execution_id,
-                    now - lease.expires_at_ms
-                ),
-            )
-            .with_detail("executionId", self.execution_id.as_str()),
-        );
-        self.fail(f.clone());
-        Err(f)
+        match self.store.renew(&lease).await {
+            Ok(renewed) => {
+                *lock(&self.lease) = Some(renewed);
+                Ok(())
+            }
+            Err(e) => {
+                let f = Failure::from(e);
+                self.fail(f.clone());
+                Err(f)
+            }
+        }
     }
 
     /// Appends `records` under this driver's lease (awaited: the kernel acts only after this

@@ -40,7 +40,7 @@ impl DispatchJournal for TaskJournal<'_> {
             .write_for(&r.local_task_id, vec![JournalRecord::TaskIntent(intent)])
             .await?;
         // The append may have waited long (a paused process): the lease must still be ours.
-        self.durable.may_send()
+        self.durable.may_send().await
     }
 
     async fn remote_task_known(&self, _context_id: &str, remote_task_id: &str) {

@@ -1,7 +1,9 @@
 //! A driver paused after its write-ahead record was acknowledged (a stopped process) wakes with
 //! its lease lapsed: it must not send, because another driver may have taken the run over and
 //! sent the command itself. The pause is played by a store whose `taskIntent` append returns
-//! only after the lease lapsed, and whose renewals wait for it, as a stopped process's would.
+//! only after the lease lapsed, and whose renewals wait for it, as a stopped process's would;
+//! another driver takes the run over meanwhile (or, in the second test, nobody does: then the
+//! driver renews its lapsed lease and sends).
 
 use crate::support::*;
 use a2aflow_kernel::journal::{
@@ -26,6 +28,7 @@ const PAUSE: Duration = Duration::from_millis(900);
 /// lease; renewals wait while the pause lasts.
 struct Paused {
     inner: MemoryStore,
+    take_over: bool,
     pause: RwLock<()>,
     paused_once: AtomicUsize,
 }
@@ -54,6 +57,11 @@ impl RunStore for Paused {
         if intent && self.paused_once.fetch_add(1, Ordering::SeqCst) == 0 {
             let _paused = self.pause.write().await;
             tokio::time::sleep(PAUSE).await;
+            if self.take_over {
+                self.inner
+                    .acquire(&lease.execution_id, "another driver")
+                    .await?;
+            }
         }
         written
     }
@@ -121,10 +129,12 @@ impl RemoteClient for Counting {
     }
 }
 
-#[tokio::test]
-async fn a_driver_that_wakes_with_its_lease_lapsed_does_not_send() {
+/// Runs one task on a store that pauses its first send's append past the lease; what was
+/// sent and the run's result.
+async fn run_paused(take_over: bool) -> (usize, a2aflow_model::ExecutionResult) {
     let store = Arc::new(Paused {
         inner: MemoryStore::with_lease_ttl(TTL),
+        take_over,
         pause: RwLock::new(()),
         paused_once: AtomicUsize::new(0),
     });
@@ -147,8 +157,21 @@ async fn a_driver_that_wakes_with_its_lease_lapsed_does_not_send() {
     )
     .await
     .expect("the run ends");
-    assert_eq!(client.sent.load(Ordering::SeqCst), 0, "a lapsed lease sent");
+    (client.sent.load(Ordering::SeqCst), r)
+}
+
+#[tokio::test]
+async fn a_driver_that_wakes_with_its_lease_taken_over_does_not_send() {
+    let (sent, r) = run_paused(true).await;
+    assert_eq!(sent, 0, "a lease taken over sent");
     assert!(!r.success);
     let failure = r.failure.expect("a failure");
     assert_eq!(failure.code, ErrorCode::StoreLeaseLost, "{failure:?}");
+}
+
+#[tokio::test]
+async fn a_driver_whose_lapsed_lease_nobody_took_renews_it_and_sends() {
+    let (sent, r) = run_paused(false).await;
+    assert_eq!(sent, 1);
+    assert!(r.success, "{:?}", r.failure);
 }
