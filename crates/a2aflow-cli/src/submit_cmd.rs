@@ -35,6 +35,8 @@ fn driver_only(args: &RunArgs) -> Option<&'static str> {
         Some("--registry / --agents-dir: the worker that drives the run fetches the cards")
     } else if args.routes != "allow-all" || args.negotiation != NegotiationPolicy::Accept {
         Some("--routes / --negotiation: the policies are the driver's")
+    } else if args.ui || args.ui_linger {
+        Some("--ui: the run page is the driver's (`a2aflow ui --store …` shows the run)")
     } else if args.orchestrator.is_some() {
         Some("--orchestrator: submit a workflow FILE")
     } else {

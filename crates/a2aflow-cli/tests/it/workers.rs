@@ -56,6 +56,9 @@ fn submit_refuses_what_only_a_driver_uses_and_agents_that_do_not_cover_the_workf
     let o = a2aflow_guarded(&["submit", &wf, "--store", &store, "--events", &events]);
     assert_exit(&o, 2);
     assert!(stderr(&o).contains("--events"), "{}", stderr(&o));
+    let o = a2aflow_guarded(&["submit", &wf, "--store", &store, "--ui"]);
+    assert_exit(&o, 2);
+    assert!(stderr(&o).contains("--ui"), "{}", stderr(&o));
     let o = a2aflow_guarded(&["submit", &wf]);
     assert_exit(&o, 2);
     assert!(stderr(&o).contains("needs --store"), "{}", stderr(&o));
