@@ -110,10 +110,11 @@ enum Command {
     /// Claim and drive the runs of a Postgres run store until SIGTERM/SIGINT (then release
     /// them and exit 0). Exit 2 on a usage or store error (the SQLite store hands no runs out).
     Worker(Box<worker_cmd::WorkerArgs>),
-    /// Inspect the runs a run store holds, ask one to stop, or continue one: `list`, `show`,
-    /// `events`, `cancel`, `resume`. Exit 0 when done (`resume`: `run`'s codes), 2 on a store or
-    /// usage error (an unknown id, a file that is not an a2aflow store, a newer schema, a damaged
-    /// file), the file left unchanged.
+    /// Inspect the runs a run store holds, ask one to stop, continue one or answer its gate:
+    /// `list`, `show`, `events`, `cancel`, `resume`, `answer`. Exit 0 when done (`resume` and
+    /// `answer`: `run`'s codes, 3 when the run parks at a gate), 2 on a store or usage error (an
+    /// unknown id, a file that is not an a2aflow store, a newer schema, a damaged file, a task
+    /// with no open gate), the file left unchanged.
     Runs(Box<runs_cmd::RunsArgs>),
     /// Search an orchestration centre's workflows by intent.
     /// Exit 0 when the centre answered (even with no result), 1 when it could not be asked or

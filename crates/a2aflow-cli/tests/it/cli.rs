@@ -194,6 +194,17 @@ fn run_usage_errors_exit_2() {
     );
 }
 
+/// The commands a `--help` text lists under `Commands:` (without `help`).
+fn listed_commands(help: &str) -> Vec<&str> {
+    help.lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .collect()
+}
+
 /// The first line of `--help` names every command the Commands section lists, so a new command
 /// cannot be left out of it again.
 #[test]
@@ -201,14 +212,7 @@ fn the_top_level_help_names_every_command() {
     let top = a2aflow(&["--help"]);
     let text = String::from_utf8_lossy(&top.stdout);
     let first = text.lines().next().unwrap_or_default();
-    let commands: Vec<&str> = text
-        .lines()
-        .skip_while(|l| !l.starts_with("Commands:"))
-        .skip(1)
-        .take_while(|l| l.starts_with("  "))
-        .filter_map(|l| l.split_whitespace().next())
-        .filter(|c| *c != "help")
-        .collect();
+    let commands = listed_commands(&text);
     assert!(
         commands.contains(&"search") && commands.contains(&"runs"),
         "{text}"
@@ -217,6 +221,28 @@ fn the_top_level_help_names_every_command() {
         assert!(
             first.split([' ', ',', ':']).any(|w| w == *c),
             "the first line `{first}` leaves out `{c}`"
+        );
+    }
+}
+
+/// The `runs` line of the top-level help names every `runs` subcommand (it once left out
+/// `answer`).
+#[test]
+fn the_runs_summary_names_every_runs_subcommand() {
+    let top = a2aflow(&["--help"]);
+    let top = String::from_utf8_lossy(&top.stdout);
+    let summary = top
+        .lines()
+        .find(|l| l.trim_start().starts_with("runs "))
+        .unwrap_or_default();
+    let runs = a2aflow(&["runs", "--help"]);
+    let runs = String::from_utf8_lossy(&runs.stdout);
+    let subcommands = listed_commands(&runs);
+    assert!(subcommands.contains(&"answer"), "{runs}");
+    for c in &subcommands {
+        assert!(
+            summary.contains(&format!("`{c}`")),
+            "the runs summary `{summary}` leaves out `{c}`"
         );
     }
 }
