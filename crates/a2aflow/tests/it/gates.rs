@@ -440,3 +440,44 @@ async fn an_input_gate_keeps_the_cached_token() {
         "only an AUTH_REQUIRED gate refreshes credentials"
     );
 }
+
+#[tokio::test]
+async fn a_gate_nobody_answers_ends_at_the_run_deadline_with_its_own_code() {
+    let (_server, cards) = started().await;
+    let board = GateBoard::new();
+    let hooks = parking(&board, None);
+    let config = EngineConfig::from_toml_str("[timeouts]\nrun_secs = 1\n").unwrap();
+    let r = tokio::time::timeout(
+        HANG,
+        execute_workflow(
+            workflow(),
+            &cards,
+            Arc::new(Verbatim),
+            &config,
+            RunInput::default(),
+            hooks,
+        ),
+    )
+    .await
+    .expect("the deadline ends the run")
+    .unwrap();
+    assert!(!r.success);
+    let task = |step: &str| {
+        r.steps
+            .iter()
+            .find(|s| s.step_name == step)
+            .map(|s| s.task_results[0].clone())
+            .unwrap()
+    };
+    let ask = task("ask");
+    assert_eq!(
+        ask.error_code.as_deref(),
+        Some("a2a.input_required"),
+        "{ask:?}"
+    );
+    assert!(ask.remote_task_id.is_some(), "{ask:?}");
+    assert_eq!(ask.error_details["localTaskId"], ask.task_id.as_str());
+    // The other branch finished meanwhile.
+    assert!(task("other").error_code.is_none(), "{:?}", task("other"));
+    assert!(board.open_gates("gated").is_empty());
+}
