@@ -88,7 +88,6 @@ async fn parked_at(
             ..RunOptions::default()
         },
         auth_provider: auth,
-        ..HostHooks::default()
     };
     let run = tokio::spawn(async move {
         execute_workflow(
