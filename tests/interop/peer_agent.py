@@ -20,6 +20,7 @@ behaviour:
     stream ...  a Task: WORKING, three appended chunks of artifact "chunks", COMPLETED
     fail ...    a Task: WORKING, then FAILED with a status message
     input ...   a Task: WORKING, then INPUT_REQUIRED (no Negotiation-T context)
+    auth ...    a Task: WORKING, then AUTH_REQUIRED
 
 The Rust side (tests/interop/main.rs) starts it, waits for the card, drives both bindings and
 kills it when done. All bindings share one request handler and task store.
@@ -71,7 +72,7 @@ class InteropExecutor(AgentExecutor):
         verb, _, rest = text.partition(' ')
         verb = verb.lower()
 
-        if verb == 'reply' or verb not in ('work', 'wait', 'stream', 'fail', 'input'):
+        if verb == 'reply' or verb not in ('work', 'wait', 'stream', 'fail', 'input', 'auth'):
             await event_queue.enqueue_event(
                 Message(
                     message_id=str(uuid.uuid4()),
@@ -101,6 +102,9 @@ class InteropExecutor(AgentExecutor):
             await updater.requires_input(
                 updater.new_agent_message([Part(text='which city do you mean?')])
             )
+            return
+        if verb == 'auth':
+            await updater.requires_auth(updater.new_agent_message([Part(text='sign in first')]))
             return
         if verb == 'work':
             await updater.add_artifact([Part(text=text)], name='out', last_chunk=True)

@@ -535,6 +535,17 @@ impl RemoteClient for A2aEngineClient {
             .with_detail("agent", agent)
             .with_detail("remoteTaskId", remote_task_id))
     }
+
+    /// Tells the agent's channel that its credentials must be refreshed (a cached OAuth2 or
+    /// login token is dropped, the host's `AuthProvider` is told through `on_unauthorized`), so
+    /// the answer to its AUTH_REQUIRED gate goes out with fresh ones. `workflow.unknown_agent`
+    /// for an agent the client does not know.
+    async fn refresh_credentials(&self, agent: &str) -> Result<(), Failure> {
+        let refreshed = self.agent(agent)?.transport.refresh_credentials().await;
+        refreshed
+            .map(|_| ())
+            .map_err(|f| f.with_detail("agent", agent))
+    }
 }
 
 /// Negotiation inputs of a dispatch (absent on attach).

@@ -260,6 +260,15 @@ pub trait RemoteClient: Send + Sync {
         Err(request.outcome_unknown("this client cannot re-attach to remote tasks"))
     }
 
+    /// Refreshes the credentials the client sends to `agent`, before the host's answer to an
+    /// AUTH_REQUIRED gate of that agent goes out (the agent asked for authentication: a cached
+    /// token must not be sent again). The default has no credentials to refresh. A failure ends
+    /// the gated task with it, and the answer is not sent.
+    async fn refresh_credentials(&self, agent: &str) -> Result<(), Failure> {
+        let _ = agent;
+        Ok(())
+    }
+
     /// Sends CancelTask for `remote_task_id` on `agent` (a cancel journaled before a restart and
     /// not sent), returning by `deadline`. The default cannot: `a2a.unsupported_operation`, and
     /// the cancel stays pending in the journal.

@@ -367,6 +367,15 @@ impl HttpClient {
         self.inner.headers.as_ref()
     }
 
+    /// Tells the request-headers hook that requests to `uri` need fresh credentials (as a 401
+    /// would); `false` without a hook. See [`crate::Transport::refresh_credentials`].
+    pub(crate) async fn refresh_credentials(&self, uri: &Uri) -> Result<bool, Failure> {
+        match self.headers_hook() {
+            Some(hook) => hook.on_unauthorized(uri).await,
+            None => Ok(false),
+        }
+    }
+
     /// Whether `A2A-Version` is sent (always, except in conformance tests).
     pub(crate) fn sends_version(&self) -> bool {
         self.inner.send_version

@@ -233,6 +233,10 @@ impl Transport for JsonRpcTransport {
         &self.url
     }
 
+    async fn refresh_credentials(&self) -> Result<bool, a2aflow_model::Failure> {
+        self.client.refresh_credentials(&self.uri).await
+    }
+
     async fn send_message(
         &self,
         request: &SendMessageRequest,

@@ -176,6 +176,10 @@ impl Transport for RestTransport {
         &self.url
     }
 
+    async fn refresh_credentials(&self) -> Result<bool, a2aflow_model::Failure> {
+        self.client.refresh_credentials(&self.send_uri).await
+    }
+
     async fn send_message(
         &self,
         request: &SendMessageRequest,

@@ -1,5 +1,6 @@
 //! The [`Transport`] trait: one async method per A2A operation the engine uses.
 
+use a2aflow_model::Failure;
 use a2aflow_model::a2a::{
     AgentCard, CancelTaskRequest, GetTaskRequest, ListTasksRequest, ListTasksResponse,
     SendMessageRequest, SendMessageResponse, SubscribeToTaskRequest, Task,
@@ -72,4 +73,13 @@ pub trait Transport: Send + Sync + std::fmt::Debug {
         &self,
         options: &CallOptions,
     ) -> Result<AgentCard, TransportError>;
+
+    /// Refreshes the credentials this transport sends, because the agent asked for
+    /// authentication (a task stopped at AUTH_REQUIRED and the host answered it): its request
+    /// headers are told as on a 401 ([`crate::RequestHeaders::on_unauthorized`]: a cached token
+    /// is dropped, the host's provider is told), so the next request carries fresh ones. `true`
+    /// when they may differ. The default has no credentials to refresh: `false`.
+    async fn refresh_credentials(&self) -> Result<bool, Failure> {
+        Ok(false)
+    }
 }

@@ -129,3 +129,93 @@ fn gates_park_without_a_store_is_a_usage_error() {
     ]);
     assert_exit(&o, 2);
 }
+
+/// The open gate of run `id` in `store`, from `runs show`.
+fn open_gate(id: &str, store: &str) -> String {
+    let shown = a2aflow(&["runs", "show", id, "--store", store, "--format", "json"]);
+    assert_exit(&shown, 0);
+    let view: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    assert_eq!(view["state"], "waiting", "{view:#}");
+    let gates = view["openGates"].as_array().unwrap();
+    assert_eq!(gates.len(), 1, "{view:#}");
+    gates[0]["localTaskId"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn a_data_answer_that_meets_another_gate_exits_3_as_does_a_resume_that_parks_again() {
+    let a = agents();
+    let dir = tempfile::tempdir().unwrap();
+    let wf = serde_json::json!({"id": "wf2", "name": "gated twice", "steps": [
+        {"name": "city", "subtasks": [{"agent": "alpha", "description": "input which city"}],
+         "next": [{"step": "date"}]},
+        {"name": "date", "subtasks": [{"agent": "alpha", "description": "input which date"}]}
+    ]});
+    let wf_path = dir.path().join("wf.json");
+    std::fs::write(&wf_path, wf.to_string()).unwrap();
+    let wf = wf_path.display().to_string();
+    let store = dir.path().join("runs.db").display().to_string();
+    let agent = format!("alpha={}", a.server.card_url("alpha"));
+    let o = a2aflow(&[
+        "run", &wf, "--agent", &agent, "--store", &store, "--gates", "park", "--format", "json",
+    ]);
+    assert_exit(&o, 3);
+    let id =
+        serde_json::from_str::<Value>(stdout(&o).lines().next().unwrap()).unwrap()["executionId"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+    let first = open_gate(&id, &store);
+
+    // The answer as one data part; the run goes on and parks at the second step's gate.
+    let answered = a2aflow(&[
+        "runs",
+        "answer",
+        &id,
+        "--task",
+        &first,
+        "--data",
+        r#"{"city": "Paris"}"#,
+        "--store",
+        &store,
+        "--agent",
+        &agent,
+    ]);
+    assert_exit(&answered, 3);
+    let sent = sent_messages(&a.server);
+    assert_eq!(sent.len(), 3, "{sent:#?}");
+    assert_eq!(sent[1]["contextId"], sent[0]["contextId"]);
+    assert!(sent[1]["taskId"].is_string(), "{}", sent[1]);
+    let part = &sent[1]["parts"][0];
+    assert_eq!(part["data"], serde_json::json!({"city": "Paris"}), "{part}");
+    let second = open_gate(&id, &store);
+    assert_ne!(first, second);
+
+    // A resume without an answer parks again at the same gate and sends nothing.
+    let resumed = a2aflow(&[
+        "runs", "resume", &id, "--store", &store, "--agent", &agent, "--gates", "park",
+    ]);
+    assert_exit(&resumed, 3);
+    assert_eq!(sent_messages(&a.server).len(), 3);
+    assert_eq!(open_gate(&id, &store), second);
+
+    let bad = a2aflow(&[
+        "runs",
+        "answer",
+        &id,
+        "--task",
+        &second,
+        "--data",
+        "{not json",
+        "--store",
+        &store,
+        "--agent",
+        &agent,
+    ]);
+    assert_exit(&bad, 2);
+    let done = a2aflow(&[
+        "runs", "answer", &id, "--task", &second, "--text", "today", "--store", &store, "--agent",
+        &agent,
+    ]);
+    assert_exit(&done, 0);
+    assert_eq!(sent_messages(&a.server).len(), 4);
+}

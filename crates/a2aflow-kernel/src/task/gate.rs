@@ -198,6 +198,11 @@ async fn answer(
     let Some(remote_task_id) = open.remote_task_id.as_deref() else {
         return ended(no_task_to_continue(open), gate);
     };
+    if open.gate == Gate::AuthRequired
+        && let Some(end) = refresh_credentials(t, open, &gate, bounds).await
+    {
+        return end;
+    }
     let follow_up = FollowUp { remote_task_id };
     // The answer continues the gated task in the attempt's context (the gate's own, which the
     // task's one context id is).
@@ -207,6 +212,36 @@ async fn answer(
         ..attempt
     };
     send(t, request, content, attempt, Some(follow_up), bounds).await
+}
+
+/// Before the answer to an AUTH_REQUIRED gate: the agent's credentials refreshed, within the
+/// task's bounds. `None` when the answer may go; otherwise how the task ends (the refresh's
+/// failure, the gate's own code at the deadline, or the interruption after a best-effort
+/// CancelTask), with the answer not sent.
+async fn refresh_credentials(
+    t: &TaskCtx,
+    open: &OpenGate,
+    gate: &TaskFailure,
+    bounds: &mut Bounds<'_>,
+) -> Option<Dispatched> {
+    let refresh = std::pin::pin!(t.run.client.refresh_credentials(&open.agent));
+    let failure = match guard(refresh, bounds).await {
+        Guarded::Done(Ok(())) => return None,
+        Guarded::Done(Err(f)) => f,
+        Guarded::Panicked(message) => Failure::new(
+            ErrorCode::WorkflowExecutionFailed,
+            format!(
+                "refreshing the credentials of agent {} panicked: {message}",
+                open.agent
+            ),
+        ),
+        Guarded::Interrupted(Interrupt::Timeout) => expired(open, t.run.timeout),
+        Guarded::Interrupted(i) => {
+            cancel_remote(t, open).await;
+            return Some(Graced::Interrupted(i, Some(Ok(Err(gate.clone())))));
+        }
+    };
+    Some(ended(with_gate_details(failure, open), gate.clone()))
 }
 
 /// Journals `record` in a durable run (a store failure stops the run; see `Durable::write`).

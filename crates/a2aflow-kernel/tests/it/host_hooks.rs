@@ -201,3 +201,60 @@ async fn a_finish_hook_that_never_returns_is_abandoned_after_the_cleanup_grace()
     assert!(r.success);
     assert_eq!(rec.kinds().last(), Some(&EventKind::Close));
 }
+
+/// A run whose first agent answers after 60 s, ended early by `options` (its cancellation or its
+/// deadline) with `expected`: the finish hook is called once with that ending, before `close`.
+async fn ended_early(options: RunOptions, expected: &str) {
+    let finish = Arc::new(Finished::default());
+    let rec = Recorder::default();
+    let options = RunOptions {
+        finish_hook: Some(finish.clone()),
+        on_event: rec.options().on_event,
+        ..options
+    };
+    let client = Arc::new(InMemoryClient::new().agent("A", delayed(60_000)));
+    let host = Arc::new(Host::default());
+    let run = go_with(two_steps(), &host, &client, options);
+    // A hang guard only, never a timing assertion.
+    let r = tokio::time::timeout(Duration::from_secs(30), run)
+        .await
+        .expect("the run ends");
+    assert!(!r.success);
+    let (result, events) = finish.only_call();
+    assert_eq!(result, r);
+    assert_eq!(
+        result.failure.as_ref().unwrap().code,
+        expected,
+        "{result:?}"
+    );
+    assert!(events.iter().all(|e| e.kind != EventKind::Close));
+    assert_eq!(rec.kinds().last(), Some(&EventKind::Close));
+}
+
+#[tokio::test]
+async fn a_cancelled_run_calls_the_finish_hook_once_with_its_ending() {
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let trigger = cancel.clone();
+    // Cancelled as the first step starts.
+    let hook: EventHook = Arc::new(move |e: &Event| {
+        if e.kind == EventKind::StepStart {
+            trigger.cancel();
+        }
+        EventEdit::Keep
+    });
+    let options = RunOptions {
+        cancel,
+        event_hook: Some(hook),
+        ..Default::default()
+    };
+    ended_early(options, "workflow.cancelled").await;
+}
+
+#[tokio::test]
+async fn a_run_past_its_deadline_calls_the_finish_hook_once_with_its_ending() {
+    let options = RunOptions {
+        timeout: Duration::from_millis(100),
+        ..Default::default()
+    };
+    ended_early(options, "workflow.timeout").await;
+}

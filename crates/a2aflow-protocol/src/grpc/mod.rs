@@ -333,6 +333,10 @@ impl Transport for GrpcTransport {
         &self.url
     }
 
+    async fn refresh_credentials(&self) -> Result<bool, a2aflow_model::Failure> {
+        self.http.refresh_credentials(&self.target).await
+    }
+
     async fn send_message(
         &self,
         request: &SendMessageRequest,

@@ -167,3 +167,51 @@ async fn a_blank_host_context_id_is_invalid_content_and_nothing_is_sent() {
     );
     assert!(sent_messages(&server).is_empty());
 }
+
+/// Sends each description as it is, in the context `host-<agent>`.
+struct VerbatimInContext;
+
+#[async_trait::async_trait]
+impl ControlPoint for VerbatimInContext {
+    async fn on_task(&self, request: TaskRequest) -> Result<MessageContent, CallbackError> {
+        Ok(MessageContent::text(request.description).in_context(format!("host-{}", request.agent)))
+    }
+}
+
+#[tokio::test]
+async fn every_retry_of_a_task_goes_in_the_hosts_context_on_both_bindings() {
+    let server = two_bindings().await;
+    let config = EngineConfig::default();
+    let urls = [server.card_url("rpc"), server.card_url("rest")];
+    let cards = fetch_agent_cards(&urls, &config).await.unwrap();
+    server.clear_requests();
+    let retried = r#"{"attempts": 3, "backoff": {"initial": 0.01}, "on": ["a2a.task_failed"]}"#;
+    let text = format!(
+        r#"{{"steps": [{{"name": "ask", "subtasks": [
+          {{"agent": "rpc", "description": "flaky 2 please", "retry": {retried}}},
+          {{"agent": "rest", "description": "flaky 2 please", "retry": {retried}}}]}}]}}"#
+    );
+    let result = execute_workflow(
+        workflow(&text),
+        &cards,
+        Arc::new(VerbatimInContext),
+        &config,
+        RunInput::default(),
+        HostHooks::default(),
+    )
+    .await
+    .unwrap();
+    assert!(result.success, "{:#?}", result.failure);
+    let sent = sent_messages(&server);
+    assert_eq!(sent.len(), 6, "{sent:?}");
+    for (agent, message) in &sent {
+        assert_eq!(message["contextId"], format!("host-{agent}"), "{message}");
+    }
+    for view in &result.steps[0].task_results {
+        assert_eq!(view.attempts, 3, "{view:?}");
+        assert_eq!(
+            view.context_id.as_deref(),
+            Some(format!("host-{}", view.agent_name).as_str())
+        );
+    }
+}

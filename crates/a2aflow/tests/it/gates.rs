@@ -2,7 +2,8 @@
 //! follow-up on the task completes it): a parked branch while another completes, the host's
 //! answer as a follow-up carrying both ids, the stored run's view of its open gates, answers to
 //! tasks without an open gate refused, a decline, and an AUTH_REQUIRED gate answered after the
-//! host refreshed the credentials its `AuthProvider` supplies.
+//! host refreshed the credentials its `AuthProvider` supplies, or, with configured OAuth2
+//! credentials, with a token fetched after the answer.
 
 use a2aflow::kernel::{
     CallbackError, ControlPoint, GateBoard, GatePolicy, MemoryStore, RunInput, RunOptions,
@@ -14,12 +15,12 @@ use a2aflow::model::{
 };
 use a2aflow::protocol::auth::{AuthProvider, AuthRequest};
 use a2aflow::{
-    EngineConfig, GateDelivery, HostHooks, RunState, answer_gate, execute_workflow,
-    fetch_agent_cards, get_execution,
+    EngineConfig, GateDelivery, HostHooks, RunState, answer_gate, discover_agents,
+    execute_workflow, fetch_agent_cards, get_execution,
 };
-use a2aflow_testkit::{AgentSpec, Route, TestServer};
+use a2aflow_testkit::{AgentSpec, Route, TestServer, TokenEndpoint};
 use http::HeaderMap;
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -247,8 +248,9 @@ async fn a_declined_gate_fails_with_the_hosts_code_and_sends_a_cancel_task() {
     );
 }
 
-/// A host credential source whose token the host replaces while the run waits.
-struct RefreshableToken(std::sync::Mutex<String>);
+/// A host credential source whose token the host replaces while the run waits; it counts the
+/// times it was told the agent wants fresh credentials.
+struct RefreshableToken(std::sync::Mutex<String>, std::sync::atomic::AtomicUsize);
 
 #[async_trait::async_trait]
 impl AuthProvider for RefreshableToken {
@@ -258,13 +260,21 @@ impl AuthProvider for RefreshableToken {
         headers.insert("authorization", format!("Bearer {token}").parse().unwrap());
         Ok(headers)
     }
+
+    async fn on_unauthorized(&self, _agent: &str) -> bool {
+        self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        true
+    }
 }
 
 #[tokio::test]
 async fn an_auth_gate_is_answered_with_the_hosts_refreshed_credentials() {
     let (server, cards) = started().await;
     let board = GateBoard::new();
-    let token = Arc::new(RefreshableToken(std::sync::Mutex::new("old".into())));
+    let token = Arc::new(RefreshableToken(
+        std::sync::Mutex::new("old".into()),
+        std::sync::atomic::AtomicUsize::new(0),
+    ));
     let mut hooks = parking(&board, None);
     hooks.auth_provider = Some(token.clone());
     let workflow = load_workflow_str(
@@ -305,4 +315,169 @@ async fn an_auth_gate_is_answered_with_the_hosts_refreshed_credentials() {
     assert_eq!(sends.len(), 2);
     assert_eq!(sends[0].header("authorization"), Some("Bearer old"));
     assert_eq!(sends[1].header("authorization"), Some("Bearer fresh"));
+    // The provider was told once, before the follow-up, that the agent asked for credentials.
+    assert_eq!(token.1.load(std::sync::atomic::Ordering::SeqCst), 1);
+}
+
+/// An agent whose card asks for OAuth2 client credentials, the credentials file that configures
+/// them for it, and the token endpoint (`tok-1`, `tok-2`, … one per token request).
+async fn oauth_agent(dir: &std::path::Path) -> (TestServer, TokenEndpoint, EngineConfig) {
+    let idp = TokenEndpoint::spawn("gate-client", "gate-secret", 3600)
+        .await
+        .unwrap();
+    let spec = AgentSpec::new("alpha")
+        .security_scheme(
+            "oauth",
+            json!({"oauth2SecurityScheme": {"flows": {"clientCredentials": {
+                "tokenUrl": idp.token_url(), "scopes": {"tasks": "t"}}}}}),
+        )
+        .security_requirement(json!({"schemes": {"oauth": {}}}));
+    let server = TestServer::single(spec).await.unwrap();
+    let creds = dir.join("credentials.json");
+    std::fs::write(
+        &creds,
+        json!({"alpha": {"oauth": {
+            "client_id": "gate-client", "client_secret": "gate-secret", "scopes": ["tasks"],
+            "token_url": idp.token_url()}}})
+        .to_string(),
+    )
+    .unwrap();
+    let config = EngineConfig {
+        credentials_file: Some(creds),
+        ..EngineConfig::default()
+    };
+    (server, idp, config)
+}
+
+#[tokio::test]
+async fn an_answered_auth_gate_drops_the_cached_token_and_the_follow_up_carries_a_fresh_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, idp, config) = oauth_agent(dir.path()).await;
+    let agents = discover_agents(&[("alpha", server.card_url("alpha"))], &config)
+        .await
+        .unwrap();
+    let board = GateBoard::new();
+    let hooks = parking(&board, None);
+    let workflow = load_workflow_str(
+        r#"{"id": "auth", "steps": [{"name": "ask", "subtasks": [{"agent": "alpha", "description": "auth please"}]}]}"#,
+        LoadOptions::STRICT,
+    )
+    .unwrap()
+    .workflow;
+    let run = tokio::spawn(async move {
+        execute_workflow(
+            workflow,
+            &agents,
+            Arc::new(Verbatim),
+            &config,
+            RunInput::default(),
+            hooks,
+        )
+        .await
+        .unwrap()
+    });
+    let gate = open_gate(&board).await;
+    assert_eq!(gate.gate, Gate::AuthRequired);
+    assert_eq!(idp.issued(), 1);
+    board
+        .answer(
+            "gated",
+            &gate.local_task_id,
+            MessageContent::text("signed in"),
+        )
+        .unwrap();
+    let r = tokio::time::timeout(HANG, run).await.unwrap().unwrap();
+    assert!(r.success, "{:#?}", r.failure);
+    let tokens: Vec<String> = server
+        .requests()
+        .into_iter()
+        .filter(|r| matches!(r.route, Some(Route::Send | Route::Stream)))
+        .map(|r| r.header("authorization").unwrap_or_default().to_owned())
+        .collect();
+    // The token the agent asked to be replaced is not sent again: the answer's follow-up went
+    // with a token fetched after the gate was answered.
+    assert_eq!(
+        tokens,
+        [
+            format!("Bearer {}", idp.token(1)),
+            format!("Bearer {}", idp.token(2))
+        ]
+    );
+    assert_eq!(idp.issued(), 2);
+}
+
+#[tokio::test]
+async fn an_input_gate_keeps_the_cached_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, idp, config) = oauth_agent(dir.path()).await;
+    let agents = discover_agents(&[("alpha", server.card_url("alpha"))], &config)
+        .await
+        .unwrap();
+    let board = GateBoard::new();
+    let hooks = parking(&board, None);
+    let run = tokio::spawn(async move {
+        execute_workflow(
+            workflow(),
+            &agents,
+            Arc::new(Verbatim),
+            &config,
+            RunInput::default(),
+            hooks,
+        )
+        .await
+        .unwrap()
+    });
+    let gate = open_gate(&board).await;
+    assert_eq!(gate.gate, Gate::InputRequired);
+    board
+        .answer("gated", &gate.local_task_id, MessageContent::text("Paris"))
+        .unwrap();
+    let r = tokio::time::timeout(HANG, run).await.unwrap().unwrap();
+    assert!(r.success, "{:#?}", r.failure);
+    assert_eq!(
+        idp.issued(),
+        1,
+        "only an AUTH_REQUIRED gate refreshes credentials"
+    );
+}
+
+#[tokio::test]
+async fn a_gate_nobody_answers_ends_at_the_run_deadline_with_its_own_code() {
+    let (_server, cards) = started().await;
+    let board = GateBoard::new();
+    let hooks = parking(&board, None);
+    let config = EngineConfig::from_toml_str("[timeouts]\nrun_secs = 1\n").unwrap();
+    let r = tokio::time::timeout(
+        HANG,
+        execute_workflow(
+            workflow(),
+            &cards,
+            Arc::new(Verbatim),
+            &config,
+            RunInput::default(),
+            hooks,
+        ),
+    )
+    .await
+    .expect("the deadline ends the run")
+    .unwrap();
+    assert!(!r.success);
+    let task = |step: &str| {
+        r.steps
+            .iter()
+            .find(|s| s.step_name == step)
+            .map(|s| s.task_results[0].clone())
+            .unwrap()
+    };
+    let ask = task("ask");
+    assert_eq!(
+        ask.error_code.as_deref(),
+        Some("a2a.input_required"),
+        "{ask:?}"
+    );
+    assert!(ask.remote_task_id.is_some(), "{ask:?}");
+    assert_eq!(ask.error_details["localTaskId"], ask.task_id.as_str());
+    // The other branch finished meanwhile.
+    assert!(task("other").error_code.is_none(), "{:?}", task("other"));
+    assert!(board.open_gates("gated").is_empty());
 }
