@@ -12,6 +12,7 @@ use crate::record::{ServedLineage, Snapshot, TaskMeta, status_of_unfinished};
 use crate::wire_error::{A2aError, ErrorKind};
 use a2a::{Message, Task, TaskState};
 use a2aflow::kernel::journal::wall_clock_ms;
+use crate::lineage::DelegatingControlPoint;
 use a2aflow::kernel::{ControlPoint, DelegationPolicy, GateBoard, GatePolicy};
 use a2aflow::model::delegation::{FlowRef, Lineage, RefusedDelegation};
 use a2aflow::model::{Event, Workflow};
@@ -24,10 +25,14 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+mod resumed;
+
 /// What a served run is given by its host.
 #[derive(Clone)]
 pub(crate) struct Host {
-    pub(crate) control_point: Arc<dyn ControlPoint>,
+    /// The host's ControlPoint; its tasks to workflows other a2aflow servers publish carry the
+    /// calling run's lineage.
+    pub(crate) control_point: Arc<DelegatingControlPoint>,
     pub(crate) agents: Arc<[AgentEndpoint]>,
     pub(crate) config: Arc<EngineConfig>,
     pub(crate) store: Option<Arc<dyn RunStore>>,
@@ -478,11 +483,13 @@ impl Runs {
             self.board.clone(),
             execution_id.clone(),
         ));
+        let control_point: Arc<dyn ControlPoint> =
+            Arc::new(host.control_point.at(meta.lineage.as_ref().map(Lineage::from)));
         self.tracker.spawn(async move {
             let outcome = execute_workflow(
                 workflow,
                 &host.agents,
-                host.control_point,
+                control_point,
                 &host.config,
                 input,
                 hooks,
