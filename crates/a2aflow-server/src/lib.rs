@@ -12,7 +12,9 @@
 //! execution id, the `result` artifact carrying the run's result document, the state mapped by
 //! the status table); GetTask, ListTasks, CancelTask and SubscribeToTask read and steer the
 //! runs. With a run store, runs are journaled, still answered after a restart, and the ones
-//! left unfinished are resumed by the restarted server. Every
+//! left unfinished are resumed by the restarted server. The calling side of delegation
+//! across hosts is here too: [`DelegatingControlPoint`] adds the delegation request metadata to
+//! a run's tasks for workflows another a2aflow server publishes. Every
 //! request passes tower layers (a tracing span, a deadline, a body limit).
 //!
 //! **What it must never depend on.** The CLI and the testkit. It builds no runtime: it runs on

@@ -11,8 +11,8 @@ use a2a::AgentCard;
 use a2aflow::kernel::{CallbackError, ControlPoint};
 use a2aflow::model::delegation::{Lineage, MetadataKey};
 use a2aflow::model::{
-    MessageContent, NegotiationReply, NegotiationRequest, RouteDecision, RouteRequest,
-    TaskRequest, TaskResult,
+    MessageContent, NegotiationReply, NegotiationRequest, RouteDecision, RouteRequest, TaskRequest,
+    TaskResult,
 };
 use serde_json::Value;
 use std::collections::HashMap;
@@ -26,7 +26,11 @@ const SERVED_TAGS: [&str; 2] = ["workflow", "a2aflow"];
 pub fn served_workflow_id(card: &AgentCard) -> Option<&str> {
     card.skills
         .iter()
-        .find(|s| SERVED_TAGS.iter().all(|t| s.tags.iter().any(|tag| tag == t)))
+        .find(|s| {
+            SERVED_TAGS
+                .iter()
+                .all(|t| s.tags.iter().any(|tag| tag == t))
+        })
         .map(|s| s.id.as_str())
 }
 
@@ -84,7 +88,11 @@ impl DelegatingControlPoint {
             // The caller is the root: the request's root is null, the child at depth 1.
             None => (Value::Null, 1),
             Some(l) => (
-                Value::from(l.root_execution_id.as_deref().unwrap_or(&l.parent_execution_id)),
+                Value::from(
+                    l.root_execution_id
+                        .as_deref()
+                        .unwrap_or(&l.parent_execution_id),
+                ),
                 l.depth.saturating_add(1),
             ),
         };
@@ -149,7 +157,9 @@ mod tests {
             r#"{{"id": "{name}-id", "name": "{name}", "steps": [{{"name": "s", "type": "SELF_LOOP",
                "subtasks": [{{"description": "d"}}]}}]}}"#
         );
-        let workflow = load_workflow_str(&text, LoadOptions::default()).ok()?.workflow;
+        let workflow = load_workflow_str(&text, LoadOptions::default())
+            .ok()?
+            .workflow;
         Some(card(&workflow, "http://127.0.0.1:1/agents/x"))
     }
 

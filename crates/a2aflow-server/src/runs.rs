@@ -7,12 +7,12 @@ use crate::delegated::{self, Known};
 use crate::gates::{GateWatch, answer_content};
 use crate::index::IndexFile;
 use crate::input::run_input;
+use crate::lineage::DelegatingControlPoint;
 use crate::quota::{CallerQuota, QuotaSlot};
 use crate::record::{ServedLineage, Snapshot, TaskMeta, status_of_unfinished};
 use crate::wire_error::{A2aError, ErrorKind};
 use a2a::{Message, Task, TaskState};
 use a2aflow::kernel::journal::wall_clock_ms;
-use crate::lineage::DelegatingControlPoint;
 use a2aflow::kernel::{ControlPoint, DelegationPolicy, GateBoard, GatePolicy};
 use a2aflow::model::delegation::{FlowRef, Lineage, RefusedDelegation};
 use a2aflow::model::{Event, Workflow};
@@ -483,8 +483,10 @@ impl Runs {
             self.board.clone(),
             execution_id.clone(),
         ));
-        let control_point: Arc<dyn ControlPoint> =
-            Arc::new(host.control_point.at(meta.lineage.as_ref().map(Lineage::from)));
+        let control_point: Arc<dyn ControlPoint> = Arc::new(
+            host.control_point
+                .at(meta.lineage.as_ref().map(Lineage::from)),
+        );
         self.tracker.spawn(async move {
             let outcome = execute_workflow(
                 workflow,

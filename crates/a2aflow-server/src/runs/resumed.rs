@@ -7,8 +7,8 @@ use super::{Driven, Entry, Live, Runs, on_event};
 use crate::record::{Snapshot, TaskMeta};
 use a2aflow::kernel::journal::wall_clock_ms;
 use a2aflow::kernel::{ControlPoint, GatePolicy, RunOptions};
-use a2aflow::model::delegation::Lineage;
 use a2aflow::model::delegation::ExecutionStatus;
+use a2aflow::model::delegation::Lineage;
 use a2aflow::model::{ErrorCode, ExecutionResult, Failure};
 use a2aflow::{HostHooks, RunStore};
 use std::sync::Arc;
@@ -115,8 +115,10 @@ impl Runs {
             .store_options()
             .map(|o| o.lease_ttl / 4)
             .unwrap_or(LOCKED_WAIT.1);
-        let control_point: Arc<dyn ControlPoint> =
-            Arc::new(host.control_point.at(meta.lineage.as_ref().map(Lineage::from)));
+        let control_point: Arc<dyn ControlPoint> = Arc::new(
+            host.control_point
+                .at(meta.lineage.as_ref().map(Lineage::from)),
+        );
         self.tracker.spawn(async move {
             let Driven {
                 state,
