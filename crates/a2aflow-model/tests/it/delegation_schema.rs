@@ -194,7 +194,8 @@ fn a_gated_task_shows_the_agents_words_and_only_a_gated_one_does() {
         );
     }
     let mut completed = task_example();
-    completed["status"]["message"] = gated_example("TASK_STATE_INPUT_REQUIRED")["status"]["message"].clone();
+    completed["status"]["message"] =
+        gated_example("TASK_STATE_INPUT_REQUIRED")["status"]["message"].clone();
     expect_violation(Example::Task, &completed, "/status/state", "is not one of");
     let mut extra = gated_example("TASK_STATE_AUTH_REQUIRED");
     extra["status"]["message"]["metadata"] = json!({});
@@ -210,7 +211,12 @@ fn a_gated_task_shows_the_agents_words_and_only_a_gated_one_does() {
     // An auth gate is still WAITING_FOR_HUMAN, never another status.
     let mut running = gated_example("TASK_STATE_AUTH_REQUIRED");
     running["metadata"]["a2aflow/status"] = json!("RUNNING");
-    expect_violation(Example::Task, &running, "/metadata/a2aflow~1status", "is not one of");
+    expect_violation(
+        Example::Task,
+        &running,
+        "/metadata/a2aflow~1status",
+        "is not one of",
+    );
 }
 
 #[test]

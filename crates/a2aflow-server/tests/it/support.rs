@@ -203,7 +203,10 @@ pub fn check_task_records(body: &str) -> usize {
 fn task_records<'a>(value: &'a Value, out: &mut Vec<&'a Value>) {
     match value {
         Value::Object(map) => {
-            if ["id", "contextId", "status"].iter().all(|k| map.contains_key(*k)) {
+            if ["id", "contextId", "status"]
+                .iter()
+                .all(|k| map.contains_key(*k))
+            {
                 out.push(value);
             } else {
                 map.values().for_each(|v| task_records(v, out));
