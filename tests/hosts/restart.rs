@@ -145,14 +145,19 @@ async fn a_killed_server_resumes_its_run_and_the_client_re_attaches() {
     let done = settled(&rest, &task.id).await;
     assert_eq!(done.status.state, TaskState::Completed, "{done:?}");
     assert_eq!(done.artifacts.as_ref().map(Vec::len), Some(1), "{done:?}");
-    let listed = rpc_of(&again).await
+    let listed = rpc_of(&again)
+        .await
         .list_tasks(&by_context("ctx-restart"), &CallOptions::default())
         .await
         .unwrap();
     assert_eq!(listed.total_size, 1);
     assert_eq!(listed.tasks[0].id, task.id);
     assert_eq!(listed.tasks[0].status.state, TaskState::Completed);
-    assert_eq!(sends(&agents, "beta"), 1, "the business command was sent once");
+    assert_eq!(
+        sends(&agents, "beta"),
+        1,
+        "the business command was sent once"
+    );
     assert_eq!(agents.task_count("beta"), 1);
     again.stop();
 }

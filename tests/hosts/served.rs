@@ -33,6 +33,8 @@ impl Served {
         let mut child = Command::new(cli_binary())
             .arg("serve")
             .args(args)
+            // The refusals of delegation requests are logged at info.
+            .env("RUST_LOG", "a2aflow::serve=info")
             .stdout(Stdio::piped())
             .stderr(Stdio::from(log))
             .spawn()
