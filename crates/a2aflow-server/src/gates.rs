@@ -90,6 +90,15 @@ impl GateWatch {
         announced.first().map(|a| (a.gate.clone(), a.seq))
     }
 
+    /// The `seq` of the latest announcement of the gate of task `local_task_id`, if any.
+    pub(crate) fn seq_of(&self, local_task_id: &str) -> Option<u64> {
+        self.lock()
+            .iter()
+            .rev()
+            .find(|a| a.gate.local_task_id == local_task_id)
+            .map(|a| a.seq)
+    }
+
     /// The board took an answer for the gate announced by event `seq`: it is closed even if
     /// this watch never saw it on the board (it arrived and was answered in between). A later
     /// announcement of the same task is left open.

@@ -381,6 +381,10 @@ impl Runs {
         };
         self.answer(task_id, &open.local_task_id, content, &gates)
             .await?;
+        // The announcement the board's gate belongs to is the one seen now: a resumed run
+        // announces its gate again (a later `seq`) before it parks it anew, and the answer may
+        // have waited for that.
+        let announced = gates.seq_of(&open.local_task_id).unwrap_or(announced);
         gates.answered(&open.local_task_id, announced);
         live_state.send_if_modified(|s| s.show_gate(gates.first_open(&self.board, task_id)));
         Ok(watch)
