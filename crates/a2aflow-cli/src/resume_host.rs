@@ -48,8 +48,15 @@ impl ResumeHost {
     ) -> Result<Self, Failure> {
         let agents = discover_agents(named, &config).await?;
         let cards: Vec<_> = agents.iter().map(|a| a.card().clone()).collect();
-        let control_point =
-            DeclarativeControlPoint::new(routes, negotiation, negotiating_agents(&cards));
+        // As `run` does: tasks to workflows served by a2aflow carry the run's lineage.
+        let control_point = a2aflow_server::DelegatingControlPoint::new(
+            Arc::new(DeclarativeControlPoint::new(
+                routes,
+                negotiation,
+                negotiating_agents(&cards),
+            )),
+            &cards,
+        );
         Ok(ResumeHost {
             config,
             agents,

@@ -424,8 +424,15 @@ pub fn run(args: RunArgs) -> u8 {
             .saturating_duration_since(tokio::time::Instant::now())
             .as_secs_f64()
             .max(0.001);
-        let host =
-            DeclarativeControlPoint::new(routes, args.negotiation, negotiating_agents(&cards));
+        // Tasks to workflows served by a2aflow carry this run's lineage (it is the root).
+        let host = a2aflow_server::DelegatingControlPoint::new(
+            Arc::new(DeclarativeControlPoint::new(
+                routes,
+                args.negotiation,
+                negotiating_agents(&cards),
+            )),
+            &cards,
+        );
         let input = RunInput {
             runtime_intent: args.intent.clone(),
         };

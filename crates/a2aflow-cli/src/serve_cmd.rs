@@ -12,6 +12,7 @@ use crate::demo::negotiating_agents;
 use crate::run_cmd::{named_agents, runtime};
 use crate::signals::Interrupts;
 use crate::terminal::block;
+use a2aflow::kernel::DelegationPolicy;
 use a2aflow::model::{ErrorCode, Failure, LoadOptions, Workflow, validate};
 use a2aflow::protocol::auth::Environment;
 use a2aflow::{EngineConfig, StoreLocation, discover_agents};
@@ -52,6 +53,11 @@ pub struct ServeArgs {
     /// each sees only its own runs.
     #[arg(long, value_name = "FILE")]
     pub auth: Option<PathBuf>,
+    /// The deepest a delegated run may sit in its tree (the root is 0): an inbound request
+    /// whose `a2aflow/depth` is larger is refused (`TASK_STATE_REJECTED`, `depth_exceeded`)
+    /// before anything runs. Default 4.
+    #[arg(long, value_name = "N")]
+    pub max_depth: Option<u32>,
     /// Serve without authentication on a non-loopback `--listen` address.
     #[arg(long)]
     pub allow_unauthenticated: bool,
@@ -177,6 +183,11 @@ pub fn run(args: ServeArgs) -> u8 {
         let cards: Vec<_> = agents.iter().map(|a| a.card().clone()).collect();
         let host =
             DeclarativeControlPoint::new(routes, args.negotiation, negotiating_agents(&cards));
+        // The served runs' leases last as the configuration says (`store_lease_secs`).
+        let store_options = match config.store_options() {
+            Ok(o) => o,
+            Err(f) => return usage(f),
+        };
         let mut builder = Server::builder()
             .control_point(Arc::new(host))
             .agents(agents)
@@ -185,6 +196,12 @@ pub fn run(args: ServeArgs) -> u8 {
             .callers(callers);
         if args.allow_unauthenticated {
             builder = builder.allow_unauthenticated();
+        }
+        if let Some(max_depth) = args.max_depth {
+            builder = builder.delegation(DelegationPolicy {
+                max_depth,
+                ..DelegationPolicy::default()
+            });
         }
         for workflow in workflows {
             builder = builder.workflow(workflow);
@@ -205,7 +222,7 @@ pub fn run(args: ServeArgs) -> u8 {
                     ),
                 ));
             };
-            let opened = match location.open().await {
+            let opened = match location.open_with(store_options).await {
                 Ok(s) => s,
                 Err(f) => return usage(f),
             };

@@ -126,10 +126,14 @@ pub fn run(args: WorkerArgs) -> u8 {
             }
         };
         let cards: Vec<_> = agents.iter().map(|a| a.card().clone()).collect();
-        let host = DeclarativeControlPoint::new(
-            RoutePolicy::AllowAll,
-            NegotiationPolicy::Accept,
-            negotiating_agents(&cards),
+        // As `run` does: tasks to workflows served by a2aflow carry the run's lineage.
+        let host = a2aflow_server::DelegatingControlPoint::new(
+            Arc::new(DeclarativeControlPoint::new(
+                RoutePolicy::AllowAll,
+                NegotiationPolicy::Accept,
+                negotiating_agents(&cards),
+            )),
+            &cards,
         );
         eprintln!("a2aflow worker: claiming runs of {}", inline(&args.store));
         match worker.run(agents, Arc::new(host), &config, shutdown).await {

@@ -50,6 +50,18 @@ impl GateWatch {
         });
     }
 
+    /// Takes note of a gate the run's journal holds open (a run of an earlier process, about
+    /// to be resumed): shown like an announced one until the board has held it and let go.
+    pub(crate) fn recorded(&self, gate: OpenGate) {
+        let mut announced = self.lock();
+        announced.retain(|a| a.gate.local_task_id != gate.local_task_id);
+        announced.push(Announced {
+            gate,
+            seq: 0,
+            seen: false,
+        });
+    }
+
     /// The first gate of run `execution_id` still open, after forgetting the closed ones.
     pub(crate) fn first_open(&self, board: &GateBoard, execution_id: &str) -> Option<OpenGate> {
         self.first_announced(board, execution_id)
@@ -76,6 +88,15 @@ impl GateWatch {
             }
         });
         announced.first().map(|a| (a.gate.clone(), a.seq))
+    }
+
+    /// The `seq` of the latest announcement of the gate of task `local_task_id`, if any.
+    pub(crate) fn seq_of(&self, local_task_id: &str) -> Option<u64> {
+        self.lock()
+            .iter()
+            .rev()
+            .find(|a| a.gate.local_task_id == local_task_id)
+            .map(|a| a.seq)
     }
 
     /// The board took an answer for the gate announced by event `seq`: it is closed even if

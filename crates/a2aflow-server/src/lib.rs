@@ -11,7 +11,10 @@
 //! the host's ControlPoint); the task a client sees is the delegation task record (id = the
 //! execution id, the `result` artifact carrying the run's result document, the state mapped by
 //! the status table); GetTask, ListTasks, CancelTask and SubscribeToTask read and steer the
-//! runs. With a run store, runs are journaled and still answered after a restart. Every
+//! runs. With a run store, runs are journaled, still answered after a restart, and the ones
+//! left unfinished are resumed by the restarted server. The calling side of delegation
+//! across hosts is here too: [`DelegatingControlPoint`] adds the delegation request metadata to
+//! a run's tasks for workflows another a2aflow server publishes. Every
 //! request passes tower layers (a tracing span, a deadline, a body limit).
 //!
 //! **What it must never depend on.** The CLI and the testkit. It builds no runtime: it runs on
@@ -29,6 +32,7 @@ mod index;
 mod input;
 mod jsonrpc;
 mod layers;
+mod lineage;
 mod ops;
 mod params;
 mod quota;
@@ -41,6 +45,7 @@ mod version;
 mod wire_error;
 
 pub use auth::{Caller, CallerCredential, Callers};
+pub use lineage::{DelegatingControlPoint, served_workflow_id};
 pub use server::{Limits, Server, ServerBuilder, ServerHandle};
 
 /// The README (the crate's page on crates.io), whose example is compiled as a doctest.

@@ -59,6 +59,16 @@ impl From<&Lineage> for ServedLineage {
     }
 }
 
+impl From<&ServedLineage> for Lineage {
+    fn from(l: &ServedLineage) -> Self {
+        Lineage {
+            parent_execution_id: l.parent_execution_id.clone(),
+            root_execution_id: l.root_execution_id.clone(),
+            depth: l.depth,
+        }
+    }
+}
+
 impl TaskMeta {
     /// Whether `who` may see the task: only the caller who started it does.
     pub(crate) fn visible_to(&self, who: &Who) -> bool {
@@ -141,7 +151,9 @@ impl Snapshot {
             }
             None if matches!(
                 self.status,
-                ExecutionStatus::Pending | ExecutionStatus::WaitingForHuman
+                ExecutionStatus::Pending
+                    | ExecutionStatus::Resuming
+                    | ExecutionStatus::WaitingForHuman
             ) =>
             {
                 self.status = ExecutionStatus::Running;
@@ -266,6 +278,9 @@ fn metadata(meta: &TaskMeta, snapshot: &Snapshot) -> HashMap<String, Value> {
                 .map_or(Value::Null, Value::from),
         );
         put(MetadataKey::Depth, Value::from(lineage.depth));
+    } else {
+        // A run no parent delegated is its own root.
+        put(MetadataKey::Depth, Value::from(0));
     }
     metadata
 }

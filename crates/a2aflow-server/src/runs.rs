@@ -7,6 +7,7 @@ use crate::delegated::{self, Known};
 use crate::gates::{GateWatch, answer_content};
 use crate::index::IndexFile;
 use crate::input::run_input;
+use crate::lineage::DelegatingControlPoint;
 use crate::quota::{CallerQuota, QuotaSlot};
 use crate::record::{ServedLineage, Snapshot, TaskMeta, status_of_unfinished};
 use crate::wire_error::{A2aError, ErrorKind};
@@ -24,10 +25,14 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+mod resumed;
+
 /// What a served run is given by its host.
 #[derive(Clone)]
 pub(crate) struct Host {
-    pub(crate) control_point: Arc<dyn ControlPoint>,
+    /// The host's ControlPoint; its tasks to workflows other a2aflow servers publish carry the
+    /// calling run's lineage.
+    pub(crate) control_point: Arc<DelegatingControlPoint>,
     pub(crate) agents: Arc<[AgentEndpoint]>,
     pub(crate) config: Arc<EngineConfig>,
     pub(crate) store: Option<Arc<dyn RunStore>>,
@@ -376,6 +381,10 @@ impl Runs {
         };
         self.answer(task_id, &open.local_task_id, content, &gates)
             .await?;
+        // The announcement the board's gate belongs to is the one seen now: a resumed run
+        // announces its gate again (a later `seq`) before it parks it anew, and the answer may
+        // have waited for that.
+        let announced = gates.seq_of(&open.local_task_id).unwrap_or(announced);
         gates.answered(&open.local_task_id, announced);
         live_state.send_if_modified(|s| s.show_gate(gates.first_open(&self.board, task_id)));
         Ok(watch)
@@ -478,11 +487,15 @@ impl Runs {
             self.board.clone(),
             execution_id.clone(),
         ));
+        let control_point: Arc<dyn ControlPoint> = Arc::new(
+            host.control_point
+                .at(meta.lineage.as_ref().map(Lineage::from)),
+        );
         self.tracker.spawn(async move {
             let outcome = execute_workflow(
                 workflow,
                 &host.agents,
-                host.control_point,
+                control_point,
                 &host.config,
                 input,
                 hooks,

@@ -6,6 +6,7 @@ use crate::auth::Callers;
 use crate::card::{card, servable_name};
 use crate::index::IndexFile;
 use crate::layers::wrap;
+use crate::lineage::DelegatingControlPoint;
 use crate::runs::{Host, RunLimits, Runs};
 use a2aflow::kernel::{ControlPoint, DelegationPolicy};
 use a2aflow::model::{ErrorCode, Failure, Workflow};
@@ -134,8 +135,11 @@ impl ServerBuilder {
 
     /// Journals every served run in `store` and keeps the served-task index (which run is
     /// which agent's task, in which context) in the file `index`: after a restart with the same
-    /// two, GetTask and ListTasks answer for the runs of earlier processes. Without a store,
-    /// runs live in memory only.
+    /// two, GetTask and ListTasks answer for the runs of earlier processes, and the runs they
+    /// left unfinished are resumed as soon as their last driver's lease lapsed or was released
+    /// (the lease length is the configuration's `store_lease_secs` when the host opened the
+    /// store with it): the tasks follow the resumed runs. Without a store, runs live in memory
+    /// only.
     pub fn store(mut self, store: Arc<dyn RunStore>, index: impl Into<PathBuf>) -> Self {
         self.store = Some((store, index.into()));
         self
@@ -208,8 +212,9 @@ impl ServerBuilder {
             Some((store, path)) => (Some(store), Some(IndexFile::open(&path)?)),
             None => (None, None),
         };
+        let cards_called: Vec<_> = self.agents.iter().map(|a| a.card().clone()).collect();
         let host = Host {
-            control_point,
+            control_point: Arc::new(DelegatingControlPoint::new(control_point, &cards_called)),
             agents: self.agents.into(),
             config: Arc::new(self.config),
             store,
@@ -227,6 +232,7 @@ impl ServerBuilder {
                 cancel_wait: limits.cancel_wait,
             },
         );
+        runs.resume_unfinished().await;
         let mut names: Vec<String> = cards.keys().cloned().collect();
         names.sort();
         let app = Arc::new(App {

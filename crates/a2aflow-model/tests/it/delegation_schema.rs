@@ -166,6 +166,78 @@ fn the_seed_examples_validate_in_a2aflow_namespace() {
     }
 }
 
+/// The completed task example as a run at a gate: `state`, `WAITING_FOR_HUMAN`, no result,
+/// the agent's words as the status message.
+fn gated_example(state: &str) -> Value {
+    let mut record = task_example();
+    let id = record["id"].as_str().unwrap().to_owned();
+    record.as_object_mut().unwrap().remove("artifacts");
+    record["status"]["state"] = json!(state);
+    record["status"]["message"] = json!({
+        "messageId": format!("{id}/gate/ask.0"),
+        "role": "ROLE_AGENT",
+        "parts": [{"text": "Which account?"}],
+        "contextId": record["contextId"],
+        "taskId": id
+    });
+    record["metadata"]["a2aflow/status"] = json!("WAITING_FOR_HUMAN");
+    record
+}
+
+#[test]
+fn a_gated_task_shows_the_agents_words_and_only_a_gated_one_does() {
+    for state in ["TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED"] {
+        assert_eq!(
+            validate_delegation_task(&gated_example(state)),
+            Ok(()),
+            "{state}"
+        );
+    }
+    let mut completed = task_example();
+    completed["status"]["message"] =
+        gated_example("TASK_STATE_INPUT_REQUIRED")["status"]["message"].clone();
+    expect_violation(Example::Task, &completed, "/status/state", "is not one of");
+    let mut extra = gated_example("TASK_STATE_AUTH_REQUIRED");
+    extra["status"]["message"]["metadata"] = json!({});
+    expect_violation(
+        Example::Task,
+        &extra,
+        "/status/message",
+        "'metadata' was unexpected",
+    );
+    let mut user = gated_example("TASK_STATE_INPUT_REQUIRED");
+    user["status"]["message"]["role"] = json!("ROLE_USER");
+    expect_violation(Example::Task, &user, "/status/message/role", "was expected");
+    // An auth gate is still WAITING_FOR_HUMAN, never another status.
+    let mut running = gated_example("TASK_STATE_AUTH_REQUIRED");
+    running["metadata"]["a2aflow/status"] = json!("RUNNING");
+    expect_violation(
+        Example::Task,
+        &running,
+        "/metadata/a2aflow~1status",
+        "is not one of",
+    );
+}
+
+#[test]
+fn a_run_that_is_its_own_root_has_depth_zero_and_no_parent() {
+    let mut root = task_example();
+    let id = root["id"].clone();
+    let meta = root["metadata"].as_object_mut().unwrap();
+    meta.remove("a2aflow/parentExecutionId");
+    meta.remove("a2aflow/rootExecutionId");
+    meta.insert("a2aflow/depth".into(), json!(0));
+    root["contextId"] = id;
+    assert_eq!(validate_delegation_task(&root), Ok(()));
+    root["metadata"]["a2aflow/depth"] = json!(-1);
+    expect_violation(
+        Example::Task,
+        &root,
+        "/metadata/a2aflow~1depth",
+        "less than the minimum of 0",
+    );
+}
+
 #[test]
 fn removing_any_required_member_fails_at_its_parent() {
     let metadata_required = |required: &[MetadataKey]| -> Vec<String> {
@@ -245,7 +317,6 @@ fn adding_any_unknown_member_fails() {
         (Example::Task, "/metadata/a2aflow~1unknown", json!(1)),
         (Example::Task, "/history", json!([])),
         (Example::Task, "/kind", json!("task")),
-        (Example::Task, "/status/message", json!({})),
         (Example::Task, "/artifacts/0/description", json!("d")),
         (Example::Task, "/artifacts/0/metadata", json!({})),
         (Example::Task, "/artifacts/0/parts/0/kind", json!("data")),
@@ -393,7 +464,7 @@ fn every_wrong_type_or_value_fails_where_it_is() {
         (
             Example::Task,
             "/status/state",
-            json!("TASK_STATE_AUTH_REQUIRED"),
+            json!("TASK_STATE_UNSPECIFIED"),
             "is not one of",
         ),
         (
@@ -770,20 +841,29 @@ fn the_schema_states_the_status_table_row_for_row() {
     };
     let mut from_schema = BTreeSet::new();
     for rule in task["allOf"].as_array().expect("allOf") {
-        let state = rule["if"]["properties"]["status"]["properties"]["state"]["const"]
+        // The rules that tie no state to statuses (where a status message may be) are not rows.
+        let Some(state) = rule["if"]["properties"]["status"]["properties"]["state"]["const"]
             .as_str()
-            .expect("a state rule")
-            .to_owned();
+            .map(str::to_owned)
+        else {
+            continue;
+        };
         for status in string_set(
             &rule["then"]["properties"]["metadata"]["properties"]["a2aflow/status"]["enum"],
         ) {
             from_schema.insert((status, state.clone()));
         }
     }
-    let from_code: BTreeSet<(String, String)> = ExecutionStatus::ALL
+    let mut from_code: BTreeSet<(String, String)> = ExecutionStatus::ALL
         .iter()
         .map(|&s| (s.as_str().to_owned(), state_name(s)))
         .collect();
+    // The one row beside the table: a run waiting at an AUTH_REQUIRED gate (a served task)
+    // shows that state.
+    from_code.insert((
+        ExecutionStatus::WaitingForHuman.as_str().to_owned(),
+        "TASK_STATE_AUTH_REQUIRED".to_owned(),
+    ));
     assert_eq!(from_schema, from_code);
     let states: BTreeSet<String> = from_code.iter().map(|(_, s)| s.clone()).collect();
     assert_eq!(

@@ -222,3 +222,98 @@ async fn a_follow_up_on_a_task_at_no_gate_is_refused() {
     assert_eq!(refused["error"]["code"], -32004, "{refused}");
     server.shutdown().await;
 }
+
+/// A server on `store` and `index` publishing `ask` in front of `worker_url`.
+async fn serve_durable(
+    worker_url: String,
+    store: &std::path::Path,
+    index: &std::path::Path,
+) -> ServerHandle {
+    use a2aflow_store_sqlite::{SqliteStore, StoreOptions};
+    let config = EngineConfig::default();
+    let agents = discover_agents(&[("worker", worker_url)], &config)
+        .await
+        .unwrap();
+    // A short lease: the dead process's run can be taken over soon after it died.
+    let options = StoreOptions::default().with_lease_ttl(std::time::Duration::from_millis(500));
+    let store = SqliteStore::open_with(store, options).await.unwrap();
+    Server::builder()
+        .workflow(asking("input please"))
+        .control_point(Arc::new(Asker))
+        .agents(agents)
+        .config(config)
+        .store(Arc::new(store), index)
+        .start()
+        .await
+        .unwrap()
+}
+
+/// The process serving a gated run dies (its runtime is dropped, nothing is released); the
+/// server started again on the same store resumes the run at its gate: the task shows it, and a
+/// follow-up answers it and the run completes, on the same remote task.
+#[test]
+fn a_gated_run_resumed_after_a_restart_takes_its_follow_up() {
+    let runtime = || {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap()
+    };
+    let agents = runtime();
+    let worker = agents.block_on(async {
+        TestServer::builder()
+            .agent(AgentSpec::new("worker"))
+            .spawn()
+            .await
+            .unwrap()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let (db, index) = (dir.path().join("runs.db"), dir.path().join("served.jsonl"));
+
+    let dying = runtime();
+    let (id, context) = dying.block_on(async {
+        let server = serve_durable(worker.agent_url("worker"), &db, &index).await;
+        let sent = call(&server, "SendMessage", message("start", None, None)).await;
+        let task = sent.json()["result"]["task"].clone();
+        assert_eq!(
+            task["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+            "{task}"
+        );
+        std::mem::forget(server);
+        (
+            task["id"].as_str().unwrap().to_owned(),
+            task["contextId"].as_str().unwrap().to_owned(),
+        )
+    });
+    dying.shutdown_background();
+
+    agents.block_on(async {
+        let server = serve_durable(worker.agent_url("worker"), &db, &index).await;
+        let got = call(&server, "GetTask", json!({ "id": id })).await.json();
+        assert_eq!(
+            got["result"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+            "{got}"
+        );
+        let answered = tokio::time::timeout(
+            HANG,
+            call(
+                &server,
+                "SendMessage",
+                message("here it is", Some(&id), Some(&context)),
+            ),
+        )
+        .await
+        .unwrap();
+        let done = answered.json()["result"]["task"].clone();
+        assert_eq!(done["status"]["state"], "TASK_STATE_COMPLETED", "{done}");
+        assert!(
+            done["artifacts"][0]["parts"][0]["data"]
+                .to_string()
+                .contains("here it is"),
+            "{done}"
+        );
+        assert_eq!(worker.task_count("worker"), 1, "one remote task, answered");
+        server.shutdown().await;
+    });
+}

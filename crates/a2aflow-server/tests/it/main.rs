@@ -12,3 +12,4 @@ mod errors;
 mod gates;
 mod jsonrpc;
 mod rest;
+mod schema;

@@ -166,10 +166,54 @@ pub async fn raw(
                 .then(|| v.trim().to_owned())
         })
         .unwrap_or_default();
+    let body = dechunk(head, body);
+    check_task_records(&body);
     Raw {
         status,
         content_type,
-        body: dechunk(head, body),
+        body,
+    }
+}
+
+/// Checks every task record in a response body (JSON, or each `data:` line of an event stream)
+/// against the seed-000 task schema (`schemas/delegation_task.schema.json`); returns how many
+/// there were. A task record is any object with `id`, `contextId` and `status` (a status update
+/// names its task `taskId`, a message has no `status`).
+pub fn check_task_records(body: &str) -> usize {
+    let documents: Vec<Value> = match serde_json::from_str::<Value>(body) {
+        Ok(json) => vec![json],
+        Err(_) => body
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str(d.trim()).ok())
+            .collect(),
+    };
+    let mut records = Vec::new();
+    for document in &documents {
+        task_records(document, &mut records);
+    }
+    for record in &records {
+        if let Err(e) = a2aflow::model::delegation::validate_delegation_task(record) {
+            panic!("a served task record does not validate: {e}\n{record:#}");
+        }
+    }
+    records.len()
+}
+
+fn task_records<'a>(value: &'a Value, out: &mut Vec<&'a Value>) {
+    match value {
+        Value::Object(map) => {
+            if ["id", "contextId", "status"]
+                .iter()
+                .all(|k| map.contains_key(*k))
+            {
+                out.push(value);
+            } else {
+                map.values().for_each(|v| task_records(v, out));
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| task_records(v, out)),
+        _ => {}
     }
 }
 
