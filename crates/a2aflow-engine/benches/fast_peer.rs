@@ -25,8 +25,11 @@
 //! process's peak resident set during that run above its resident set before it, ÷ 1,000 (peer
 //! included; `/proc/self/clear_refs` resets the peak).
 //!
-//! Run with `cargo bench -p a2aflow-engine --bench fast_peer`.
+//! Run with `cargo bench -p a2aflow-engine --bench fast_peer`; for instruction counts of the gRPC
+//! cases alone, see `support::repeat_from_env` (`A2AFLOW_BENCH_REPEAT`).
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
 
 use a2a_pb::a2a_service_client::A2aServiceClient;
 use a2aflow_engine::{A2aEngineClient, ClientConfig};
@@ -375,6 +378,17 @@ fn bench(c: &mut Criterion) {
     let bare_tonic_cold = || {
         rt.block_on(async { bare_grpc_calls(bare_tonic(&grpc_url), WIDE).await });
     };
+
+    let cases: [(&str, &dyn Fn()); 4] = [
+        ("send_64/grpc", &via_grpc),
+        ("send_64/bare_tonic", &bare_grpc),
+        ("wide_1000_cold/engine_grpc", &engine_grpc),
+        ("wide_1000_cold/bare_tonic", &bare_tonic_cold),
+    ];
+    if support::repeat_from_env(&cases) {
+        rt.block_on(async { peer.shutdown().await.unwrap() });
+        return;
+    }
 
     // First of all, in a fresh process: the memory of one cold engine run.
     if let Some(bytes) = peak_growth(&engine) {
