@@ -198,17 +198,15 @@ async fn transport_of(peer: &FastPeer, binding: Binding) -> Arc<dyn Transport> {
     transport
 }
 
-/// The transport for the card's `binding` interface, a URL without a scheme (how a2a-lf reads a
-/// gRPC `http://host:port`) reached in the clear, as for an agent configured at a plain `http`
-/// URL.
+/// The transport for the card's `binding` interface (the testkit's and the fast peer's gRPC
+/// interfaces say `http://host:port`: reached in the clear).
 fn plain_connect(
     card: &a2aflow_model::a2a::AgentCard,
     http: &HttpClient,
     binding: Binding,
 ) -> Result<Arc<dyn Transport>, a2aflow_protocol::TransportError> {
     let (binding, interface) = a2aflow_protocol::select_interface(card, &[binding])?;
-    let plain = a2aflow_protocol::grpc::Schemeless::Plaintext;
-    a2aflow_protocol::connect_interface_with(binding, interface, http, plain)
+    a2aflow_protocol::connect_interface(binding, interface, http)
 }
 
 struct Host;
