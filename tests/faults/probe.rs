@@ -333,20 +333,6 @@ fn check_failure(
 }
 
 /// Points every interface of `card` at the silent server.
-/// `a2a-lf` reads a GRPC interface's `http://host:port` as `host:port`, which a card given on its
-/// own (as the cells give them) reaches over TLS; the scheme the testkit served is put back, as a
-/// host configuring the agent at its plain http URL would have it.
-fn served_grpc_scheme(cell: &Cell, card: &mut AgentCard, server: &TestServer) {
-    if cell.wire != Wire::Grpc {
-        return;
-    }
-    for interface in &mut card.supported_interfaces {
-        if interface.protocol_binding == "GRPC" {
-            interface.url = server.base_url().to_owned();
-        }
-    }
-}
-
 fn point_at(card: &mut AgentCard, silent: &SilentServer) {
     for (i, interface) in card.supported_interfaces.iter_mut().enumerate() {
         interface.url = silent.https_url(&format!("/agents/faulty/{i}"));
@@ -490,11 +476,10 @@ async fn exercise(
         Place::Subscribe | Place::Cancel
             if !matches!(cell.trouble, Trouble::ResubscribeFault(_)) =>
         {
-            let mut card = fetch_agent_cards(&[faulty.card_url("faulty")], config)
+            let card = fetch_agent_cards(&[faulty.card_url("faulty")], config)
                 .await
                 .map_err(|f| format!("faulty card fetch failed: {f}"))?
                 .remove(0);
-            served_grpc_scheme(cell, &mut card, faulty);
             let (probed, run) = tokio::join!(
                 probe_protocol(cell, faulty, &card, config),
                 run_healthy(&healthy_cards, config),
@@ -520,7 +505,6 @@ async fn exercise(
             }
             .map_err(|f| format!("faulty card fetch failed: {f}"))?
             .remove(0);
-            served_grpc_scheme(cell, &mut faulty_card, faulty);
             if let Some(silent) = silent {
                 point_at(&mut faulty_card, silent);
             }

@@ -23,7 +23,13 @@
 //! `A2AFLOW_BENCH_SERVER=process` it runs in a child process (this bench binary re-run as the
 //! server), as a remote agent would: the two sides then share neither runtime nor allocator, and
 //! the CPU figures printed at the end are the client's alone, without the server's share.
+//!
+//! Instruction counts of the gRPC cases alone: `support::repeat_from_env`
+//! (`A2AFLOW_BENCH_REPEAT`, best with `A2AFLOW_BENCH_SERVER=process` so that callgrind sees the
+//! client only).
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
 
 use a2a_pb::a2a_service_client::A2aServiceClient;
 use a2aflow_engine::{A2aEngineClient, ClientConfig};
@@ -45,17 +51,15 @@ use std::time::Duration;
 
 const TASKS: usize = 1_000;
 
-/// The transport for the card's `binding` interface, a URL without a scheme (how a2a-lf reads a
-/// gRPC `http://host:port`) reached in the clear, as for an agent configured at a plain `http`
-/// URL.
+/// The transport for the card's `binding` interface (the testkit's and the fast peer's gRPC
+/// interfaces say `http://host:port`: reached in the clear).
 fn plain_connect(
     card: &a2aflow_model::a2a::AgentCard,
     http: &HttpClient,
     binding: Binding,
 ) -> Result<Arc<dyn Transport>, a2aflow_protocol::TransportError> {
     let (binding, interface) = a2aflow_protocol::select_interface(card, &[binding])?;
-    let plain = a2aflow_protocol::grpc::Schemeless::Plaintext;
-    a2aflow_protocol::connect_interface_with(binding, interface, http, plain)
+    a2aflow_protocol::connect_interface(binding, interface, http)
 }
 
 struct Host;
@@ -568,6 +572,28 @@ fn bench(c: &mut Criterion) {
     let blocking_url = server.jsonrpc_url("blocking-limit");
     let streaming_url = server.jsonrpc_url("streaming-limit");
     let mut costs: Vec<(String, Cost)> = Vec::new();
+
+    let grpc_engine = |client: &Arc<A2aEngineClient>, agent: &str| {
+        rt.block_on(run_engine(client.clone(), workflow(agent)));
+    };
+    let cases: [(&str, &dyn Fn()); 4] = [
+        ("engine_grpc_blocking", &|| {
+            grpc_engine(&grpc_blocking, "grpc-blocking")
+        }),
+        ("bare_tonic_grpc_blocking", &|| {
+            rt.block_on(run_bare_grpc(&tonic, "grpc-blocking-limit", false))
+        }),
+        ("engine_grpc_streaming", &|| {
+            grpc_engine(&grpc_streaming, "grpc-streaming")
+        }),
+        ("bare_tonic_grpc_streaming", &|| {
+            rt.block_on(run_bare_grpc(&tonic, "grpc-streaming-limit", true))
+        }),
+    ];
+    if support::repeat_from_env(&cases) {
+        server.shutdown(&rt);
+        return;
+    }
 
     let mut group = c.benchmark_group("client_1000_tasks");
     group.sample_size(10);

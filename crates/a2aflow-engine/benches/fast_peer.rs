@@ -25,8 +25,11 @@
 //! process's peak resident set during that run above its resident set before it, ÷ 1,000 (peer
 //! included; `/proc/self/clear_refs` resets the peak).
 //!
-//! Run with `cargo bench -p a2aflow-engine --bench fast_peer`.
+//! Run with `cargo bench -p a2aflow-engine --bench fast_peer`; for instruction counts of the gRPC
+//! cases alone, see `support::repeat_from_env` (`A2AFLOW_BENCH_REPEAT`).
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
 
 use a2a_pb::a2a_service_client::A2aServiceClient;
 use a2aflow_engine::{A2aEngineClient, ClientConfig};
@@ -195,17 +198,15 @@ async fn transport_of(peer: &FastPeer, binding: Binding) -> Arc<dyn Transport> {
     transport
 }
 
-/// The transport for the card's `binding` interface, a URL without a scheme (how a2a-lf reads a
-/// gRPC `http://host:port`) reached in the clear, as for an agent configured at a plain `http`
-/// URL.
+/// The transport for the card's `binding` interface (the testkit's and the fast peer's gRPC
+/// interfaces say `http://host:port`: reached in the clear).
 fn plain_connect(
     card: &a2aflow_model::a2a::AgentCard,
     http: &HttpClient,
     binding: Binding,
 ) -> Result<Arc<dyn Transport>, a2aflow_protocol::TransportError> {
     let (binding, interface) = a2aflow_protocol::select_interface(card, &[binding])?;
-    let plain = a2aflow_protocol::grpc::Schemeless::Plaintext;
-    a2aflow_protocol::connect_interface_with(binding, interface, http, plain)
+    a2aflow_protocol::connect_interface(binding, interface, http)
 }
 
 struct Host;
@@ -375,6 +376,17 @@ fn bench(c: &mut Criterion) {
     let bare_tonic_cold = || {
         rt.block_on(async { bare_grpc_calls(bare_tonic(&grpc_url), WIDE).await });
     };
+
+    let cases: [(&str, &dyn Fn()); 4] = [
+        ("send_64/grpc", &via_grpc),
+        ("send_64/bare_tonic", &bare_grpc),
+        ("wide_1000_cold/engine_grpc", &engine_grpc),
+        ("wide_1000_cold/bare_tonic", &bare_tonic_cold),
+    ];
+    if support::repeat_from_env(&cases) {
+        rt.block_on(async { peer.shutdown().await.unwrap() });
+        return;
+    }
 
     // First of all, in a fresh process: the memory of one cold engine run.
     if let Some(bytes) = peak_growth(&engine) {

@@ -18,6 +18,10 @@
 //! names the scheme and what is missing: an unknown `type`, an `http` scheme without `scheme`, an
 //! `apiKey` without `in` or `name`, an `oauth2` scheme without `flows`, an `openIdConnect` scheme
 //! without `openIdConnectUrl`, a scheme that is not an object.
+//!
+//! After decoding, each interface keeps the URL the card published: a2a-lf drops the `http://`
+//! of a `GRPC` interface, which would turn the card's plaintext `http://host:port` into a
+//! `host:port` reached over TLS ([`keep_published_urls`]).
 
 use a2aflow_model::a2a::AgentCard;
 use serde_json::{Map, Value, json};
@@ -42,7 +46,40 @@ pub fn decode_agent_card(card: Value) -> Result<AgentCard, TransportError> {
 /// [`decode_agent_card`] with the reason as text (for callers that wrap it in their own words).
 pub fn agent_card_from_value(mut card: Value) -> Result<AgentCard, String> {
     normalize_agent_card(&mut card)?;
-    serde_json::from_value(card).map_err(|e| format!("the body is not a valid AgentCard: {e}"))
+    let published = published_urls(&card);
+    let mut decoded: AgentCard = serde_json::from_value(card)
+        .map_err(|e| format!("the body is not a valid AgentCard: {e}"))?;
+    keep_published_urls(&mut decoded, published.iter().map(Option::as_deref));
+    Ok(decoded)
+}
+
+/// The `url` of each of the document's `supportedInterfaces`, in order.
+fn published_urls(card: &Value) -> Vec<Option<String>> {
+    let Some(Value::Array(interfaces)) = card.get("supportedInterfaces") else {
+        return Vec::new();
+    };
+    interfaces
+        .iter()
+        .map(|i| i.get("url").and_then(Value::as_str).map(str::to_owned))
+        .collect()
+}
+
+/// Puts back the interface URLs as the card published them (`published`, in the card's order).
+/// a2a-lf's decoders drop the `http://` of a `GRPC` interface (`http://h:1` becomes `h:1`), and
+/// a gRPC URL without a scheme is reached over TLS unless the user configured the agent at a
+/// plain http URL: the card's own word that the interface is plaintext would be lost, and a
+/// plaintext agent met with a TLS handshake.
+pub fn keep_published_urls<'a>(
+    card: &mut AgentCard,
+    published: impl IntoIterator<Item = Option<&'a str>>,
+) {
+    for (interface, url) in card.supported_interfaces.iter_mut().zip(published) {
+        if let Some(url) = url
+            && interface.url != url
+        {
+            url.clone_into(&mut interface.url);
+        }
+    }
 }
 
 /// Rewrites the legacy security shapes of a card document in place; the error says which scheme
@@ -199,6 +236,27 @@ mod tests {
             .unwrap_or_default()
             .remove("s")
             .unwrap())
+    }
+
+    #[test]
+    fn a_grpc_interface_keeps_the_scheme_the_card_published() {
+        let card = json!({
+            "name": "a", "description": "d", "version": "1",
+            "supportedInterfaces": [
+                {"url": "http://h:1", "protocolBinding": "GRPC", "protocolVersion": "1.0"},
+                {"url": "https://h:2", "protocolBinding": "GRPC", "protocolVersion": "1.0"},
+                {"url": "h:3", "protocolBinding": "grpc", "protocolVersion": "1.0"},
+                {"url": "http://h/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+            ],
+            "capabilities": {}, "defaultInputModes": [], "defaultOutputModes": [], "skills": []
+        });
+        let urls: Vec<String> = agent_card_from_value(card)
+            .unwrap()
+            .supported_interfaces
+            .into_iter()
+            .map(|i| i.url)
+            .collect();
+        assert_eq!(urls, ["http://h:1", "https://h:2", "h:3", "http://h/rpc"]);
     }
 
     #[test]

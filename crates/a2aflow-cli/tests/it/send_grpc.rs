@@ -42,7 +42,8 @@ fn card_shows_the_grpc_interface() {
     assert_eq!(out.status.code(), Some(0));
     let text = stdout(&out);
     assert!(
-        text.contains(&format!("GRPC {} (1.0)", server.addr())),
+        // The testkit publishes `http://host:port`; the card is shown as it said it.
+        text.contains(&format!("GRPC http://{} (1.0)", server.addr())),
         "{text}"
     );
 }

@@ -8,6 +8,11 @@
 //! the interface's origin like on the other bindings), the call's budget as its gRPC deadline,
 //! and reads at most the limits' message sizes. Statuses map to the same `a2a.*` codes
 //! (the `status` module); URL forms are [`target`]'s.
+//!
+//! Per call, nothing is made that a call does not need: each method's URI is made once with the
+//! transport, the request is converted once (again only for the retry after a credentials
+//! refresh), and the answer's metadata and the wire-log renderings are made only when the wire
+//! log is on.
 
 mod status;
 mod stream;
@@ -25,10 +30,12 @@ use async_trait::async_trait;
 use http::{HeaderMap, Method, StatusCode, Uri};
 use serde::Serialize;
 use tokio::sync::OnceCell;
+use tonic::metadata::MetadataMap;
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Code, Status};
 
 use crate::binding::Binding;
+use crate::card_compat::keep_published_urls;
 use crate::error::{TimeoutPhase, TransportError};
 use crate::headers::{A2A_VERSION, CallOptions, merge_hook_headers, protocol_headers};
 use crate::http_client::{HttpClient, effective_deadline, whole_stream_deadline};
@@ -40,6 +47,44 @@ pub use target::{Schemeless, target_url};
 /// The gRPC service's path prefix.
 const SERVICE: &str = "/lf.a2a.v1.A2AService/";
 
+/// The methods of the service this transport calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    SendMessage,
+    SendStreamingMessage,
+    GetTask,
+    ListTasks,
+    CancelTask,
+    SubscribeToTask,
+    GetExtendedAgentCard,
+}
+
+impl Op {
+    /// Every method, in the order of their discriminants (the index into `GrpcTransport::uris`).
+    const ALL: [Op; 7] = [
+        Op::SendMessage,
+        Op::SendStreamingMessage,
+        Op::GetTask,
+        Op::ListTasks,
+        Op::CancelTask,
+        Op::SubscribeToTask,
+        Op::GetExtendedAgentCard,
+    ];
+
+    /// The method's name in the service.
+    fn name(self) -> &'static str {
+        match self {
+            Op::SendMessage => "SendMessage",
+            Op::SendStreamingMessage => "SendStreamingMessage",
+            Op::GetTask => "GetTask",
+            Op::ListTasks => "ListTasks",
+            Op::CancelTask => "CancelTask",
+            Op::SubscribeToTask => "SubscribeToTask",
+            Op::GetExtendedAgentCard => "GetExtendedAgentCard",
+        }
+    }
+}
+
 /// A2A over gRPC.
 pub struct GrpcTransport {
     http: HttpClient,
@@ -49,6 +94,9 @@ pub struct GrpcTransport {
     origin: String,
     /// The same, parsed.
     target: Uri,
+    /// Each method's full URI (what the headers hook and the wire log see), one per [`Op::ALL`],
+    /// in that order.
+    uris: Vec<Uri>,
     tenant: Option<String>,
     /// Made on the first call (a channel needs the runtime), then shared by every call.
     channel: OnceCell<Channel>,
@@ -88,14 +136,21 @@ impl GrpcTransport {
         schemeless: Schemeless,
     ) -> Result<Self, TransportError> {
         let origin = target_url(url, schemeless)?;
-        let target: Uri = origin
-            .parse()
-            .map_err(|e| TransportError::InvalidRequest(format!("bad gRPC target: {e}")))?;
+        let parse = |text: &str| {
+            text.parse::<Uri>()
+                .map_err(|e| TransportError::InvalidRequest(format!("bad gRPC target: {e}")))
+        };
+        let target = parse(&origin)?;
+        let uris = Op::ALL
+            .iter()
+            .map(|op| parse(&format!("{origin}{SERVICE}{}", op.name())))
+            .collect::<Result<_, _>>()?;
         Ok(GrpcTransport {
             http: client,
             url: url.to_owned(),
             origin,
             target,
+            uris,
             tenant: tenant.filter(|t| !t.is_empty()),
             channel: OnceCell::new(),
         })
@@ -122,19 +177,20 @@ impl GrpcTransport {
         A2aServiceClient::new(self.channel().await).max_decoding_message_size(limit)
     }
 
-    fn op_uri(&self, op: &str) -> Uri {
-        // The target is an origin and `op` a fixed method name: the join always parses.
-        format!("{}{SERVICE}{op}", self.origin)
-            .parse()
-            .unwrap_or_else(|_| self.target.clone())
+    fn uri(&self, op: Op) -> &Uri {
+        // `uris` holds one URI per `Op::ALL`, in discriminant order (made in `new`).
+        &self.uris[op as usize]
     }
 
-    fn tenant(&self, own: &mut String) {
+    /// `message` with the transport's tenant in the field `tenant` points at, when it is empty.
+    fn with_tenant<M>(&self, mut message: M, tenant: impl FnOnce(&mut M) -> &mut String) -> M {
+        let own = tenant(&mut message);
         if own.is_empty()
             && let Some(t) = &self.tenant
         {
             own.clone_from(t);
         }
+        message
     }
 
     /// The metadata of one call: the protocol headers, then the hook's (credentials).
@@ -154,23 +210,24 @@ impl GrpcTransport {
         Ok(headers)
     }
 
-    /// One call of `op` with `message`, `call` making it on a fresh client; an
-    /// `UNAUTHENTICATED` answer lets the hook refresh credentials once, as on the other bindings.
+    /// One call of `op` with the message `message` makes (converted from `shown`), `call` making
+    /// it on a fresh client; an `UNAUTHENTICATED` answer lets the hook refresh credentials once,
+    /// as on the other bindings (the message is then made again: it is not kept for a retry
+    /// that almost never comes).
     async fn call<Q, R, F, Fut>(
         &self,
-        op: &'static str,
-        message: Q,
+        op: Op,
+        message: impl Fn() -> Q,
         shown: &impl Serialize,
         opts: &CallOptions,
         budget: &Budget,
         call: F,
     ) -> Result<tonic::Response<R>, TransportError>
     where
-        Q: Clone,
         F: Fn(A2aServiceClient<Channel>, tonic::Request<Q>) -> Fut,
         Fut: Future<Output = Result<tonic::Response<R>, Status>>,
     {
-        let uri = self.op_uri(op);
+        let uri = self.uri(op);
         let limit = budget.limit;
         let judged = status::Judged {
             message_limit: limit,
@@ -180,14 +237,17 @@ impl GrpcTransport {
         };
         let mut refreshed = false;
         loop {
-            let headers = self.metadata(&uri, opts).await?;
+            let headers = self.metadata(uri, opts).await?;
             let tap = self.http.wire_tap();
             if tap.log.is_active() {
                 let body = serde_json::to_vec(shown).unwrap_or_default();
-                tap.request(&Method::POST, &uri, &headers, &body);
+                tap.request(&Method::POST, uri, &headers, &body);
             }
-            let mut request = tonic::Request::new(message.clone());
-            *request.metadata_mut() = tonic::metadata::MetadataMap::from_headers(headers);
+            let mut request = tonic::Request::from_parts(
+                MetadataMap::from_headers(headers),
+                Default::default(),
+                message(),
+            );
             if let Some(told) = budget.told {
                 request.set_timeout(told);
             }
@@ -201,11 +261,11 @@ impl GrpcTransport {
             match answer {
                 Ok(r) => return Ok(r),
                 Err(s) if s.code() == Code::Unauthenticated && !refreshed => {
-                    self.log_status(&uri, &s);
+                    self.log_answer(uri, s.metadata(), || status_shown(&s));
                     refreshed = true;
                     let again = match self.http.headers_hook() {
                         Some(hook) => hook
-                            .on_unauthorized(&uri)
+                            .on_unauthorized(uri)
                             .await
                             .map_err(TransportError::Headers)?,
                         None => false,
@@ -215,30 +275,25 @@ impl GrpcTransport {
                     }
                 }
                 Err(s) => {
-                    self.log_status(&uri, &s);
+                    self.log_answer(uri, s.metadata(), || status_shown(&s));
                     return Err(status::classify(&s, judged));
                 }
             }
         }
     }
 
-    fn log_status(&self, uri: &Uri, s: &Status) {
+    /// Logs an answer (its metadata, and what `shown` makes as its body) when the wire log is
+    /// on; nothing is rendered or copied when it is off.
+    fn log_answer<S: Serialize>(
+        &self,
+        uri: &Uri,
+        metadata: &MetadataMap,
+        shown: impl FnOnce() -> S,
+    ) {
         let tap = self.http.wire_tap();
         if tap.log.is_active() {
-            let body = serde_json::json!({
-                "grpcStatus": status::code_name(s.code()),
-                "message": s.message(),
-            });
-            let body = serde_json::to_vec(&body).unwrap_or_default();
-            tap.response(uri, StatusCode::OK, s.metadata().as_ref(), &body);
-        }
-    }
-
-    fn log_answer(&self, op: &str, headers: &HeaderMap, shown: &impl Serialize) {
-        let tap = self.http.wire_tap();
-        if tap.log.is_active() {
-            let body = serde_json::to_vec(shown).unwrap_or_default();
-            tap.response(&self.op_uri(op), StatusCode::OK, headers, &body);
+            let body = serde_json::to_vec(&shown()).unwrap_or_default();
+            tap.response(uri, StatusCode::OK, &metadata.clone().into_headers(), &body);
         }
     }
 
@@ -256,26 +311,24 @@ impl GrpcTransport {
     /// A unary call whose answer `convert` turns into a2a-lf's type.
     async fn unary<Q, R, T, F, Fut>(
         &self,
-        op: &'static str,
-        message: Q,
+        op: Op,
+        message: impl Fn() -> Q,
         shown: &impl Serialize,
         opts: &CallOptions,
         call: F,
         convert: impl Fn(&R) -> Option<T>,
     ) -> Result<T, TransportError>
     where
-        Q: Clone,
         T: Serialize,
         F: Fn(A2aServiceClient<Channel>, tonic::Request<Q>) -> Fut,
         Fut: Future<Output = Result<tonic::Response<R>, Status>>,
     {
         let budget = self.unary_budget(opts);
         let answer = self.call(op, message, shown, opts, &budget, call).await?;
-        let headers = answer.metadata().clone().into_headers();
         let value = convert(answer.get_ref()).ok_or_else(|| {
-            TransportError::InvalidResponse(format!("the {op} answer holds no payload"))
+            TransportError::InvalidResponse(format!("the {} answer holds no payload", op.name()))
         })?;
-        self.log_answer(op, &headers, &value);
+        self.log_answer(self.uri(op), answer.metadata(), || &value);
         Ok(value)
     }
 
@@ -284,14 +337,13 @@ impl GrpcTransport {
     /// timeout or deadline.
     async fn streaming<Q, F, Fut>(
         &self,
-        op: &'static str,
-        message: Q,
+        op: Op,
+        message: impl Fn() -> Q,
         shown: &impl Serialize,
         opts: &CallOptions,
         call: F,
     ) -> Result<StreamResponseStream, TransportError>
     where
-        Q: Clone,
         F: Fn(A2aServiceClient<Channel>, tonic::Request<Q>) -> Fut,
         Fut: Future<
             Output = Result<
@@ -318,9 +370,17 @@ impl GrpcTransport {
                 connect_timeout: limits.connect_timeout,
             },
             self.http.wire_tap().clone(),
-            self.op_uri(op).to_string(),
+            self.uri(op).clone(),
         ))
     }
+}
+
+/// A status as the wire log shows it in place of an answer's body.
+fn status_shown(s: &Status) -> serde_json::Value {
+    serde_json::json!({
+        "grpcStatus": status::code_name(s.code()),
+        "message": s.message(),
+    })
 }
 
 #[async_trait]
@@ -342,11 +402,13 @@ impl Transport for GrpcTransport {
         request: &SendMessageRequest,
         options: &CallOptions,
     ) -> Result<SendMessageResponse, TransportError> {
-        let mut message = pbconv::to_proto_send_message_request(request);
-        self.tenant(&mut message.tenant);
         self.unary(
-            "SendMessage",
-            message,
+            Op::SendMessage,
+            || {
+                self.with_tenant(pbconv::to_proto_send_message_request(request), |m| {
+                    &mut m.tenant
+                })
+            },
             request,
             options,
             |mut c, r| async move { c.send_message(r).await },
@@ -360,11 +422,13 @@ impl Transport for GrpcTransport {
         request: &SendMessageRequest,
         options: &CallOptions,
     ) -> Result<StreamResponseStream, TransportError> {
-        let mut message = pbconv::to_proto_send_message_request(request);
-        self.tenant(&mut message.tenant);
         self.streaming(
-            "SendStreamingMessage",
-            message,
+            Op::SendStreamingMessage,
+            || {
+                self.with_tenant(pbconv::to_proto_send_message_request(request), |m| {
+                    &mut m.tenant
+                })
+            },
             request,
             options,
             |mut c, r| async move { c.send_streaming_message(r).await },
@@ -377,11 +441,13 @@ impl Transport for GrpcTransport {
         request: &GetTaskRequest,
         options: &CallOptions,
     ) -> Result<Task, TransportError> {
-        let mut message = pbconv::to_proto_get_task_request(request);
-        self.tenant(&mut message.tenant);
         self.unary(
-            "GetTask",
-            message,
+            Op::GetTask,
+            || {
+                self.with_tenant(pbconv::to_proto_get_task_request(request), |m| {
+                    &mut m.tenant
+                })
+            },
             request,
             options,
             |mut c, r| async move { c.get_task(r).await },
@@ -395,11 +461,13 @@ impl Transport for GrpcTransport {
         request: &ListTasksRequest,
         options: &CallOptions,
     ) -> Result<ListTasksResponse, TransportError> {
-        let mut message = pbconv::to_proto_list_tasks_request(request);
-        self.tenant(&mut message.tenant);
         self.unary(
-            "ListTasks",
-            message,
+            Op::ListTasks,
+            || {
+                self.with_tenant(pbconv::to_proto_list_tasks_request(request), |m| {
+                    &mut m.tenant
+                })
+            },
             request,
             options,
             |mut c, r| async move { c.list_tasks(r).await },
@@ -413,11 +481,13 @@ impl Transport for GrpcTransport {
         request: &CancelTaskRequest,
         options: &CallOptions,
     ) -> Result<Task, TransportError> {
-        let mut message = pbconv::to_proto_cancel_task_request(request);
-        self.tenant(&mut message.tenant);
         self.unary(
-            "CancelTask",
-            message,
+            Op::CancelTask,
+            || {
+                self.with_tenant(pbconv::to_proto_cancel_task_request(request), |m| {
+                    &mut m.tenant
+                })
+            },
             request,
             options,
             |mut c, r| async move { c.cancel_task(r).await },
@@ -431,11 +501,12 @@ impl Transport for GrpcTransport {
         request: &SubscribeToTaskRequest,
         options: &CallOptions,
     ) -> Result<StreamResponseStream, TransportError> {
-        let mut message = pbconv::to_proto_subscribe_to_task_request(request);
-        self.tenant(&mut message.tenant);
         self.streaming(
-            "SubscribeToTask",
-            message,
+            Op::SubscribeToTask,
+            || {
+                let message = pbconv::to_proto_subscribe_to_task_request(request);
+                self.with_tenant(message, |m| &mut m.tenant)
+            },
             request,
             options,
             |mut c, r| async move { c.subscribe_to_task(r).await },
@@ -447,16 +518,26 @@ impl Transport for GrpcTransport {
         &self,
         options: &CallOptions,
     ) -> Result<AgentCard, TransportError> {
-        let mut message = a2a_pb::GetExtendedAgentCardRequest::default();
-        self.tenant(&mut message.tenant);
-        let shown = serde_json::json!({ "tenant": message.tenant });
+        let message = || {
+            let request = a2a_pb::GetExtendedAgentCardRequest::default();
+            self.with_tenant(request, |m| &mut m.tenant)
+        };
+        let shown = serde_json::json!({ "tenant": message().tenant });
         self.unary(
-            "GetExtendedAgentCard",
+            Op::GetExtendedAgentCard,
             message,
             &shown,
             options,
             |mut c, r| async move { c.get_extended_agent_card(r).await },
-            |card| Some(pbconv::from_proto_agent_card(card)),
+            |published| {
+                let mut card = pbconv::from_proto_agent_card(published);
+                let urls = published
+                    .supported_interfaces
+                    .iter()
+                    .map(|i| Some(i.url.as_str()));
+                keep_published_urls(&mut card, urls);
+                Some(card)
+            },
         )
         .await
     }

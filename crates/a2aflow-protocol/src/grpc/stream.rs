@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use a2a_pb::pbconv;
 use futures_util::stream;
+use http::Uri;
 use tokio::time::Instant;
 use tonic::codec::Streaming;
 
@@ -30,7 +31,8 @@ struct State {
     messages: Streaming<a2a_pb::StreamResponse>,
     bounds: Bounds,
     tap: WireTap,
-    url: String,
+    /// The method's URI (rendered only for the wire log).
+    url: Uri,
     done: bool,
 }
 
@@ -88,9 +90,10 @@ impl State {
             Ok(event) => {
                 if self.tap.log.is_active() {
                     let data = serde_json::to_string(event).unwrap_or_default();
+                    let url = self.url.to_string();
                     self.tap
                         .log
-                        .log_sse_event(&self.tap.agent, &self.url, None, &data);
+                        .log_sse_event(&self.tap.agent, &url, None, &data);
                 }
             }
             Err(_) => self.done = true,
@@ -104,7 +107,7 @@ pub(crate) fn messages(
     messages: Streaming<a2a_pb::StreamResponse>,
     bounds: Bounds,
     tap: WireTap,
-    url: String,
+    url: Uri,
 ) -> StreamResponseStream {
     let state = State {
         messages,

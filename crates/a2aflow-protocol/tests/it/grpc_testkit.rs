@@ -58,8 +58,8 @@ async fn scripted_tasks_over_the_testkit_grpc_door() {
     let card = card(&server).await;
     let grpc = &card.supported_interfaces[0];
     assert_eq!(grpc.protocol_binding, "GRPC");
-    // a2a-lf reads a GRPC `http://host:port` as `host:port`: the scheme is the configured URL's.
-    assert_eq!(grpc.url, server.addr().to_string());
+    // The URL as the testkit published it (a2a-lf's decoder alone would drop the `http://`).
+    assert_eq!(grpc.url, format!("http://{}", server.addr()));
     assert_eq!(grpc.tenant.as_deref(), Some("alpha"));
     let t = transport_on(&card, &HttpClient::new().unwrap());
 

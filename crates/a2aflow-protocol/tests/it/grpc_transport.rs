@@ -1,7 +1,7 @@
 //! The gRPC transport against a scripted tonic peer and the testkit's TLS servers: every
 //! operation, the metadata (version, extensions, credentials, tenant), credentials refreshed once
 //! on `UNAUTHENTICATED`, the call budget, the message size limit, the idle stream limit, a
-//! refused connection, the plaintext rule of `host:port`, and TLS and mutual TLS (against the
+//! refused connection, the plaintext rule of `host:port` and of a card's `http://host:port`, and TLS and mutual TLS (against the
 //! testkit's gRPC door) through the one rustls configuration of the other bindings.
 
 use std::path::PathBuf;
@@ -350,6 +350,42 @@ async fn host_port_is_plaintext_only_for_an_agent_configured_at_http() {
         .unwrap_err();
     assert_eq!(e.code_str(), "a2a.tls", "{e}");
     assert_eq!(peer.peer.calls().len(), 1, "nothing was sent in the clear");
+}
+
+/// A card that says `http://host:port` for its GRPC interface is reached in the clear, even given
+/// on its own (a2a-lf's decoder drops the `http://`, which had made it `host:port` and so TLS).
+#[tokio::test]
+async fn a_card_that_says_http_is_reached_in_the_clear() {
+    let peer = GrpcPeer::spawn(Mode::Answer).await;
+    let factory = ChannelFactory::new(ChannelConfig::new().unwrap()).unwrap();
+    let published = |url: String| {
+        a2aflow_protocol::card_compat::decode_agent_card(serde_json::json!({
+            "name": "g", "description": "d", "version": "1",
+            "supportedInterfaces": [{"url": url, "protocolBinding": "GRPC", "protocolVersion": "1.0"}],
+            "capabilities": {}, "defaultInputModes": [], "defaultOutputModes": [], "skills": []
+        }))
+        .unwrap()
+    };
+    let card = published(format!("http://{}", peer.addr));
+    assert_eq!(
+        card.supported_interfaces[0].url,
+        format!("http://{}", peer.addr)
+    );
+    factory
+        .connect(&card)
+        .unwrap()
+        .send_message(&msg("hi"), &opts())
+        .await
+        .unwrap();
+    // The same card saying `host:port` (no word on plaintext) is still reached over TLS.
+    let e = factory
+        .connect(&published(peer.host_port()))
+        .unwrap()
+        .send_message(&msg("hi"), &opts())
+        .await
+        .unwrap_err();
+    assert_eq!(e.code_str(), "a2a.tls", "{e}");
+    assert_eq!(peer.peer.calls().len(), 1);
 }
 
 struct TempFile(PathBuf);
