@@ -20,6 +20,7 @@ fn host_event(data: serde_json::Value) -> Event {
     Event {
         seq: 0,
         kind: EventKind::HostEvent,
+        time: None,
         execution_id: "exec".into(),
         depth: 0,
         step: None,
