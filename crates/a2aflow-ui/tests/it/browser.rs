@@ -162,7 +162,7 @@ async fn the_run_page_follows_a_run_live_answers_its_gate_and_cancels_it() {
         .await;
     b.eval("(() => { const s = document.getElementById('step-filter'); s.value = 'first'; s.dispatchEvent(new Event('change')); })()").await;
     let steps = b
-        .eval("[...new Set([...document.querySelectorAll('#events tbody tr')].filter(r => !r.hidden).map(r => r.children[2].textContent))]")
+        .eval("[...new Set([...document.querySelectorAll('#events tbody tr')].filter(r => !r.hidden).map(r => r.children[3].textContent))]")
         .await;
     assert_eq!(steps, serde_json::json!(["first"]));
     b.eval("(() => { const s = document.getElementById('step-filter'); s.value = ''; s.dispatchEvent(new Event('change')); })()").await;
