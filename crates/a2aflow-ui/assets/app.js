@@ -21,7 +21,9 @@ const ui = {
   bars: new Map(), newBars: [], // the timeline: local task id -> {start, end, state, step, depth, li, bar}
   selected: null, drawnFor: null, nodes: {}, edges: [],
   t0: performance.now(),
-  stats: { firstEventMs: null, lastEventMs: null }, // when the stream's events arrived (for the benchmark)
+  // When things happened, in ms from the script's start (for the benchmark): the run's view
+  // asked for and received, its graph drawn, the stream's first `run` message and its events.
+  stats: { detailAskedMs: null, detailMs: null, drawnMs: null, streamRunMs: null, firstEventMs: null, lastEventMs: null },
 };
 
 function el(tag, text, cls) {
@@ -35,6 +37,7 @@ function svg(tag, attrs) {
   for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
   return e;
 }
+function mark() { return Math.round(performance.now() - ui.t0); }
 function status(text) { $("status").textContent = text || ""; }
 
 // Times are shown in the viewer's zone, with the UTC time in the title (on hover). `precise`:
@@ -166,8 +169,10 @@ async function showRun(id) {
   $("panel").replaceChildren(el("p", "Choose a step (click, or Tab and Enter) to see its tasks.", "hint"));
   try {
     // The stream replays every event, and the page folds them itself: no facts needed here.
+    ui.stats.detailAskedMs = mark();
     const detail = await api("/api/runs/" + encodeURIComponent(id) + "?facts=false");
     if (ui.runId !== id) return;
+    ui.stats.detailMs = mark();
     applyRun(detail);
   } catch (e) {
     status(e.status === 404 ? "There is no run " + id + " in this store. " + e.message : e.message);
@@ -189,7 +194,10 @@ function openStream() {
   const source = new EventSource("/api/runs/" + encodeURIComponent(ui.runId) + "/events" + q);
   ui.source = source;
   $("stream-state").textContent = "following…";
-  source.addEventListener("run", (m) => { applyRun(JSON.parse(m.data)); });
+  source.addEventListener("run", (m) => {
+    if (ui.stats.streamRunMs === null) ui.stats.streamRunMs = mark();
+    applyRun(JSON.parse(m.data));
+  });
   source.addEventListener("problem", (m) => {
     const p = JSON.parse(m.data);
     status("The store could not be read: " + p.code + ": " + p.message + " (still trying)");
@@ -202,7 +210,7 @@ function openStream() {
     const ev = JSON.parse(m.data);
     if (ui.lastSeq !== null && ev.seq <= ui.lastSeq) return;
     ui.lastSeq = ev.seq;
-    const now = Math.round(performance.now() - ui.t0);
+    const now = mark();
     if (ui.stats.firstEventMs === null) ui.stats.firstEventMs = now;
     ui.stats.lastEventMs = now;
     ui.pending.push(ev);
@@ -228,7 +236,8 @@ function applyRun(detail) {
   if (ui.drawnFor !== detail.executionId) {
     drawGraph(detail.graph);
     ui.drawnFor = detail.executionId;
-    document.body.dataset.renderMs = String(Math.round(performance.now() - ui.t0));
+    ui.stats.drawnMs = mark();
+    document.body.dataset.renderMs = String(ui.stats.drawnMs);
   }
   renderMeta(detail);
   renderGates(detail);
@@ -605,6 +614,7 @@ function detailText(ev) {
 }
 function flushEvents() {
   ui.frame = 0;
+  const t = performance.now();
   const batch = ui.pending; ui.pending = [];
   for (const ev of batch) {
     ui.events.push(ev);
@@ -614,12 +624,18 @@ function flushEvents() {
     addOption($("task-filter"), ev.taskId);
     if (matches(ev)) ui.shown.push(ui.events.length - 1);
   }
+  const t1 = performance.now();
   renderRows(true);
   if (ui.follow) scrollSoon();
   $("event-count").textContent = ui.events.length + " events";
+  const t2 = performance.now();
   paint();
+  const t3 = performance.now();
   renderTimeline();
+  const t4 = performance.now();
   if (ui.selected) renderPanel(ui.selected);
+  const w = ui.stats.work || (ui.stats.work = { frames: 0, fold: 0, rows: 0, paint: 0, timeline: 0 });
+  w.frames += 1; w.fold += t1 - t; w.rows += t2 - t1; w.paint += t3 - t2; w.timeline += t4 - t3;
 }
 // The table follows new events while its reader is at its bottom; it scrolls at most a few
 // times a second (each scroll lays the table out).

@@ -222,6 +222,7 @@ async fn a_thousand_step_run_renders_and_its_time_is_printed() {
     assert!(r.success, "{:#?}", r.failure);
     let b = Browser::launch().await;
     b.goto(f.ui.url()).await;
+    b.call("Performance.enable", serde_json::json!({})).await;
     b.eval("location.hash = '#/run/big-run'").await;
     // Each measure is taken in the page, from the script's start (performance.now()).
     b.wait_for("document.body.dataset.renderMs").await;
@@ -244,5 +245,7 @@ async fn a_thousand_step_run_renders_and_its_time_is_printed() {
         "stream arrival: {}",
         b.eval("JSON.stringify(ui.stats)").await
     );
+    let m = b.call("Performance.getMetrics", serde_json::json!({})).await;
+    println!("METRICS {}", m["metrics"].as_array().unwrap().iter().filter(|x| x["name"].as_str().unwrap().ends_with("Duration") || x["name"] == "LayoutCount" || x["name"] == "RecalcStyleCount").map(|x| format!("{}={}", x["name"], x["value"])).collect::<Vec<_>>().join(" "));
     b.close().await;
 }
