@@ -44,9 +44,7 @@ impl EventTime {
 
 /// A time that is not an RFC 3339 date-time at or after 1970-01-01T00:00:00Z.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "`{text}` is not an RFC 3339 UTC time such as 2026-12-03T19:09:08.123Z (at or after 1970)"
-)]
+#[error("`{text}` is not an RFC 3339 UTC time such as 2026-12-03T19:09:08.123Z (at or after 1970)")]
 pub struct EventTimeError {
     /// The text read (its first 64 characters).
     pub text: String,
@@ -225,7 +223,10 @@ mod tests {
             t.unix_ms()
         );
         assert_eq!(
-            EventTime::parse("2026-12-03T19:09:08.5Z").unwrap().unix_ms() % 1000,
+            EventTime::parse("2026-12-03T19:09:08.5Z")
+                .unwrap()
+                .unix_ms()
+                % 1000,
             500
         );
     }

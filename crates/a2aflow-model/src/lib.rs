@@ -24,9 +24,9 @@ pub mod error_code;
 pub mod event;
 pub mod event_body;
 pub mod event_data;
-pub mod event_time;
 #[cfg(feature = "schema")]
 pub mod event_schema;
+pub mod event_time;
 pub mod failure;
 pub mod gate;
 pub mod load;

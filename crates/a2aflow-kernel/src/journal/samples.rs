@@ -14,9 +14,9 @@ use super::{
 use crate::RunOptions;
 use a2aflow_model::a2a::TaskState;
 use a2aflow_model::{
-    ErrorCode, Event, EventKind, EventTime, ExecutionResult, Failure, Gate, MessageContent, NegotiationReply,
-    OpenGate, Output, RouteDecision, StepResult, StepStatus, StepType, TaskOutcomeStatus,
-    TaskResult, TaskResultView, Workflow,
+    ErrorCode, Event, EventKind, EventTime, ExecutionResult, Failure, Gate, MessageContent,
+    NegotiationReply, OpenGate, Output, RouteDecision, StepResult, StepStatus, StepType,
+    TaskOutcomeStatus, TaskResult, TaskResultView, Workflow,
 };
 use serde_json::json;
 

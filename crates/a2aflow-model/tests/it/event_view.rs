@@ -3,8 +3,8 @@
 //! expect the latter.
 
 use super::events_schema::samples;
-use a2aflow_model::{Event, EventTime};
 use a2aflow_model::event::EventView;
+use a2aflow_model::{Event, EventTime};
 
 #[test]
 fn every_sample_writes_the_bytes_of_its_value_event() {

@@ -7,8 +7,8 @@ use a2aflow_model::a2a::TaskState;
 use a2aflow_model::event_data::*;
 use a2aflow_model::event_schema::{EVENTS_SCHEMA, check_event_schema};
 use a2aflow_model::{
-    ClientEvent, ErrorCode, Event, EventKind, EventPayload, EventTime, Failure, Gate, MessageContent,
-    StepResult, StepStatus, StepType, TaskOutcomeStatus, TaskResultView,
+    ClientEvent, ErrorCode, Event, EventKind, EventPayload, EventTime, Failure, Gate,
+    MessageContent, StepResult, StepStatus, StepType, TaskOutcomeStatus, TaskResultView,
 };
 use serde_json::{Value, json};
 use std::collections::HashSet;

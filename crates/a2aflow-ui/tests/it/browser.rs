@@ -245,7 +245,21 @@ async fn a_thousand_step_run_renders_and_its_time_is_printed() {
         "stream arrival: {}",
         b.eval("JSON.stringify(ui.stats)").await
     );
-    let m = b.call("Performance.getMetrics", serde_json::json!({})).await;
-    println!("METRICS {}", m["metrics"].as_array().unwrap().iter().filter(|x| x["name"].as_str().unwrap().ends_with("Duration") || x["name"] == "LayoutCount" || x["name"] == "RecalcStyleCount").map(|x| format!("{}={}", x["name"], x["value"])).collect::<Vec<_>>().join(" "));
+    let m = b
+        .call("Performance.getMetrics", serde_json::json!({}))
+        .await;
+    println!(
+        "METRICS {}",
+        m["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|x| x["name"].as_str().unwrap().ends_with("Duration")
+                || x["name"] == "LayoutCount"
+                || x["name"] == "RecalcStyleCount")
+            .map(|x| format!("{}={}", x["name"], x["value"]))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
     b.close().await;
 }

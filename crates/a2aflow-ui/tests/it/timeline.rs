@@ -77,8 +77,14 @@ fn check_race(bars: &Value, axis: (u64, u64)) {
         assert!(start >= first && end >= start && end <= last, "{b}");
         let left = b["left"].as_f64().unwrap();
         let width = b["width"].as_f64().unwrap();
-        assert!((left - 100.0 * (start - first) as f64 / span).abs() < 0.01, "{b}");
-        assert!((width - 100.0 * (end - start) as f64 / span).abs() < 0.01, "{b}");
+        assert!(
+            (left - 100.0 * (start - first) as f64 / span).abs() < 0.01,
+            "{b}"
+        );
+        assert!(
+            (width - 100.0 * (end - start) as f64 / span).abs() < 0.01,
+            "{b}"
+        );
     }
 }
 
@@ -91,7 +97,11 @@ async fn check_time_cell(b: &Browser, selector: &str, ms: u64) {
         ))
         .await;
     let utc = EventTime::from_unix_ms(ms).to_string();
-    assert_eq!(cell["text"], time_of_day(ms + KOLKATA_MS), "{selector}: {cell}");
+    assert_eq!(
+        cell["text"],
+        time_of_day(ms + KOLKATA_MS),
+        "{selector}: {cell}"
+    );
     assert_eq!(
         cell["title"],
         format!("{} {} UTC", &utc[..10], time_of_day(ms)),
@@ -144,7 +154,12 @@ async fn the_timeline_shows_the_any_success_loser_cancelled_beside_the_winner() 
         .await;
     b.wait_for("document.querySelector('#events tbody tr[data-seq=\"0\"]')")
         .await;
-    check_time_cell(&b, "#events tbody tr[data-seq=\"0\"] td:nth-child(2) time", times[0]).await;
+    check_time_cell(
+        &b,
+        "#events tbody tr[data-seq=\"0\"] td:nth-child(2) time",
+        times[0],
+    )
+    .await;
     // The axis's ends are the first and the last event's times.
     check_time_cell(&b, "#timeline-axis time:first-of-type", lo).await;
     check_time_cell(&b, "#timeline-axis time:last-of-type", hi).await;
@@ -152,7 +167,9 @@ async fn the_timeline_shows_the_any_success_loser_cancelled_beside_the_winner() 
         .eval("document.getElementById('timeline-axis').textContent")
         .await;
     assert!(
-        axis.as_str().unwrap().ends_with(&format!("({} ms)", hi - lo))
+        axis.as_str()
+            .unwrap()
+            .ends_with(&format!("({} ms)", hi - lo))
             || axis.as_str().unwrap().contains(" s)"),
         "{axis}"
     );
@@ -227,8 +244,15 @@ async fn the_timeline_shows_the_any_success_loser_cancelled_beside_the_winner() 
         .await;
     let utc = EventTime::from_unix_ms(started).to_string();
     let local = EventTime::from_unix_ms(started + KOLKATA_MS).to_string();
-    assert_eq!(cell["title"], format!("{} {} UTC", &utc[..10], &utc[11..19]), "{cell}");
-    assert!(cell["text"].as_str().unwrap().ends_with(&local[11..19]), "{cell}");
+    assert_eq!(
+        cell["title"],
+        format!("{} {} UTC", &utc[..10], &utc[11..19]),
+        "{cell}"
+    );
+    assert!(
+        cell["text"].as_str().unwrap().ends_with(&local[11..19]),
+        "{cell}"
+    );
     b.eval("location.hash = '#/run/race-run'").await;
     b.wait_for("ui.ended && ui.pending.length === 0 && !ui.frame")
         .await;
