@@ -200,7 +200,9 @@ pub fn event(id: &str, seq: u64) -> Event {
     Event {
         seq,
         kind: EventKind::TaskRequest,
-        time: (seq % 2 == 0).then(|| EventTime::from_unix_ms(1_796_008_065_744 + seq)),
+        time: seq
+            .is_multiple_of(2)
+            .then(|| EventTime::from_unix_ms(1_796_008_065_744 + seq)),
         execution_id: id.into(),
         depth: 0,
         step: Some("a".into()),
