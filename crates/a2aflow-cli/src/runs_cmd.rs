@@ -11,7 +11,7 @@ use crate::OutputFormat;
 use crate::signals::Interrupts;
 use crate::terminal::{block, inline, json};
 use a2aflow::executions::{ExecutionView, Progress, TaskView};
-use a2aflow::model::{Event, EventKind, Failure};
+use a2aflow::model::{Event, EventKind, EventTime, Failure};
 use a2aflow::{
     CancelRequest, RunFilter, RunState, RunStore, RunSummary, StoreLocation, execution_events,
     get_execution, list_executions, request_cancel,
@@ -486,32 +486,10 @@ async fn cancel(store: &dyn RunStore, id: &str) -> Result<u8, Failure> {
     Ok(emit(&text).err().unwrap_or(0))
 }
 
-/// Milliseconds since the Unix epoch as `YYYY-MM-DDTHH:MM:SS.mmmZ` (UTC).
+/// Milliseconds since the Unix epoch as `YYYY-MM-DDTHH:MM:SS.mmmZ` (UTC), as events write
+/// their times.
 fn utc_text(ms: u64) -> String {
-    let secs = ms / 1000;
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        ms % 1000
-    )
-}
-
-/// The proleptic Gregorian date `days` after 1970-01-01 (Howard Hinnant's `civil_from_days`).
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z % 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + u64::from(m <= 2);
-    (y, m, d)
+    EventTime::from_unix_ms(ms).to_string()
 }
 
 #[cfg(test)]

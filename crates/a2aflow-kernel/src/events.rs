@@ -5,7 +5,7 @@
 use crate::journal::EncodedEvent;
 use crate::panic_guard::panic_message;
 use a2aflow_model::event::EventView;
-use a2aflow_model::{ClientEvent, Event, EventBody, EventKind, EventPayload};
+use a2aflow_model::{ClientEvent, Event, EventBody, EventKind, EventPayload, EventTime};
 use serde_json::Value;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -155,7 +155,7 @@ impl EventHub {
             if closed.is_some_and(|c| c.load(Ordering::Acquire)) {
                 return;
             }
-            let event = self.event(0, step, task_id, Arc::new(payload()));
+            let event = self.event(0, EventTime::now(), step, task_id, Arc::new(payload()));
             return parent.forward(event).await;
         }
         let mut seq = self.seq.lock().await;
@@ -163,12 +163,14 @@ impl EventHub {
             return;
         }
         let payload = Arc::new(payload());
+        // The event's time: one clock read, written out as text only when serialised.
+        let time = EventTime::now();
         if self.hook.is_some() || self.recorded.is_some() {
-            let event = self.event(*seq, step, task_id, payload);
+            let event = self.event(*seq, time, step, task_id, payload);
             return Box::pin(self.publish(&mut seq, event)).await;
         }
         if let Some(log) = &self.tee
-            && let Some(encoded) = self.encoded(*seq, step, task_id, &payload)
+            && let Some(encoded) = self.encoded(*seq, time, step, task_id, &payload)
         {
             log.push(encoded);
         }
@@ -176,7 +178,7 @@ impl EventHub {
             *seq += 1;
             return;
         }
-        let event = self.event(*seq, step, task_id, payload);
+        let event = self.event(*seq, time, step, task_id, payload);
         *seq += 1;
         if let SinkKind::Callback(cb) = &self.sink {
             return call_sink(cb, &event);
@@ -192,6 +194,7 @@ impl EventHub {
     fn encoded(
         &self,
         seq: u64,
+        time: EventTime,
         step: Option<&str>,
         task_id: Option<&str>,
         payload: &EventPayload,
@@ -199,6 +202,7 @@ impl EventHub {
         let view = EventView {
             seq,
             kind: payload.kind(),
+            time: Some(time),
             execution_id: &self.execution_id,
             depth: self.depth,
             step,
@@ -210,7 +214,7 @@ impl EventHub {
             // The event keeps its place, with `null` data (as a reader of its JSON sees it).
             Err(_) => {
                 let data = Value::Null.into();
-                let event = self.event_of(seq, step, task_id, payload.kind(), data);
+                let event = self.event_of(seq, time, step, task_id, payload.kind(), data);
                 EncodedEvent::encode(&event)
                     .inspect_err(|e| {
                         let (code, error) = (&e.code, &e.message);
@@ -224,17 +228,19 @@ impl EventHub {
     fn event(
         &self,
         seq: u64,
+        time: EventTime,
         step: Option<&str>,
         task_id: Option<&str>,
         payload: Arc<EventPayload>,
     ) -> Event {
-        self.event_of(seq, step, task_id, payload.kind(), payload.into())
+        self.event_of(seq, time, step, task_id, payload.kind(), payload.into())
     }
 
     /// An event of this run with `data` (the typed payload, shared: no JSON is built here).
     fn event_of(
         &self,
         seq: u64,
+        time: EventTime,
         step: Option<&str>,
         task_id: Option<&str>,
         kind: EventKind,
@@ -243,6 +249,7 @@ impl EventHub {
         Event {
             seq,
             kind,
+            time: Some(time),
             execution_id: self.execution_id.to_string(),
             depth: self.depth,
             step: step.map(str::to_owned),
@@ -266,11 +273,16 @@ impl EventHub {
 
     /// Passes an event through the hook, then numbers each resulting event from `*seq` and
     /// hands it to the store's copy, the finish hook's record and the sink (called with the
-    /// sequence lock held; `event.seq` is the slot it was given).
+    /// sequence lock held; `event.seq` is the slot it was given). An event the hook made
+    /// without a time gets the time of the event it was given.
     async fn publish(&self, seq: &mut u64, event: Event) {
+        let time = event.time;
         for mut event in self.edited(event) {
             event.seq = *seq;
             *seq += 1;
+            if event.time.is_none() {
+                event.time = time;
+            }
             if let Some(log) = &self.tee {
                 match EncodedEvent::encode(&event) {
                     Ok(encoded) => log.push(encoded),

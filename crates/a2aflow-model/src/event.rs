@@ -2,6 +2,7 @@
 
 use crate::event_body::EventBody;
 use crate::event_data::{EventPayload, PayloadError};
+use crate::event_time::EventTime;
 use serde::{Deserialize, Serialize};
 
 macro_rules! event_kinds {
@@ -94,6 +95,11 @@ pub struct Event {
     pub seq: u64,
     /// The kind.
     pub kind: EventKind,
+    /// When the engine emitted the event (its clock, UTC; RFC 3339 with milliseconds on the
+    /// wire). Absent in events written before a2aflow kept times, and in events a host built
+    /// without one until the run numbers them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<EventTime>,
     /// The run's execution id (a child run's own id for delegated events).
     pub execution_id: String,
     /// Delegation depth: 0 for the root run.
@@ -112,8 +118,9 @@ pub struct Event {
 }
 
 impl Event {
-    /// An event of the payload's kind, with the payload as its `data` (depth 0, no step or
-    /// task: set those fields as the event needs). The payload is kept typed; its JSON is built
+    /// An event of the payload's kind, with the payload as its `data` (depth 0, no time, step
+    /// or task: set those fields as the event needs; a run gives an event without a time the
+    /// time it emits it). The payload is kept typed; its JSON is built
     /// only when read. Never fails today; the `Result` stays for callers written against the
     /// JSON-building version.
     pub fn from_payload(
@@ -125,6 +132,7 @@ impl Event {
         Ok(Event {
             seq,
             kind: payload.kind(),
+            time: None,
             execution_id: execution_id.into(),
             depth: 0,
             step: None,
@@ -150,6 +158,9 @@ pub struct EventView<'a> {
     pub seq: u64,
     /// The kind (the payload's).
     pub kind: EventKind,
+    /// When the event was emitted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time: Option<EventTime>,
     /// The run's execution id.
     pub execution_id: &'a str,
     /// Delegation depth: 0 for the root run.

@@ -26,6 +26,7 @@ pub mod event_body;
 pub mod event_data;
 #[cfg(feature = "schema")]
 pub mod event_schema;
+pub mod event_time;
 pub mod failure;
 pub mod gate;
 pub mod load;
@@ -47,6 +48,7 @@ pub use error_code::{BusinessCode, ErrorCode, FailureCode};
 pub use event::{Event, EventKind};
 pub use event_body::EventBody;
 pub use event_data::{ClientEvent, EventData, EventPayload, PayloadError};
+pub use event_time::{EventTime, EventTimeError};
 pub use failure::{Failure, FailureCause, FailureFacts, Gate};
 pub use gate::OpenGate;
 pub use load::{

@@ -21,7 +21,9 @@ const ui = {
   bars: new Map(), newBars: [], // the timeline: local task id -> {start, end, state, step, depth, li, bar}
   selected: null, drawnFor: null, nodes: {}, edges: [],
   t0: performance.now(),
-  stats: { firstEventMs: null, lastEventMs: null }, // when the stream's events arrived (for the benchmark)
+  // When things happened, in ms from the script's start (for the benchmark): the run's view
+  // asked for and received, its graph drawn, the stream's first `run` message and its events.
+  stats: { detailAskedMs: null, detailMs: null, drawnMs: null, streamRunMs: null, firstEventMs: null, lastEventMs: null },
 };
 
 function el(tag, text, cls) {
@@ -35,17 +37,33 @@ function svg(tag, attrs) {
   for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
   return e;
 }
+function mark() { return Math.round(performance.now() - ui.t0); }
 function status(text) { $("status").textContent = text || ""; }
 
-function timeCell(ms) {
+// Times are shown in the viewer's zone, with the UTC time in the title (on hover). `precise`:
+// the time of day to the millisecond (an event's), else the date and time to the second.
+const LOCAL_TIME = new Intl.DateTimeFormat(undefined,
+  { hour: "2-digit", minute: "2-digit", second: "2-digit", fractionalSecondDigits: 3 });
+function localText(ms, precise) { return precise ? LOCAL_TIME.format(ms) : new Date(ms).toLocaleString(); }
+function utcText(ms, precise) {
+  const iso = new Date(ms).toISOString();
+  return iso.slice(0, 10) + " " + iso.slice(11, precise ? 23 : 19) + " UTC";
+}
+function timeCell(ms, precise) {
   const t = el("time");
   if (!ms) { t.textContent = "–"; return t; }
-  const d = new Date(ms);
-  t.dateTime = d.toISOString();
-  t.textContent = d.toLocaleString();
-  t.title = d.toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
+  t.dateTime = new Date(ms).toISOString();
+  t.textContent = localText(ms, precise);
+  t.title = utcText(ms, precise);
   return t;
 }
+// An event's time in ms since the epoch, or null (events written before a2aflow kept times).
+function eventMs(ev) {
+  if (typeof ev.time !== "string") return null;
+  const ms = Date.parse(ev.time);
+  return Number.isNaN(ms) ? null : ms;
+}
+function spanText(ms) { return ms < 1000 ? ms + " ms" : (ms / 1000).toFixed(ms < 60000 ? 3 : 0) + " s"; }
 function duration(start, end) {
   if (!start) return "–";
   let s = Math.max(0, Math.round(((end || Date.now()) - start) / 1000));
@@ -114,7 +132,9 @@ async function loadList() {
     const s = el("td"); s.appendChild(el("span", run.state, "state st-" + stateClass(run.state))); tr.appendChild(s);
     tr.appendChild(el("td", run.workflowName));
     const t = el("td"); t.appendChild(timeCell(run.startedAtMs)); tr.appendChild(t);
-    tr.appendChild(el("td", duration(run.startedAtMs, run.finishedAtMs)));
+    const d = el("td", duration(run.startedAtMs, run.finishedAtMs));
+    if (run.startedAtMs) d.title = utcText(run.startedAtMs) + " – " + (run.finishedAtMs ? utcText(run.finishedAtMs) : "now");
+    tr.appendChild(d);
     tr.appendChild(el("td", run.openGates || 0));
     rows.appendChild(tr);
   }
@@ -133,7 +153,8 @@ async function showRun(id) {
   $("list-view").hidden = true; $("run-view").hidden = false;
   Object.assign(ui, { runId: id, run: null, lastSeq: null, ended: false, events: [], pending: [],
     stepEvents: {}, routes: {}, facts: {}, selected: null, drawnFor: null, nodes: {}, edges: [],
-    bars: new Map(), newBars: [], children: new Map(), childTasks: new Map() });
+    bars: new Map(), newBars: [], children: new Map(), childTasks: new Map(),
+    tFirst: null, tLast: null, seqAxis: false });
   $("run-title").textContent = "Run " + id;
   document.title = "a2aflow run " + id;
   $("events").tBodies[0].replaceChildren();
@@ -141,15 +162,17 @@ async function showRun(id) {
   $("events-above").style.height = "0px"; $("events-below").style.height = "0px";
   $("graph").replaceChildren();
   $("gates").replaceChildren();
-  $("timeline").replaceChildren(); $("timeline-empty").hidden = false;
+  $("timeline").replaceChildren(); $("timeline-empty").hidden = false; $("timeline-axis").replaceChildren();
   $("run-meta").replaceChildren();
   $("resume").hidden = true;
   resetSelect($("step-filter")); resetSelect($("task-filter"));
   $("panel").replaceChildren(el("p", "Choose a step (click, or Tab and Enter) to see its tasks.", "hint"));
   try {
     // The stream replays every event, and the page folds them itself: no facts needed here.
+    ui.stats.detailAskedMs = mark();
     const detail = await api("/api/runs/" + encodeURIComponent(id) + "?facts=false");
     if (ui.runId !== id) return;
+    ui.stats.detailMs = mark();
     applyRun(detail);
   } catch (e) {
     status(e.status === 404 ? "There is no run " + id + " in this store. " + e.message : e.message);
@@ -171,7 +194,10 @@ function openStream() {
   const source = new EventSource("/api/runs/" + encodeURIComponent(ui.runId) + "/events" + q);
   ui.source = source;
   $("stream-state").textContent = "following…";
-  source.addEventListener("run", (m) => { applyRun(JSON.parse(m.data)); });
+  source.addEventListener("run", (m) => {
+    if (ui.stats.streamRunMs === null) ui.stats.streamRunMs = mark();
+    applyRun(JSON.parse(m.data));
+  });
   source.addEventListener("problem", (m) => {
     const p = JSON.parse(m.data);
     status("The store could not be read: " + p.code + ": " + p.message + " (still trying)");
@@ -184,7 +210,7 @@ function openStream() {
     const ev = JSON.parse(m.data);
     if (ui.lastSeq !== null && ev.seq <= ui.lastSeq) return;
     ui.lastSeq = ev.seq;
-    const now = Math.round(performance.now() - ui.t0);
+    const now = mark();
     if (ui.stats.firstEventMs === null) ui.stats.firstEventMs = now;
     ui.stats.lastEventMs = now;
     ui.pending.push(ev);
@@ -210,7 +236,8 @@ function applyRun(detail) {
   if (ui.drawnFor !== detail.executionId) {
     drawGraph(detail.graph);
     ui.drawnFor = detail.executionId;
-    document.body.dataset.renderMs = String(Math.round(performance.now() - ui.t0));
+    ui.stats.drawnMs = mark();
+    document.body.dataset.renderMs = String(ui.stats.drawnMs);
   }
   renderMeta(detail);
   renderGates(detail);
@@ -469,21 +496,28 @@ function foldEvent(ev) {
   }
 }
 // ---- the subtask timeline ----
-// Events carry no clock time, so the axis is the run's event order: a bar runs from its task's
-// first event to its end (task_response); bars side by side were in flight together.
+// The axis is the run's clock, from its first event's time to its latest's: a bar runs from its
+// task's first event to its end (task_response), or to the latest event while it runs. A run
+// whose events carry no time (written before a2aflow kept times) is drawn on its event order.
 const OUTCOME = { COMPLETED: "succeeded", FAILED: "failed", CANCELED: "cancelled" };
 function foldTimeline(ev) {
+  const ms = eventMs(ev);
+  if (ms === null) ui.seqAxis = true;
+  else {
+    if (ui.tFirst === null || ms < ui.tFirst) ui.tFirst = ms;
+    if (ui.tLast === null || ms > ui.tLast) ui.tLast = ms;
+  }
   if (!ev.taskId) return;
   let b = ui.bars.get(ev.taskId);
   if (!b) {
-    b = { task: ev.taskId, step: ev.step || "", depth: ev.depth, start: ev.seq, end: null, state: "running" };
+    b = { task: ev.taskId, step: ev.step || "", depth: ev.depth, start: ev.seq, end: null, tStart: ms, tEnd: null, state: "running" };
     ui.bars.set(ev.taskId, b); ui.newBars.push(b);
   }
   if (b.end !== null) return;
   const d = ev.data || {};
   if (ev.kind === "task_gated") b.state = "parked";
   else if (ev.kind === "agent_request" && b.state === "parked") b.state = "running";
-  else if (ev.kind === "task_response") { b.end = ev.seq; b.state = OUTCOME[d.result && d.result.status] || "failed"; }
+  else if (ev.kind === "task_response") { b.end = ev.seq; b.tEnd = ms; b.state = OUTCOME[d.result && d.result.status] || "failed"; }
 }
 function barState(b) {
   // A run that ended (or suspended) with the task unanswered: the task did not finish.
@@ -512,22 +546,42 @@ function renderTimeline() {
     $("timeline").appendChild(frag);
     $("timeline-empty").hidden = true;
   }
-  const now = ui.lastSeq === null ? 0 : ui.lastSeq;
-  const span = Math.max(1, now + 1);
+  const timed = !ui.seqAxis && ui.tFirst !== null;
+  // On the clock: ms from the first event; else event numbers (a bar at least one event wide).
+  const origin = timed ? ui.tFirst : 0;
+  const now = timed ? ui.tLast : (ui.lastSeq === null ? 0 : ui.lastSeq);
+  const extra = timed ? 0 : 1;
+  const span = Math.max(1, now - origin + extra);
+  renderAxis(timed, span);
   for (const b of ui.bars.values()) {
-    const end = b.end === null ? now : b.end;
+    const start = timed ? b.tStart : b.start;
+    const end = timed ? (b.end === null ? now : b.tEnd) : (b.end === null ? now : b.end);
     const state = barState(b);
-    const left = (100 * b.start / span).toFixed(3) + "%";
-    const width = (100 * (end - b.start + 1) / span).toFixed(3) + "%";
+    const left = (100 * (start - origin) / span).toFixed(3) + "%";
+    const width = (100 * (end - start + extra) / span).toFixed(3) + "%";
     if (b.bar.style.left !== left) b.bar.style.left = left;
     if (b.bar.style.width !== width) b.bar.style.width = width;
     if (b.bar.dataset.state === state && b.bar.dataset.end === String(end)) continue;
     b.bar.dataset.state = state; b.bar.dataset.end = String(end);
     b.bar.className = "tl-bar st-" + state;
-    const text = "task " + b.task + " of step " + b.step + ": " + state + ", events " + b.start + "–" + (b.end === null ? end + " so far" : end);
+    const so = b.end === null ? " so far" : "";
+    const text = "task " + b.task + " of step " + b.step + ": " + state + ", " + (timed
+      ? localText(start, true) + "–" + localText(end, true) + so + " (" + spanText(end - start) + "; " +
+        utcText(start, true).slice(11, 23) + "–" + utcText(end, true).slice(11) + ")"
+      : "events " + b.start + "–" + end + so);
     b.bar.setAttribute("aria-label", text);
     b.bar.title = text;
   }
+}
+// The axis's ends under the timeline: the first and latest event's times (local; UTC on hover).
+function renderAxis(timed, span) {
+  const axis = $("timeline-axis");
+  const key = timed ? ui.tFirst + "/" + ui.tLast : "seq/" + span;
+  if (axis.dataset.key === key) return;
+  axis.dataset.key = key;
+  if (!ui.bars.size) { axis.replaceChildren(); return; }
+  if (!timed) { axis.replaceChildren("On the run's event order (its events carry no time)."); return; }
+  axis.replaceChildren(timeCell(ui.tFirst, true), " → ", timeCell(ui.tLast, true), " (" + spanText(ui.tLast - ui.tFirst) + ")");
 }
 
 function foldChildTask(ev, d) {
@@ -560,6 +614,7 @@ function detailText(ev) {
 }
 function flushEvents() {
   ui.frame = 0;
+  const t = performance.now();
   const batch = ui.pending; ui.pending = [];
   for (const ev of batch) {
     ui.events.push(ev);
@@ -569,12 +624,18 @@ function flushEvents() {
     addOption($("task-filter"), ev.taskId);
     if (matches(ev)) ui.shown.push(ui.events.length - 1);
   }
+  const t1 = performance.now();
   renderRows(true);
   if (ui.follow) scrollSoon();
   $("event-count").textContent = ui.events.length + " events";
+  const t2 = performance.now();
   paint();
+  const t3 = performance.now();
   renderTimeline();
+  const t4 = performance.now();
   if (ui.selected) renderPanel(ui.selected);
+  const w = ui.stats.work || (ui.stats.work = { frames: 0, fold: 0, rows: 0, paint: 0, timeline: 0 });
+  w.frames += 1; w.fold += t1 - t; w.rows += t2 - t1; w.paint += t3 - t2; w.timeline += t4 - t3;
 }
 // The table follows new events while its reader is at its bottom; it scrolls at most a few
 // times a second (each scroll lays the table out).
@@ -586,7 +647,9 @@ function scrollSoon() {
 function eventRow(ev) {
   const tr = el("tr", null, isFailure(ev) ? "failed" : "");
   tr.dataset.seq = ev.seq; tr.dataset.kind = ev.kind;
-  tr.append(el("td", ev.seq), el("td", ev.kind + (ev.depth ? " (child " + ev.depth + ")" : "")),
+  const time = el("td");
+  time.appendChild(timeCell(eventMs(ev), true));
+  tr.append(el("td", ev.seq), time, el("td", ev.kind + (ev.depth ? " (child " + ev.depth + ")" : "")),
     el("td", ev.step || ""), el("td", ev.taskId || ""));
   const detail = el("td", detailText(ev));
   detail.title = JSON.stringify(ev.data === undefined ? null : ev.data).slice(0, 2000);

@@ -198,8 +198,9 @@ async fn events(
     req: &Request<Incoming>,
     query: Option<&str>,
 ) -> Result<Response<Body>, Failure> {
-    // An unknown run is a plain 404, not a stream that only says so.
-    get_execution(state.store.as_ref(), id).await?;
+    // An unknown run is a plain 404, not a stream that only says so. Its lease row is read (one
+    // small read, `store.unknown_execution` for an unknown id in every store), not its journal.
+    state.store.lease(id).await?;
     let resume_from = req
         .headers()
         .get("last-event-id")

@@ -2,8 +2,9 @@
 //! then followed by polling it, so the stream is the same for a run driven in this process, one
 //! driven by another, and one that finished long ago.
 //!
-//! Messages: each event as `id: <seq>` + `data: <event JSON>`; `event: run` with the run's
-//! view and drawing when it changes (journal records such as a started task or an open gate
+//! Messages: each event as `id: <seq>` + `data: <event JSON>` (the stored ones first);
+//! `event: run` with the run's view and drawing once they are sent, and whenever it changes
+//! (journal records such as a started task or an open gate
 //! reach the store before the events that tell them); `event: problem` when the store fails
 //! (the stream goes on polling); `event: end` once the run finished and its `close` event was
 //! sent (or nothing new arrived for a while after it finished). A reconnecting client's
@@ -99,7 +100,9 @@ async fn run_follower(
         return;
     }
     let mut finished = false;
-    let mut replaying = false;
+    // The stored events are replayed first: the view is read once they are sent (a page asked
+    // for it before it opened the stream, and building it for a long run takes a while).
+    let mut replaying = true;
     loop {
         // While whole pages of events are being replayed, or once the finished run's view was
         // sent, the view is not read again (a finished run's view does not change).

@@ -60,6 +60,7 @@ fn event(id: &str, seq: u64, kind: EventKind) -> Event {
     Event {
         seq,
         kind,
+        time: None,
         execution_id: id.into(),
         depth: 0,
         step: None,

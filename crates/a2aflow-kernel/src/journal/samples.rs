@@ -14,9 +14,9 @@ use super::{
 use crate::RunOptions;
 use a2aflow_model::a2a::TaskState;
 use a2aflow_model::{
-    ErrorCode, Event, EventKind, ExecutionResult, Failure, Gate, MessageContent, NegotiationReply,
-    OpenGate, Output, RouteDecision, StepResult, StepStatus, StepType, TaskOutcomeStatus,
-    TaskResult, TaskResultView, Workflow,
+    ErrorCode, Event, EventKind, EventTime, ExecutionResult, Failure, Gate, MessageContent,
+    NegotiationReply, OpenGate, Output, RouteDecision, StepResult, StepStatus, StepType,
+    TaskOutcomeStatus, TaskResult, TaskResultView, Workflow,
 };
 use serde_json::json;
 
@@ -194,11 +194,15 @@ pub fn every_record(id: &str) -> Vec<JournalRecord> {
     ]
 }
 
-/// A `taskRequest` event of run `id` numbered `seq`.
+/// A `taskRequest` event of run `id` numbered `seq`; an even `seq` has a time, an odd one none
+/// (as events written before a2aflow kept times), so a store shows it keeps both.
 pub fn event(id: &str, seq: u64) -> Event {
     Event {
         seq,
         kind: EventKind::TaskRequest,
+        time: seq
+            .is_multiple_of(2)
+            .then(|| EventTime::from_unix_ms(1_796_008_065_744 + seq)),
         execution_id: id.into(),
         depth: 0,
         step: Some("a".into()),

@@ -111,6 +111,7 @@ async fn the_stored_events_are_the_events_the_sink_saw() {
         store: Some(store.clone()),
         ..rec.options()
     };
+    let before = a2aflow_kernel::journal::wall_clock_ms();
     let result = a2aflow_kernel::run(
         w,
         RunInput::default(),
@@ -120,7 +121,17 @@ async fn the_stored_events_are_the_events_the_sink_saw() {
     )
     .await;
     assert!(result.success, "{:?}", result.failure);
+    let after = a2aflow_kernel::journal::wall_clock_ms();
     let seen = rec.events();
     assert!(seen.len() > 80);
+    // Each has the time it was emitted, and the store keeps that time (and everything else).
+    for e in &seen {
+        let ms = e.time.map(|t| t.unix_ms());
+        assert!(
+            ms.is_some_and(|ms| (before..=after).contains(&ms)),
+            "event {} at {ms:?}, the run from {before} to {after}",
+            e.seq
+        );
+    }
     assert_eq!(stored(&store).await, seen);
 }

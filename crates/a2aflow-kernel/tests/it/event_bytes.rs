@@ -214,6 +214,8 @@ async fn every_kernel_event_writes_its_typed_payload_byte_for_byte() {
     let mut shapes = HashSet::new();
     for (label, events) in all_runs().await {
         for e in &events {
+            // Every event has the time it was emitted (a delegated child's too).
+            assert!(e.time.is_some(), "{label}: {} has no time", e.kind);
             // The text a consumer receives, read back strictly as the kind's payload.
             let written = serde_json::to_string(&e.data).unwrap();
             let read: Value = serde_json::from_str(&written).unwrap();

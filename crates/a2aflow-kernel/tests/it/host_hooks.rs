@@ -20,6 +20,7 @@ fn host_event(data: serde_json::Value) -> Event {
     Event {
         seq: 0,
         kind: EventKind::HostEvent,
+        time: None,
         execution_id: "exec".into(),
         depth: 0,
         step: None,
@@ -64,6 +65,10 @@ async fn s_run_04_an_injected_event_comes_right_before_the_first_step_start() {
     assert_eq!(kinds[first_step - 1], EventKind::HostEvent, "{kinds:?}");
     assert_eq!(rec.count(EventKind::HostEvent), 1);
     assert_eq!(rec.events()[first_step - 1].data["custom"], true);
+    // Built without a time, it has the time of the event it was put before.
+    let times: Vec<_> = rec.events().iter().map(|e| e.time).collect();
+    assert!(times[first_step].is_some());
+    assert_eq!(times[first_step - 1], times[first_step]);
     // The sequence stays gapless with the injected event numbered in place.
     let seqs: Vec<u64> = rec.events().iter().map(|e| e.seq).collect();
     assert_eq!(seqs, (0..kinds.len() as u64).collect::<Vec<_>>());

@@ -217,6 +217,14 @@ impl Recorder {
     pub fn events(&self) -> Vec<Event> {
         self.0.lock().unwrap().clone()
     }
+    /// The events without their times (two runs differ only there), each checked to have one.
+    pub fn untimed(&self) -> Vec<Event> {
+        let mut events = self.events();
+        for e in &mut events {
+            assert!(e.time.take().is_some(), "event {} has no time", e.seq);
+        }
+        events
+    }
     pub fn kinds(&self) -> Vec<EventKind> {
         self.events().iter().map(|e| e.kind).collect()
     }

@@ -12,6 +12,7 @@ fn event_with(kind: EventKind, data: EventBody) -> Event {
     Event {
         seq: 3,
         kind,
+        time: None,
         execution_id: "exec-1".into(),
         depth: 1,
         step: Some("s".into()),

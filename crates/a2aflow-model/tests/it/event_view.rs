@@ -3,19 +3,21 @@
 //! expect the latter.
 
 use super::events_schema::samples;
-use a2aflow_model::Event;
 use a2aflow_model::event::EventView;
+use a2aflow_model::{Event, EventTime};
 
 #[test]
 fn every_sample_writes_the_bytes_of_its_value_event() {
     for (i, payload) in samples().into_iter().enumerate() {
         let mut event = Event::from_payload(7 + i as u64, "exec-1", payload.clone()).unwrap();
         event.depth = 2;
+        event.time = (i % 3 != 0).then(|| EventTime::from_unix_ms(1_796_008_065_744 + i as u64));
         event.step = Some("s".into());
         event.task_id = (i % 2 == 0).then(|| format!("s:{i}"));
         let view = EventView {
             seq: event.seq,
             kind: payload.kind(),
+            time: event.time,
             execution_id: &event.execution_id,
             depth: event.depth,
             step: event.step.as_deref(),

@@ -7,8 +7,8 @@ use a2aflow_model::a2a::TaskState;
 use a2aflow_model::event_data::*;
 use a2aflow_model::event_schema::{EVENTS_SCHEMA, check_event_schema};
 use a2aflow_model::{
-    ClientEvent, ErrorCode, Event, EventKind, EventPayload, Failure, Gate, MessageContent,
-    StepResult, StepStatus, StepType, TaskOutcomeStatus, TaskResultView,
+    ClientEvent, ErrorCode, Event, EventKind, EventPayload, EventTime, Failure, Gate,
+    MessageContent, StepResult, StepStatus, StepType, TaskOutcomeStatus, TaskResultView,
 };
 use serde_json::{Value, json};
 use std::collections::HashSet;
@@ -312,6 +312,7 @@ pub(crate) fn samples() -> Vec<EventPayload> {
 fn event(payload: EventPayload) -> Event {
     let mut e = Event::from_payload(3, "x", payload).unwrap();
     e.step = Some("step".into());
+    e.time = Some(EventTime::from_unix_ms(1_796_008_065_744));
     e
 }
 
@@ -478,6 +479,7 @@ fn data_of_another_kind_or_shape_is_refused_by_schema_and_payload() {
     // The right data under the wrong kind.
     let mislabelled = Event {
         kind: EventKind::StepStart,
+        time: None,
         ..start.clone()
     };
     assert!(check_event_schema(&serde_json::to_value(&mislabelled).unwrap()).is_err());
@@ -505,6 +507,40 @@ fn data_of_another_kind_or_shape_is_refused_by_schema_and_payload() {
         assert!(check_event_schema(&json).is_err(), "schema accepted {json}");
         assert!(e.payload().is_err(), "payload accepted {json}");
     }
+}
+
+#[test]
+fn the_time_is_written_as_utc_milliseconds_and_may_be_absent() {
+    let e = event(CloseData {}.into());
+    let text = serde_json::to_string(&e).unwrap();
+    assert!(
+        text.starts_with(r#"{"seq":3,"kind":"close","time":"2026-11-30T03:07:45.744Z","#),
+        "{text}"
+    );
+    let back: Event = serde_json::from_str(&text).unwrap();
+    assert_eq!(back, e);
+
+    // An event written before a2aflow kept times loads, validates and writes no time.
+    let old = r#"{"seq":3,"kind":"close","executionId":"x","depth":0,"step":"step","data":{}}"#;
+    let back: Event = serde_json::from_str(old).unwrap();
+    assert_eq!(back.time, None);
+    assert_eq!(serde_json::to_string(&back).unwrap(), old);
+    check_event_schema(&serde_json::from_str(old).unwrap()).unwrap();
+
+    // Another form of time is refused by the schema; one that is not a time by both.
+    let mut other = serde_json::to_value(&e).unwrap();
+    other["time"] = json!("2026-11-30T04:07:45.744+01:00");
+    assert!(check_event_schema(&other).is_err(), "{other}");
+    assert_eq!(
+        serde_json::from_value::<Event>(other).unwrap().time,
+        e.time,
+        "an RFC 3339 offset reads as the same instant"
+    );
+    let mut bad = serde_json::to_value(&e).unwrap();
+    bad["time"] = json!("yesterday");
+    assert!(check_event_schema(&bad).is_err(), "{bad}");
+    let err = serde_json::from_value::<Event>(bad).unwrap_err();
+    assert!(err.to_string().contains("RFC 3339"), "{err}");
 }
 
 #[test]

@@ -251,6 +251,18 @@ async fn a_cut_event_stream_resumes_after_its_last_event_id() {
         whole.contains("event: run\n") && whole.trim_end().ends_with("event: end\ndata: {}"),
         "{whole}"
     );
+    // Each event is the stored one, its time included, unchanged.
+    let stored = f.store.events("s", None, 1000).await.unwrap();
+    let sent: Vec<Value> = whole
+        .split("\n\n")
+        .filter(|m| m.starts_with("id: "))
+        .map(|m| json(m.split_once("\ndata: ").unwrap().1))
+        .collect();
+    assert_eq!(sent.len(), stored.len());
+    for (sent, stored) in sent.iter().zip(&stored) {
+        assert!(stored.time.is_some(), "{sent}");
+        assert_eq!(*sent, serde_json::to_value(stored).unwrap());
+    }
     // A client cut after event 3 comes back with Last-Event-ID: 3 and gets the rest, once.
     let (_, rest) = http_get(
         &f.addr(),
@@ -269,6 +281,60 @@ async fn a_cut_event_stream_resumes_after_its_last_event_id() {
         (status, json(&body)["error"]["code"].clone()),
         (400, "config.invalid".into())
     );
+}
+
+/// `ask` parks at INPUT_REQUIRED until answered.
+const ASK: &str = r#"{"id": "ask", "name": "Ask", "steps": [
+  {"name": "ask", "subtasks": [{"agent": "alpha", "description": "input which city"}]}
+]}"#;
+
+#[tokio::test]
+async fn a_gate_declined_through_the_api_fails_its_task_with_the_code_given() {
+    let f = Fixture::start().await;
+    let run = f.start_run("decline-run", ASK);
+    let auth = format!("Bearer {}", f.token());
+    let h = [("Authorization", auth.as_str())];
+    let task = tokio::time::timeout(crate::cdp::HANG, async {
+        loop {
+            let (_, body) = http_get(&f.addr(), "/api/runs/decline-run", &h).await;
+            if let Ok(v) = serde_json::from_str::<Value>(&body)
+                && let Some(task) = v["openGates"][0]["localTaskId"].as_str()
+            {
+                return task.to_owned();
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the gate opens");
+    let path = format!("/api/runs/decline-run/gates/{task}/decline");
+    let body = r#"{"reason": "not today", "code": "ui.not_today"}"#;
+    let (status, answer) = http_request(&f.addr(), "POST", &path, &h, body, None).await;
+    assert_eq!(
+        (status, json(&answer)["delivered"].clone()),
+        (200, "live".into()),
+        "{answer}"
+    );
+    let r = tokio::time::timeout(crate::cdp::HANG, run)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!r.success);
+    let (_, view) = http_get(&f.addr(), "/api/runs/decline-run?facts=false", &h).await;
+    let view = json(&view);
+    assert_eq!(view["state"], "failed", "{view}");
+    assert_eq!(view["tasks"][0]["errorCode"], "ui.not_today", "{view}");
+    assert!(
+        view["tasks"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("not today"),
+        "{view}"
+    );
+    // The gate is closed now.
+    let (status, again) = http_request(&f.addr(), "POST", &path, &h, body, None).await;
+    assert_eq!(status, 409, "{again}");
+    assert_eq!(json(&again)["error"]["code"], "workflow.gate_not_open");
 }
 
 #[tokio::test]

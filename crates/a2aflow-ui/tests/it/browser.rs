@@ -162,7 +162,7 @@ async fn the_run_page_follows_a_run_live_answers_its_gate_and_cancels_it() {
         .await;
     b.eval("(() => { const s = document.getElementById('step-filter'); s.value = 'first'; s.dispatchEvent(new Event('change')); })()").await;
     let steps = b
-        .eval("[...new Set([...document.querySelectorAll('#events tbody tr')].filter(r => !r.hidden).map(r => r.children[2].textContent))]")
+        .eval("[...new Set([...document.querySelectorAll('#events tbody tr')].filter(r => !r.hidden).map(r => r.children[3].textContent))]")
         .await;
     assert_eq!(steps, serde_json::json!(["first"]));
     b.eval("(() => { const s = document.getElementById('step-filter'); s.value = ''; s.dispatchEvent(new Event('change')); })()").await;
@@ -222,6 +222,7 @@ async fn a_thousand_step_run_renders_and_its_time_is_printed() {
     assert!(r.success, "{:#?}", r.failure);
     let b = Browser::launch().await;
     b.goto(f.ui.url()).await;
+    b.call("Performance.enable", serde_json::json!({})).await;
     b.eval("location.hash = '#/run/big-run'").await;
     // Each measure is taken in the page, from the script's start (performance.now()).
     b.wait_for("document.body.dataset.renderMs").await;
@@ -243,6 +244,22 @@ async fn a_thousand_step_run_renders_and_its_time_is_printed() {
     println!(
         "stream arrival: {}",
         b.eval("JSON.stringify(ui.stats)").await
+    );
+    let m = b
+        .call("Performance.getMetrics", serde_json::json!({}))
+        .await;
+    println!(
+        "METRICS {}",
+        m["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|x| x["name"].as_str().unwrap().ends_with("Duration")
+                || x["name"] == "LayoutCount"
+                || x["name"] == "RecalcStyleCount")
+            .map(|x| format!("{}={}", x["name"], x["value"]))
+            .collect::<Vec<_>>()
+            .join(" ")
     );
     b.close().await;
 }

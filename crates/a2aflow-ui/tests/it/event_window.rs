@@ -63,8 +63,15 @@ async fn a_run_of_ten_thousand_events_keeps_a_small_table() {
     // One step: only its events, windowed the same way.
     b.eval("(() => { const s = document.getElementById('step-filter'); s.value = 'c3s30'; s.dispatchEvent(new Event('change')); })()").await;
     let steps = b
-        .wait_for("(() => { const r = [...document.querySelectorAll('#events tbody tr')].map(r => r.children[2].textContent); return r.length && [...new Set(r)]; })()")
+        .wait_for("(() => { const r = [...document.querySelectorAll('#events tbody tr')].map(r => r.children[3].textContent); return r.length && [...new Set(r)]; })()")
         .await;
     assert_eq!(steps, serde_json::json!(["c3s30"]));
+    // One task: only its events (the step filter cleared).
+    b.eval("(() => { const s = document.getElementById('step-filter'); s.value = ''; s.dispatchEvent(new Event('change')); \
+            const t = document.getElementById('task-filter'); t.value = 'wide-run:c7s12:0'; t.dispatchEvent(new Event('change')); })()").await;
+    let tasks = b
+        .wait_for("(() => { const r = [...document.querySelectorAll('#events tbody tr')].map(r => r.children[4].textContent); return r.length && [...new Set(r)]; })()")
+        .await;
+    assert_eq!(tasks, serde_json::json!(["wide-run:c7s12:0"]));
     b.close().await;
 }

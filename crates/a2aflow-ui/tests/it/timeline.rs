@@ -1,10 +1,13 @@
-//! The subtask timeline: one bar per task on the run's event order, coloured by outcome; in an
-//! ANY_SUCCESS step the loser (a task that hangs) is shown cancelled beside the winner it ran
-//! with; the bars are buttons reached from the keyboard, and the rows stream in without moving
-//! the event table. A screenshot goes to target/ui-screenshots/timeline.png.
+//! The subtask timeline: one bar per task on the run's clock (its events' times), coloured by
+//! outcome; in an ANY_SUCCESS step the loser (a task that hangs) is shown cancelled beside the
+//! winner it ran with; the bars are buttons reached from the keyboard, and the rows stream in
+//! without moving the event table. Times show in the viewer's zone with UTC in their title (the
+//! browser is put in Asia/Kolkata, UTC+05:30, so the two differ). A screenshot goes to
+//! target/ui-screenshots/timeline.png.
 
 use crate::cdp::{Browser, HANG};
 use crate::support::Fixture;
+use a2aflow::model::EventTime;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 
@@ -17,9 +20,19 @@ const RACE: &str = r#"{"id": "race", "name": "A race", "steps": [
   {"name": "after", "subtasks": [{"agent": "alpha", "description": "task done"}]}
 ]}"#;
 
-/// The bars as the page holds them: step, state, first and last event.
+/// The bars as the page holds them: step, state, first and last event, their times, and where
+/// the bar is drawn (percent of the track).
 const BARS: &str = "[...ui.bars.values()].map(b => ({step: b.step, task: b.task, \
-     state: b.bar.dataset.state, start: b.start, end: b.end}))";
+     state: b.bar.dataset.state, start: b.start, end: b.end, tStart: b.tStart, tEnd: b.tEnd, \
+     left: parseFloat(b.bar.style.left), width: parseFloat(b.bar.style.width)}))";
+
+/// Kolkata's offset from UTC (no daylight saving): local minutes differ from UTC ones.
+const KOLKATA_MS: u64 = (5 * 3600 + 30 * 60) * 1000;
+
+/// `HH:MM:SS.mmm` of `ms` (UTC), as an en-GB page writes a time of day.
+fn time_of_day(ms: u64) -> String {
+    EventTime::from_unix_ms(ms).to_string()[11..23].to_owned()
+}
 
 fn screenshot_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/ui-screenshots/timeline.png")
@@ -38,7 +51,8 @@ fn of<'a>(bars: &'a Value, step: &str) -> Vec<&'a Value> {
         .collect()
 }
 
-fn check_race(bars: &Value) {
+/// `axis`: the first and last event's times (the timeline's span).
+fn check_race(bars: &Value, axis: (u64, u64)) {
     assert_eq!(bars.as_array().unwrap().len(), 3, "{bars}");
     let race = of(bars, "race");
     let winner = race.iter().find(|b| b["state"] == "succeeded").unwrap();
@@ -50,12 +64,63 @@ fn check_race(bars: &Value) {
     let after = of(bars, "after")[0];
     assert_eq!(after["state"], "succeeded", "{bars}");
     assert!(n(after, "start") > n(winner, "end"), "{bars}");
+    // On the clock: the same order, and the winner's agent slept 0.3 s.
+    assert!(n(loser, "tStart") <= n(winner, "tEnd"), "{bars}");
+    assert!(n(loser, "tEnd") >= n(winner, "tEnd"), "{bars}");
+    assert!(n(after, "tStart") >= n(winner, "tEnd"), "{bars}");
+    assert!(n(winner, "tEnd") - n(winner, "tStart") >= 300, "{bars}");
+    // Each bar is drawn where its times put it on the run's span.
+    let (first, last) = axis;
+    let span = (last - first).max(1) as f64;
+    for b in bars.as_array().unwrap() {
+        let (start, end) = (n(b, "tStart"), n(b, "tEnd"));
+        assert!(start >= first && end >= start && end <= last, "{b}");
+        let left = b["left"].as_f64().unwrap();
+        let width = b["width"].as_f64().unwrap();
+        assert!(
+            (left - 100.0 * (start - first) as f64 / span).abs() < 0.01,
+            "{b}"
+        );
+        assert!(
+            (width - 100.0 * (end - start) as f64 / span).abs() < 0.01,
+            "{b}"
+        );
+    }
+}
+
+/// A time cell (`selector`) shows `ms` in Kolkata's zone and its UTC time in its title.
+async fn check_time_cell(b: &Browser, selector: &str, ms: u64) {
+    let cell = b
+        .eval(&format!(
+            "(() => {{ const t = document.querySelector('{selector}'); \
+             return t && {{text: t.textContent, title: t.title, dateTime: t.dateTime}}; }})()"
+        ))
+        .await;
+    let utc = EventTime::from_unix_ms(ms).to_string();
+    assert_eq!(
+        cell["text"],
+        time_of_day(ms + KOLKATA_MS),
+        "{selector}: {cell}"
+    );
+    assert_eq!(
+        cell["title"],
+        format!("{} {} UTC", &utc[..10], time_of_day(ms)),
+        "{selector}: {cell}"
+    );
+    assert_eq!(cell["dateTime"], utc, "{selector}: {cell}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_timeline_shows_the_any_success_loser_cancelled_beside_the_winner() {
     let f = Fixture::start().await;
     let b = Browser::launch().await;
+    b.call(
+        "Emulation.setTimezoneOverride",
+        json!({"timezoneId": "Asia/Kolkata"}),
+    )
+    .await;
+    b.call("Emulation.setLocaleOverride", json!({"locale": "en-GB"}))
+        .await;
     b.goto(f.ui.url()).await;
     let run = f.start_run("race-run", RACE);
     b.eval("location.hash = '#/run/race-run'").await;
@@ -72,8 +137,42 @@ async fn the_timeline_shows_the_any_success_loser_cancelled_beside_the_winner() 
             .unwrap()
             .success
     );
+    // Every event has its time; the axis spans them.
+    let times = b.eval("ui.events.map(e => e.time)").await;
+    let times: Vec<u64> = times
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| EventTime::parse(t.as_str().unwrap()).unwrap().unix_ms())
+        .collect();
+    let (lo, hi) = (*times.iter().min().unwrap(), *times.iter().max().unwrap());
     let bars = b.eval(BARS).await;
-    check_race(&bars);
+    check_race(&bars, (lo, hi));
+
+    // The table shows an event's time in the viewer's zone, UTC on hover.
+    b.eval("document.getElementById('events-wrap').scrollTop = 0")
+        .await;
+    b.wait_for("document.querySelector('#events tbody tr[data-seq=\"0\"]')")
+        .await;
+    check_time_cell(
+        &b,
+        "#events tbody tr[data-seq=\"0\"] td:nth-child(2) time",
+        times[0],
+    )
+    .await;
+    // The axis's ends are the first and the last event's times.
+    check_time_cell(&b, "#timeline-axis time:first-of-type", lo).await;
+    check_time_cell(&b, "#timeline-axis time:last-of-type", hi).await;
+    let axis = b
+        .eval("document.getElementById('timeline-axis').textContent")
+        .await;
+    assert!(
+        axis.as_str()
+            .unwrap()
+            .ends_with(&format!("({} ms)", hi - lo))
+            || axis.as_str().unwrap().contains(" s)"),
+        "{axis}"
+    );
     assert!(
         b.eval("document.getElementById('timeline-empty').hidden")
             .await
@@ -130,6 +229,33 @@ async fn the_timeline_shows_the_any_success_loser_cancelled_beside_the_winner() 
     b.wait_for("ui.ended && ui.pending.length === 0 && !ui.frame")
         .await;
     assert_eq!(b.eval(BARS).await, bars);
+    // The runs list's start: date and time in the viewer's zone, UTC (to the second) on hover.
+    let started = b
+        .eval("api('/api/runs').then(p => p.runs.find(r => r.executionId === 'race-run').startedAtMs)")
+        .await
+        .as_u64()
+        .unwrap();
+    b.eval("location.hash = '#/'").await;
+    let cell = b
+        .wait_for(
+            "(() => { const t = document.querySelector('#runs tr[data-run=\"race-run\"] td:nth-child(4) time'); \
+             return t && {text: t.textContent, title: t.title}; })()",
+        )
+        .await;
+    let utc = EventTime::from_unix_ms(started).to_string();
+    let local = EventTime::from_unix_ms(started + KOLKATA_MS).to_string();
+    assert_eq!(
+        cell["title"],
+        format!("{} {} UTC", &utc[..10], &utc[11..19]),
+        "{cell}"
+    );
+    assert!(
+        cell["text"].as_str().unwrap().ends_with(&local[11..19]),
+        "{cell}"
+    );
+    b.eval("location.hash = '#/run/race-run'").await;
+    b.wait_for("ui.ended && ui.pending.length === 0 && !ui.frame")
+        .await;
     b.eval("document.getElementById('timeline-title').scrollIntoView()")
         .await;
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
