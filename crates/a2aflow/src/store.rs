@@ -327,6 +327,14 @@ impl RunStore for LazyStore {
         self.get().await?.claim(owner).await
     }
 
+    async fn create_run_leased(&self, run: RunStarted, owner: &str) -> Result<Lease, StoreError> {
+        self.get().await?.create_run_leased(run, owner).await
+    }
+
+    async fn release_suspended(&self, lease: Lease, seen: u64) -> Result<(), StoreError> {
+        self.get().await?.release_suspended(lease, seen).await
+    }
+
     async fn notify_claimable(&self, execution_id: &str) -> Result<(), StoreError> {
         self.get().await?.notify_claimable(execution_id).await
     }
