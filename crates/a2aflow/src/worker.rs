@@ -19,7 +19,7 @@ use crate::{EngineConfig, StoreLocation};
 use a2aflow_kernel::journal::{RunStarted, RunStore, StoreError, wall_clock_ms};
 use a2aflow_kernel::{ControlPoint, RunInput, RunOptions};
 use a2aflow_model::{ErrorCode, ExecutionResult, Failure, Workflow};
-use a2aflow_store_postgres::{PostgresStore, WorkSignal, password_from_env};
+use a2aflow_store_postgres::{PostgresStore, WorkSignal};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -188,9 +188,10 @@ impl Worker {
             }
         };
         let store_options = config.store_options()?;
+        let password = config.store_password()?;
         let store = PostgresStore::open_with(
             url.as_str(),
-            password_from_env().as_deref(),
+            password.as_deref(),
             a2aflow_store_postgres::StoreOptions::default().with_lease_ttl(store_options.lease_ttl),
         )
         .await?;

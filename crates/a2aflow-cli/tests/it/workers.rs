@@ -206,7 +206,10 @@ fn eventually<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
         if let Some(v) = check() {
             return v;
         }
-        assert!(std::time::Instant::now() < guard, "timed out waiting for {what}");
+        assert!(
+            std::time::Instant::now() < guard,
+            "timed out waiting for {what}"
+        );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
@@ -305,8 +308,16 @@ fn a_run_parked_under_a_worker_is_answered_from_another_process_and_finished_by_
         .iter()
         .map(|m| m["parts"][0]["text"].as_str().unwrap_or_default())
         .collect();
-    assert_eq!(texts.len(), 3, "the question, the answer, the next step: {texts:?}");
-    assert_eq!(texts.iter().filter(|t| **t == "Paris").count(), 1, "{texts:?}");
+    assert_eq!(
+        texts.len(),
+        3,
+        "the question, the answer, the next step: {texts:?}"
+    );
+    assert_eq!(
+        texts.iter().filter(|t| **t == "Paris").count(),
+        1,
+        "{texts:?}"
+    );
     assert_eq!(sent[1]["contextId"], sent[0]["contextId"]);
     assert!(worker.stop().success(), "{}", worker.log());
     let log = worker.log();
