@@ -61,6 +61,13 @@ impl StoreOptions {
         self.connect_timeout = timeout;
         self
     }
+
+    /// These options trusting the CA certificates `roots` (DER) for the server's TLS
+    /// certificate, besides the Mozilla roots.
+    pub fn with_extra_roots(mut self, roots: Vec<CertificateDer<'static>>) -> Self {
+        self.extra_roots = roots;
+        self
+    }
 }
 
 /// The shared run store: a Postgres database (its current schema), created and migrated
