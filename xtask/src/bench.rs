@@ -1,5 +1,7 @@
-//! `cargo xtask bench`: every criterion benchmark, the extensions load test, the soak, load
-//! and cancellation test at full size, and the crash test at 2,000 kills; then one consolidated
+//! `cargo xtask bench`: every criterion benchmark (the fleet bench against a Postgres server of
+//! its own, `target/postgres-bench`, stopped at the end), the extensions load test, the soak,
+//! load and cancellation test at full size, the crash test at 2,000 kills and the chaos test at
+//! 3,000 runs (same server); then one consolidated
 //! table written into `docs/benchmarks.md` between [`START`] and [`END`].
 //!
 //! Figures are read from the commands' output: criterion's `time:` / `thrpt:` lines, the
@@ -242,6 +244,93 @@ fn crash_step(root: &Path, kills: &str) -> (Vec<Row>, Vec<String>) {
 }
 
 /// The crash test's kill count: `A2AFLOW_CRASH_KILLS` when set, else [`CRASH_KILLS`].
+/// The chaos test's run count at bench size.
+const CHAOS_RUNS: &str = "3000";
+
+/// The chaos test as a release test binary (its workers the release CLI).
+const CHAOS: [&str; 6] = [
+    "test",
+    "--release",
+    "-p",
+    "a2aflow-tests",
+    "--test",
+    "chaos",
+];
+
+/// The counts of the chaos test's summary line, in its order.
+const CHAOS_COUNTS: [&str; 8] = [
+    "runs",
+    "kills",
+    "stops",
+    "resumes",
+    "duplicates",
+    "lost",
+    "fenced",
+    "resent",
+];
+
+/// Reads the chaos test's line `chaos runs N kills K … resent X (T s)`: one row per count.
+pub fn parse_chaos_counts(output: &str, command: &str) -> Option<Vec<Row>> {
+    output.lines().find_map(|line| {
+        let words: Vec<&str> = line
+            .trim()
+            .strip_prefix("chaos ")?
+            .split_whitespace()
+            .collect();
+        CHAOS_COUNTS
+            .iter()
+            .map(|name| {
+                let at = words.iter().position(|w| w == name)?;
+                let count: u64 = words.get(at + 1)?.parse().ok()?;
+                Some(Row {
+                    name: format!("chaos.{name}"),
+                    figure: count.to_string(),
+                    command: command.to_owned(),
+                    seconds: None,
+                })
+            })
+            .collect()
+    })
+}
+
+/// The chaos test at 3,000 runs against the bench's Postgres (`pg_env`).
+fn chaos_step(root: &Path, pg_env: &[(&str, &str)]) -> (Vec<Row>, Vec<String>) {
+    let cli = [
+        "build",
+        "--release",
+        "-p",
+        "a2aflow-cli",
+        "--bin",
+        "a2aflow",
+    ];
+    if let (_, Some(failed)) = capture(root, "cargo", &cli, &[]) {
+        return (Vec::new(), vec![failed]);
+    }
+    let bin = root.join("target").join("release").join("a2aflow");
+    let bin = bin.to_string_lossy();
+    let command = format!("A2AFLOW_CHAOS_RUNS={CHAOS_RUNS} cargo {}", CHAOS.join(" "));
+    let started = Instant::now();
+    let mut envs = pg_env.to_vec();
+    envs.extend([
+        ("A2AFLOW_CHAOS_RUNS", CHAOS_RUNS),
+        ("A2AFLOW_BIN", bin.as_ref()),
+    ]);
+    let (out, failed) = capture(root, "cargo", &CHAOS, &envs);
+    let seconds = started.elapsed().as_secs_f64();
+    let mut failures: Vec<String> = failed.into_iter().collect();
+    let mut rows = parse_chaos_counts(&out, &command).unwrap_or_else(|| {
+        failures.push("the chaos test printed no `chaos runs …` line".to_owned());
+        Vec::new()
+    });
+    rows.push(Row {
+        name: "chaos.wall_time".to_owned(),
+        figure: format!("{seconds:.0} s"),
+        command,
+        seconds: None,
+    });
+    (rows, failures)
+}
+
 fn crash_kills() -> String {
     std::env::var("A2AFLOW_CRASH_KILLS").unwrap_or_else(|_| CRASH_KILLS.to_owned())
 }
@@ -357,8 +446,16 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
     }
     let mut rows = Vec::new();
     let mut failures = Vec::new();
+    // The fleet bench and the chaos test need a Postgres server: one of this run's own,
+    // stopped when `postgres` drops (whatever failed).
+    let postgres = crate::postgres::Server::start_fresh(root, "postgres-bench")?;
+    let pg_env = [
+        ("A2AFLOW_PG_URL", postgres.url()),
+        ("PGPASSWORD", postgres.password().to_owned()),
+    ];
+    let pg_env: Vec<(&str, &str)> = pg_env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     if !args.iter().any(|a| a == "--no-criterion") {
-        let (out, failed) = capture(root, "cargo", &["bench", "--workspace"], &[]);
+        let (out, failed) = capture(root, "cargo", &["bench", "--workspace"], &pg_env);
         rows.extend(parse_criterion(&out, "cargo bench --workspace"));
         rows.extend(parse_bench_lines(&out, "cargo bench --workspace"));
         failures.extend(failed);
@@ -392,6 +489,10 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
     let (crash, failed) = crash_step(root, &crash_kills());
     rows.extend(crash);
     failures.extend(failed);
+    let (chaos, failed) = chaos_step(root, &pg_env);
+    rows.extend(chaos);
+    failures.extend(failed);
+    drop(postgres);
     let derived = ratios(&rows);
     rows.extend(derived);
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
@@ -502,6 +603,21 @@ sse/serde_json_value_same_payloads
             ]
         );
         assert!(rows.iter().all(|r| r.command == "cmd"));
+    }
+
+    #[test]
+    fn the_chaos_line_becomes_one_row_per_count() {
+        let out = "chaos runs 3000 kills 160 stops 1 resumes 490 duplicates 0 lost 0 fenced 4 \
+                   resent 0 (612.3 s)\n1 passed, 0 failed\n";
+        let rows = parse_chaos_counts(out, "cmd").unwrap();
+        let got: Vec<(&str, &str)> = rows
+            .iter()
+            .map(|r| (r.name.as_str(), r.figure.as_str()))
+            .collect();
+        assert_eq!(got[0], ("chaos.runs", "3000"));
+        assert_eq!(got[6], ("chaos.fenced", "4"));
+        assert_eq!(got.len(), 8);
+        assert_eq!(parse_chaos_counts("chaos runs 3 kills 1\n", "c"), None);
     }
 
     #[test]

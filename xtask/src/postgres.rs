@@ -33,7 +33,13 @@ pub struct Server {
 impl Server {
     /// A fresh cluster in `target/postgres-ci`, started, stopped when the guard drops.
     pub fn start_for_ci(root: &Path) -> Result<Server, String> {
-        let dir = ci_dir(root);
+        Server::start_fresh(root, "postgres-ci")
+    }
+
+    /// A fresh cluster in `target/NAME` (see [`Server::start_for_ci`]), started, stopped when
+    /// the guard drops: `cargo xtask bench` runs its own in `target/postgres-bench`.
+    pub fn start_fresh(root: &Path, name: &str) -> Result<Server, String> {
+        let dir = ci_dir(root, name);
         if dir.exists() {
             std::fs::remove_dir_all(&dir)
                 .map_err(|e| format!("postgres: cannot remove {}: {e}", dir.display()))?;
@@ -155,12 +161,12 @@ impl Server {
 /// `target/postgres-ci`, or, when the `postgres` user cannot reach into `target/` (a checkout
 /// under a directory only root may enter), a directory of this process under the system's
 /// temporary directory; the choice is printed.
-fn ci_dir(root: &Path) -> PathBuf {
+fn ci_dir(root: &Path, name: &str) -> PathBuf {
     let target = root.join("target");
     if !running_as_root() || reachable_by_postgres(&target) {
-        return target.join("postgres-ci");
+        return target.join(name);
     }
-    let dir = std::env::temp_dir().join(format!("a2aflow-postgres-ci-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("a2aflow-{name}-{}", std::process::id()));
     eprintln!(
         "postgres: the postgres user cannot enter {}; the test cluster goes in {}",
         target.display(),

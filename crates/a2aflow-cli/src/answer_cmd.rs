@@ -4,6 +4,8 @@
 //! again). An answer to a task without an open gate (not gated, already answered, unknown) is
 //! exit 2 with `workflow.gate_not_open`, as is any store problem; nothing is written then. The
 //! run is resumed as with `runs resume --gates park`: a gate the answer meets parks again.
+//! With `--no-resume` the answer is only journaled (exit 0): the workers of a shared store
+//! claim the run and drive it on.
 
 use crate::resume_cmd::ResumeArgs;
 use crate::terminal::block;
@@ -28,6 +30,11 @@ pub struct AnswerArgs {
     /// The answer as one data part (a JSON value).
     #[arg(long, value_name = "JSON")]
     pub data: Option<String>,
+    /// Journal the answer and leave the run to the workers of a shared store (`a2aflow
+    /// worker`), or to a later `runs resume`: nothing is driven here, exit 0 once it is
+    /// journaled.
+    #[arg(long)]
+    pub no_resume: bool,
     /// The run to resume, its store and agents, as `runs resume` takes them.
     #[command(flatten)]
     pub resume: ResumeArgs,
@@ -74,6 +81,22 @@ pub fn run(args: AnswerArgs) -> u8 {
     drop(runtime);
     if let Err(f) = answered {
         return usage(f);
+    }
+    if args.no_resume {
+        let id = &args.resume.id;
+        match args.resume.format {
+            crate::OutputFormat::Json => println!(
+                "{}",
+                serde_json::json!({"executionId": id, "localTaskId": args.task, "journaled": true})
+            ),
+            crate::OutputFormat::Text => eprintln!(
+                "a2aflow runs answer: answer journaled for task {} of run {}; a worker or `runs \
+                 resume` drives it on",
+                crate::terminal::inline(&args.task),
+                crate::terminal::inline(id)
+            ),
+        }
+        return 0;
     }
     // The run parked; it parks again at any gate the answer meets.
     let mut resume = args.resume;

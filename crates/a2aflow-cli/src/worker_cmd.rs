@@ -4,7 +4,8 @@
 //! claiming, stops its drivers, releases their leases (the runs are claimable at once) and
 //! exits 0.
 //!
-//! One line on stderr per run it drove: `run ID succeeded|failed CODE|lease lost (refused)`;
+//! One line on stderr per run it drove: `run ID succeeded|failed CODE|parked (waits for a gate
+//! answer)|lease lost (refused)`;
 //! the last line counts them. Exit 2 for a usage or store problem (the SQLite store hands no
 //! runs out: `store.unavailable`), 1 when the agents cannot be reached.
 
@@ -61,6 +62,7 @@ fn run_line(id: &str, result: &ExecutionResult) -> String {
     let verdict = match &result.failure {
         None if result.success => "succeeded".to_owned(),
         Some(f) if f.is(ErrorCode::StoreLeaseLost) => "lease lost (refused)".to_owned(),
+        Some(f) if f.is(ErrorCode::WorkflowParked) => "parked (waits for a gate answer)".to_owned(),
         Some(f) => format!("failed {}", inline(f.code.as_ref())),
         None => "failed".to_owned(),
     };
@@ -139,8 +141,9 @@ pub fn run(args: WorkerArgs) -> u8 {
         match worker.run(agents, Arc::new(host), &config, shutdown).await {
             Ok(r) => {
                 eprintln!(
-                    "a2aflow worker: stopped: claimed {} finished {} lease-lost {} released {}",
-                    r.claimed, r.finished, r.lease_lost, r.released
+                    "a2aflow worker: stopped: claimed {} finished {} parked {} lease-lost {} \
+                     released {}",
+                    r.claimed, r.finished, r.parked, r.lease_lost, r.released
                 );
                 0
             }

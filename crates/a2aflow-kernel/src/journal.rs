@@ -950,6 +950,27 @@ pub trait RunStore: Send + Sync {
     /// Gives the lease up (a no-op when it is no longer held).
     async fn release(&self, lease: Lease) -> Result<(), StoreError>;
 
+    /// Starts a run's journal as [`RunStore::create_run`] does and takes its lease for `owner`
+    /// as [`RunStore::acquire`] does: how a host that drives the run it starts begins. A store
+    /// that hands runs out to workers ([`RunStore::claim`]) does both in one transaction, so no
+    /// worker can claim the run in between. The default calls the two in turn.
+    async fn create_run_leased(&self, run: RunStarted, owner: &str) -> Result<Lease, StoreError> {
+        let execution_id = run.execution_id.clone();
+        self.create_run(run).await?;
+        self.acquire(&execution_id, owner).await
+    }
+
+    /// Gives up the lease of a run that suspended at its open gates
+    /// (`RunOptions::suspend_when_parked`), as [`RunStore::release`] does. A store that hands
+    /// runs out to workers ([`RunStore::claim`]) does not hand this run out again until a
+    /// record is appended after the first `seen` records of its journal (the ones its driver
+    /// knew of: a gate answer or decline, a cancel, written later, makes it claimable) or its
+    /// deadline passed (a worker then ends it). The default releases.
+    async fn release_suspended(&self, lease: Lease, seen: u64) -> Result<(), StoreError> {
+        let _ = seen;
+        self.release(lease).await
+    }
+
     /// The driver's heartbeat: [`RunStore::renew`], and whether the run's journal holds a
     /// run-level `CancelRequested` (written by another process: `runs cancel`, the run page), so
     /// that a running driver stops the run as its host's cancel would. `store.lease_lost` as

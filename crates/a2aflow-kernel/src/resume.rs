@@ -142,6 +142,7 @@ async fn prepare(
             replay: Replay::of(&journal),
             policy: options.resume_policy.clone(),
             next_event_seq,
+            journal_seen: journal.entries.last().map_or(0, |e| e.seq + 1),
         },
         &options.cancel,
     );

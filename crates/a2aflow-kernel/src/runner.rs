@@ -427,7 +427,7 @@ pub(crate) async fn run_with_sink(
         crate::finish::call(finish_hook.as_deref(), &result, events, ctx.grace).await;
         ctx.emit_run(CloseData::default).await;
         if let Some(d) = &durable {
-            d.close().await;
+            d.close(ctx.is_suspended()).await;
         }
         result
     }

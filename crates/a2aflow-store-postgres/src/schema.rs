@@ -15,7 +15,7 @@ use deadpool_postgres::Transaction;
 pub const APPLICATION: &str = "a2aflow";
 
 /// The schema version this build writes and reads.
-pub const CURRENT_VERSION: i32 = 1;
+pub const CURRENT_VERSION: i32 = 2;
 
 /// The tables a store holds besides the version table: a schema that has any of them but no
 /// version table belongs to another application.
@@ -126,6 +126,12 @@ const MIGRATIONS: &[&str] = &[
         INSERT INTO events (execution_id, seq, body)
             SELECT p_id, t.s, t.b::json FROM unnest(p_seqs, p_bodies) AS t(s, b);
     END $$;
+    "#,
+    // 1 -> 2: a run suspended at its gates is marked parked (the records its driver saw, its
+    // deadline), and claims pass it over until something is appended after them or the
+    // deadline passed.
+    r#"
+    ALTER TABLE runs ADD COLUMN parked_seq bigint, ADD COLUMN parked_until_ms bigint;
     "#,
 ];
 

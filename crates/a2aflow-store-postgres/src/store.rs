@@ -61,6 +61,13 @@ impl StoreOptions {
         self.connect_timeout = timeout;
         self
     }
+
+    /// These options trusting the CA certificates `roots` (DER) for the server's TLS
+    /// certificate, besides the Mozilla roots.
+    pub fn with_extra_roots(mut self, roots: Vec<CertificateDer<'static>>) -> Self {
+        self.extra_roots = roots;
+        self
+    }
 }
 
 /// The shared run store: a Postgres database (its current schema), created and migrated
@@ -424,47 +431,14 @@ fn encode_events(events: &[Event]) -> Result<Vec<EncodedEvent>, StoreError> {
 #[async_trait]
 impl RunStore for PostgresStore {
     async fn create_run(&self, run: RunStarted) -> Result<(), StoreError> {
-        let body = encode(&JournalRecord::RunStarted(run.clone()))?;
-        let fail = self.pg("creating a run");
-        self.timed("creating a run", async {
-            let client = self.client().await?;
-            let stmt = client
-                .prepare_cached(
-                    "WITH run AS (INSERT INTO runs (execution_id, workflow_id, workflow_name, \
-                     workflow_sha256, started_at_ms, next_seq) VALUES ($1, $2, $3, $4, $5, 1) \
-                     ON CONFLICT (execution_id) DO NOTHING RETURNING execution_id) \
-                     INSERT INTO records (execution_id, seq, kind, body) \
-                     SELECT execution_id, 0, 'runStarted', $6::text::json FROM run",
-                )
-                .await
-                .map_err(&fail)?;
-            let inserted = client
-                .execute(
-                    &stmt,
-                    &[
-                        &run.execution_id,
-                        &run.workflow_id,
-                        &run.workflow_name,
-                        &run.workflow_sha256,
-                        &sql_i64(run.started_at_ms),
-                        &body,
-                    ],
-                )
-                .await
-                .map_err(&fail)?;
-            if inserted == 0 {
-                return Err(StoreError::new(
-                    ErrorCode::StoreDuplicateExecution,
-                    format!(
-                        "a run with execution id '{}' is already in run store {}",
-                        run.execution_id, self.target
-                    ),
-                )
-                .with_detail("executionId", run.execution_id.as_str()));
-            }
-            Ok(())
-        })
-        .await
+        self.insert_run(run, None).await.map(drop)
+    }
+
+    async fn create_run_leased(&self, run: RunStarted, owner: &str) -> Result<Lease, StoreError> {
+        let id = run.execution_id.clone();
+        self.insert_run(run, Some(owner))
+            .await?
+            .ok_or_else(|| self.no_lease(&id))
     }
 
     async fn append_batch(
@@ -729,6 +703,35 @@ impl RunStore for PostgresStore {
         Ok(())
     }
 
+    async fn release_suspended(&self, lease: Lease, seen: u64) -> Result<(), StoreError> {
+        let id = lease.execution_id.as_str();
+        let fail = self.pg("releasing a suspended run");
+        let next_seq: Option<i64> = self
+            .timed("releasing a suspended run", async {
+                let client = self.client().await?;
+                let stmt = client
+                    .prepare_cached(RELEASE_SUSPENDED)
+                    .await
+                    .map_err(&fail)?;
+                let row = client
+                    .query_opt(
+                        &stmt,
+                        &[&id, &lease.owner, &sql_i64(lease.token), &sql_i64(seen)],
+                    )
+                    .await
+                    .map_err(&fail)?;
+                Ok(row.map(|r| r.get(0)))
+            })
+            .await?;
+        // Written to after its driver looked (an answer raced the suspension): claimable now.
+        if next_seq.is_some_and(|n| sql_u64(n) > seen)
+            && let Err(e) = self.notify_claimable(id).await
+        {
+            tracing::debug!(code = %e.code, error = %e.message, "no wake-up sent for a released run");
+        }
+        Ok(())
+    }
+
     async fn notify_claimable(&self, execution_id: &str) -> Result<(), StoreError> {
         let fail = self.pg("waking workers");
         self.timed("waking workers", async {
@@ -748,7 +751,9 @@ impl RunStore for PostgresStore {
 }
 
 /// One statement: lock the oldest unfinished run without a live lease (`SKIP LOCKED`: rows
-/// another claim or a lease change holds are passed over) and take its lease. The upsert's
+/// another claim or a lease change holds are passed over) and take its lease. A run suspended
+/// at its gates (`parked_seq`) is passed over until a record was appended after the ones its
+/// driver saw, or its deadline (`parked_until_ms`) passed. The upsert's
 /// condition is checked against the lease row as it stands when it is locked, so a lease taken
 /// meanwhile is never overwritten (the claim then finds nothing this time).
 const CLAIM: &str = "WITH candidate AS ( \
@@ -756,6 +761,8 @@ const CLAIM: &str = "WITH candidate AS ( \
        LEFT JOIN leases l ON l.execution_id = r.execution_id \
        WHERE r.final_state IS NULL \
          AND (l.execution_id IS NULL OR l.expires_at_ms <= a2aflow_now_ms()) \
+         AND (r.parked_seq IS NULL OR r.next_seq > r.parked_seq \
+              OR r.parked_until_ms IS NULL OR r.parked_until_ms <= a2aflow_now_ms()) \
        ORDER BY r.started_at_ms, r.execution_id \
        LIMIT 1 FOR UPDATE OF r SKIP LOCKED) \
      INSERT INTO leases AS l (execution_id, owner, token, expires_at_ms) \
@@ -765,6 +772,35 @@ const CLAIM: &str = "WITH candidate AS ( \
        expires_at_ms = EXCLUDED.expires_at_ms \
      WHERE l.owner = EXCLUDED.owner OR l.expires_at_ms <= a2aflow_now_ms() \
      RETURNING execution_id, owner, token, expires_at_ms";
+
+/// One statement: a run and its first record, when its id is free; with an owner (`$7`,
+/// `$8` the lease's life in milliseconds) its lease too, in the same transaction, so no claim
+/// can take the run before its creator holds it.
+const INSERT_RUN: &str = "WITH run AS (INSERT INTO runs (execution_id, workflow_id, \
+       workflow_name, workflow_sha256, started_at_ms, next_seq) VALUES ($1, $2, $3, $4, $5, 1) \
+       ON CONFLICT (execution_id) DO NOTHING RETURNING execution_id), \
+     first AS (INSERT INTO records (execution_id, seq, kind, body) \
+       SELECT execution_id, 0, 'runStarted', $6::text::json FROM run RETURNING execution_id), \
+     leased AS (INSERT INTO leases (execution_id, owner, token, expires_at_ms) \
+       SELECT execution_id, $7::text, 1, a2aflow_now_ms() + $8::bigint FROM run \
+       WHERE $7::text IS NOT NULL RETURNING owner, token, expires_at_ms) \
+     SELECT f.execution_id, l.owner, l.token, l.expires_at_ms FROM first f \
+     LEFT JOIN leased l ON true";
+
+/// One statement: the lease of a suspended run given up when `$2`/`$3` still hold it, as
+/// `release` does (the run's row locked first, as every lease change does), and the run
+/// marked parked: `parked_seq` the records its driver saw (`$4`), `parked_until_ms` its
+/// deadline from its first record. Returns the run's `next_seq`; no row when the lease was
+/// not held.
+const RELEASE_SUSPENDED: &str = "WITH run AS (SELECT execution_id FROM runs \
+       WHERE execution_id = $1 FOR UPDATE), \
+     released AS (UPDATE leases l SET expires_at_ms = 0 FROM run \
+       WHERE l.execution_id = run.execution_id AND l.owner = $2 AND l.token = $3 \
+       RETURNING l.execution_id) \
+     UPDATE runs r SET parked_seq = $4, parked_until_ms = (SELECT \
+       LEAST((body->>'deadlineMs')::numeric, 9223372036854775807)::bigint \
+       FROM records WHERE execution_id = $1 AND seq = 0) \
+     FROM released WHERE r.execution_id = released.execution_id RETURNING r.next_seq";
 
 /// One statement: the held lease (same owner and token) renewed on the database's clock, and
 /// whether the run's journal holds a run-level cancel; no row when the lease is not held.
@@ -820,6 +856,50 @@ impl PostgresStore {
                 token: sql_u64(row.get(2)),
                 expires_at_ms: sql_u64(row.get(3)),
             }))
+        })
+        .await
+    }
+
+    /// [`INSERT_RUN`]: `store.duplicate_execution` when the id is taken; the lease when
+    /// `owner` was given.
+    async fn insert_run(
+        &self,
+        run: RunStarted,
+        owner: Option<&str>,
+    ) -> Result<Option<Lease>, StoreError> {
+        let body = encode(&JournalRecord::RunStarted(run.clone()))?;
+        let ttl = i64::try_from(self.options.lease_ttl.as_millis()).unwrap_or(i64::MAX);
+        let fail = self.pg("creating a run");
+        self.timed("creating a run", async {
+            let client = self.client().await?;
+            let stmt = client.prepare_cached(INSERT_RUN).await.map_err(&fail)?;
+            let row = client
+                .query_opt(
+                    &stmt,
+                    &[
+                        &run.execution_id,
+                        &run.workflow_id,
+                        &run.workflow_name,
+                        &run.workflow_sha256,
+                        &sql_i64(run.started_at_ms),
+                        &body,
+                        &owner,
+                        &ttl,
+                    ],
+                )
+                .await
+                .map_err(&fail)?;
+            let Some(row) = row else {
+                return Err(StoreError::new(
+                    ErrorCode::StoreDuplicateExecution,
+                    format!(
+                        "a run with execution id '{}' is already in run store {}",
+                        run.execution_id, self.target
+                    ),
+                )
+                .with_detail("executionId", run.execution_id.as_str()));
+            };
+            Ok(lease_of(&run.execution_id, &row, 1))
         })
         .await
     }

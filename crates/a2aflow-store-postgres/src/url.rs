@@ -48,6 +48,14 @@ impl PgUrl {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The role (user) the URL names, when it names one.
+    pub fn role(&self) -> Option<String> {
+        self.0
+            .parse::<tokio_postgres::Config>()
+            .ok()
+            .and_then(|c| c.get_user().map(str::to_owned))
+    }
 }
 
 impl fmt::Display for PgUrl {

@@ -516,13 +516,77 @@ impl EngineConfig {
     }
 
     /// Opens the configured run store, creating it on first use; `None` when no `store` is
-    /// configured. Errors are the store's `store.*` codes.
+    /// configured. Errors are the store's `store.*` codes, and those of
+    /// [`EngineConfig::store_password`].
     pub async fn open_store(&self) -> Result<Option<Arc<dyn RunStore>>, Failure> {
         let options = self.store_options()?;
         match &self.store {
-            Some(location) => location.open_with(options).await.map(Some),
+            Some(location) => {
+                let password = self.store_password()?;
+                Ok(Some(location.open_store(options, &password).await?))
+            }
             None => Ok(None),
         }
+    }
+
+    /// The password of the configured Postgres store (`None` for SQLite, or when none is
+    /// set): from the credentials file's [`crate::store::STORE_CREDENTIALS_ENTRY`] entry
+    /// (`{"postgres": {"username": ROLE, "password": …}}`, the username the URL's role; or
+    /// `{"postgres": {"token": …}}`), or else from `A2AFLOW_PG_PASSWORD` / `PGPASSWORD`. Set
+    /// in both places is `config.invalid_credentials` (neither silently wins), as is an entry
+    /// for another role or of another kind; the credentials file's own errors as for agents.
+    /// Messages never hold the password.
+    pub fn store_password(&self) -> Result<Option<String>, Failure> {
+        use crate::store::{STORE_CREDENTIALS_ENTRY, STORE_CREDENTIALS_SCHEME};
+        use a2aflow_protocol::auth::CredentialSource;
+        let Some(StoreLocation::Postgres(url)) = &self.store else {
+            return Ok(None);
+        };
+        let from_env = a2aflow_store_postgres::password_from_env();
+        let credentials = self.credentials()?;
+        let entry = credentials.as_ref().and_then(|c| {
+            c.for_agent(STORE_CREDENTIALS_ENTRY)
+                .and_then(|a| a.scheme(STORE_CREDENTIALS_SCHEME))
+        });
+        let Some(entry) = entry else {
+            return Ok(from_env);
+        };
+        let bad = |why: String| {
+            Failure::new(
+                ErrorCode::ConfigInvalidCredentials,
+                format!(
+                    "credentials entry `{STORE_CREDENTIALS_ENTRY}` /                      `{STORE_CREDENTIALS_SCHEME}`: {why}"
+                ),
+            )
+        };
+        let password = match &entry.source {
+            CredentialSource::Static(secret) => secret.expose().to_owned(),
+            CredentialSource::Basic { username, password } => {
+                let role = url.role();
+                if role.as_deref() != Some(username.expose()) {
+                    return Err(bad(format!(
+                        "its username is not the role the store URL names ({}); the password                          goes only to the role it was written for",
+                        role.as_deref().unwrap_or("no role")
+                    )));
+                }
+                password.expose().to_owned()
+            }
+            _ => {
+                return Err(bad(
+                    "give the database password as {\"username\": ROLE, \"password\": …} or \
+                     {\"token\": …}"
+                        .to_owned(),
+                ));
+            }
+        };
+        if from_env.is_some() {
+            return Err(bad(format!(
+                "the store password is set both here and in the environment ({}); unset one \
+                 of them",
+                a2aflow_store_postgres::PASSWORD_VARIABLES.join(" / ")
+            )));
+        }
+        Ok(Some(password))
     }
 
     /// How the configured store is opened (the lease length of `store_lease_secs`).

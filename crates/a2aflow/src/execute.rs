@@ -211,10 +211,11 @@ pub fn execute_workflow_stream<A: AgentSource>(
     let mut options = run_options(config, hooks.run_options)?;
     if options.store.is_none() {
         let store_options = config.store_options()?;
+        let password = config.store_password()?;
         options.store = config
             .store
             .as_ref()
-            .map(|location| location.open_lazily(store_options));
+            .map(|location| location.open_lazily_as(store_options, password));
     }
     Ok(run_stream(
         workflow,
@@ -293,7 +294,12 @@ async fn resume_parts<A: AgentSource>(
 /// The configured store of a resume: it must exist.
 async fn resume_store(config: &EngineConfig) -> Result<Arc<dyn RunStore>, Failure> {
     match &config.store {
-        Some(location) => location.open_existing_with(config.store_options()?).await,
+        Some(location) => {
+            let password = config.store_password()?;
+            location
+                .open_existing_as(config.store_options()?, &password)
+                .await
+        }
         None => Err(Failure::new(
             ErrorCode::ConfigInvalid,
             "resume needs the run store the run was journaled in: configure `store` or set \

@@ -3,7 +3,9 @@
 //! and the CLI's `--store` take it) and opening the run store there.
 //!
 //! A Postgres URL never carries the database password (one that does is `config.invalid`): it
-//! comes from the environment, `A2AFLOW_PG_PASSWORD` or else `PGPASSWORD`.
+//! comes from the environment, `A2AFLOW_PG_PASSWORD` or else `PGPASSWORD`, or, for a host
+//! configured with a credentials file, from its [`STORE_CREDENTIALS_ENTRY`] entry
+//! ([`crate::EngineConfig::store_password`]).
 //!
 //! A store for new runs is created on first use ([`StoreLocation::open`]); a store that is only
 //! read or inspected must already exist ([`StoreLocation::open_existing`]), so a mistyped path is
@@ -19,6 +21,15 @@ use a2aflow_store_sqlite::{SqliteStore, StoreOptions};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+/// The credentials file's entry that holds the run store's password, in its
+/// [`STORE_CREDENTIALS_SCHEME`] scheme: `{"a2aflow-store": {"postgres": {"username": ROLE,
+/// "password": "env:NAME"}}}` (the role the store URL names; `enc:` and plain values as for
+/// agents) or `{"token": …}` for any role.
+pub const STORE_CREDENTIALS_ENTRY: &str = "a2aflow-store";
+
+/// The scheme of [`STORE_CREDENTIALS_ENTRY`] that holds the Postgres password.
+pub const STORE_CREDENTIALS_SCHEME: &str = "postgres";
 
 /// The prefix that names the embedded SQLite store explicitly.
 const SQLITE_PREFIX: &str = "sqlite:";
@@ -101,11 +112,16 @@ impl StoreLocation {
 
     /// [`open`](Self::open) with `options` (the lease length).
     pub async fn open_with(&self, options: StoreOptions) -> Result<Arc<dyn RunStore>, Failure> {
-        Ok(self.open_store(options).await?)
+        Ok(self.open_store(options, &password_from_env()).await?)
     }
 
-    /// [`open_with`](Self::open_with) with the store's own error.
-    async fn open_store(&self, options: StoreOptions) -> Result<Arc<dyn RunStore>, StoreError> {
+    /// [`open_with`](Self::open_with) with the store's own error and the Postgres password
+    /// (`None`: none), for a caller that resolved it ([`crate::EngineConfig::store_password`]).
+    pub(crate) async fn open_store(
+        &self,
+        options: StoreOptions,
+        password: &Option<String>,
+    ) -> Result<Arc<dyn RunStore>, StoreError> {
         match self {
             StoreLocation::Sqlite(p) => {
                 Ok(Arc::new(SqliteStore::open_with(p.clone(), options).await?))
@@ -113,7 +129,7 @@ impl StoreLocation {
             StoreLocation::Postgres(url) => Ok(Arc::new(
                 PostgresStore::open_with(
                     url.as_str(),
-                    password_from_env().as_deref(),
+                    password.as_deref(),
                     postgres_options(&options),
                 )
                 .await?,
@@ -126,7 +142,17 @@ impl StoreLocation {
     /// start before anything else, so a store that cannot be opened ends the run with its
     /// `store.*` failure before anything is sent.
     pub fn open_lazily(&self, options: StoreOptions) -> Arc<dyn RunStore> {
+        self.open_lazily_as(options, password_from_env())
+    }
+
+    /// [`open_lazily`](Self::open_lazily) with a resolved Postgres password.
+    pub(crate) fn open_lazily_as(
+        &self,
+        options: StoreOptions,
+        password: Option<String>,
+    ) -> Arc<dyn RunStore> {
         Arc::new(LazyStore {
+            password,
             location: self.clone(),
             options,
             store: tokio::sync::OnceCell::new(),
@@ -144,12 +170,21 @@ impl StoreLocation {
         &self,
         options: StoreOptions,
     ) -> Result<Arc<dyn RunStore>, Failure> {
+        self.open_existing_as(options, &password_from_env()).await
+    }
+
+    /// [`open_existing_with`](Self::open_existing_with) with a resolved Postgres password.
+    pub(crate) async fn open_existing_as(
+        &self,
+        options: StoreOptions,
+        password: &Option<String>,
+    ) -> Result<Arc<dyn RunStore>, Failure> {
         let path = match self {
             StoreLocation::Sqlite(p) => p,
             StoreLocation::Postgres(url) => {
                 let store = PostgresStore::open_existing_with(
                     url.as_str(),
-                    password_from_env().as_deref(),
+                    password.as_deref(),
                     postgres_options(&options),
                 )
                 .await?;
@@ -220,6 +255,8 @@ impl<'de> serde::Deserialize<'de> for StoreLocation {
 /// tried again by the next call.
 struct LazyStore {
     location: StoreLocation,
+    /// The Postgres password (never shown: this type has no `Debug`).
+    password: Option<String>,
     options: StoreOptions,
     store: tokio::sync::OnceCell<Arc<dyn RunStore>>,
 }
@@ -228,7 +265,10 @@ impl LazyStore {
     async fn get(&self) -> Result<&dyn RunStore, StoreError> {
         let store = self
             .store
-            .get_or_try_init(|| self.location.open_store(self.options.clone()))
+            .get_or_try_init(|| {
+                self.location
+                    .open_store(self.options.clone(), &self.password)
+            })
             .await?;
         Ok(&**store)
     }
@@ -325,6 +365,14 @@ impl RunStore for LazyStore {
 
     async fn claim(&self, owner: &str) -> Result<Option<Lease>, StoreError> {
         self.get().await?.claim(owner).await
+    }
+
+    async fn create_run_leased(&self, run: RunStarted, owner: &str) -> Result<Lease, StoreError> {
+        self.get().await?.create_run_leased(run, owner).await
+    }
+
+    async fn release_suspended(&self, lease: Lease, seen: u64) -> Result<(), StoreError> {
+        self.get().await?.release_suspended(lease, seen).await
     }
 
     async fn notify_claimable(&self, execution_id: &str) -> Result<(), StoreError> {

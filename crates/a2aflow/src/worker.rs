@@ -4,6 +4,11 @@
 //! concurrency at once. The driver's lease renewal is the worker's heartbeat: a worker that
 //! dies stops renewing, and its runs become claimable once their leases lapse.
 //!
+//! A run whose only work left is open gates (`--gates park`) is not held: its driver suspends
+//! it (`workflow.parked`, lease given up, state `waiting`), and the store hands it out again
+//! when a gate answer, a decline or a cancel is journaled for it (`runs answer`, the run page)
+//! or its deadline passed.
+//!
 //! Idle workers of the Postgres store wake on its notifications (a submit, a journaled gate
 //! answer, a released lease) and look again after [`WorkerOptions::poll`] in any case (a lapsed
 //! lease notifies nobody). The embedded SQLite store hands no runs out to workers: a worker on
@@ -14,7 +19,7 @@ use crate::{EngineConfig, StoreLocation};
 use a2aflow_kernel::journal::{RunStarted, RunStore, StoreError, wall_clock_ms};
 use a2aflow_kernel::{ControlPoint, RunInput, RunOptions};
 use a2aflow_model::{ErrorCode, ExecutionResult, Failure, Workflow};
-use a2aflow_store_postgres::{PostgresStore, WorkSignal, password_from_env};
+use a2aflow_store_postgres::{PostgresStore, WorkSignal};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -146,6 +151,9 @@ pub struct WorkerReport {
     pub lease_lost: u64,
     /// Leases it gave back when it was stopped (those runs are claimable at once).
     pub released: u64,
+    /// Runs it stopped driving because only open gates were left (`workflow.parked`): their
+    /// leases were given up, and a worker claims them again once a gate is answered.
+    pub parked: u64,
 }
 
 /// A claim loop over a shared run store.
@@ -180,9 +188,10 @@ impl Worker {
             }
         };
         let store_options = config.store_options()?;
+        let password = config.store_password()?;
         let store = PostgresStore::open_with(
             url.as_str(),
-            password_from_env().as_deref(),
+            password.as_deref(),
             a2aflow_store_postgres::StoreOptions::default().with_lease_ttl(store_options.lease_ttl),
         )
         .await?;
@@ -284,6 +293,10 @@ impl Worker {
             run_options: RunOptions {
                 store: Some(self.store.clone()),
                 lease_owner: Some(self.options.owner.clone()),
+                // A run whose only work left is open gates gives its lease up and waits
+                // (`workflow.parked`) instead of holding this worker: the store hands it out
+                // again once an answer, a decline or a cancel is journaled.
+                suspend_when_parked: true,
                 ..RunOptions::default()
             },
             ..HostHooks::default()
@@ -313,6 +326,7 @@ impl Worker {
         match &result.failure {
             Some(f) if f.is(ErrorCode::StoreLeaseLost) => report.lease_lost += 1,
             Some(f) if f.is(ErrorCode::StoreLocked) => {}
+            Some(f) if f.is(ErrorCode::WorkflowParked) => report.parked += 1,
             _ => report.finished += 1,
         }
         if let Some(tell) = &self.options.on_run_end {

@@ -80,3 +80,128 @@ fn a_postgres_url_with_a_password_is_a_usage_error_that_does_not_show_it() {
     assert!(stderr(&o).contains("A2AFLOW_PG_PASSWORD"), "{}", stderr(&o));
     assert!(!stderr(&o).contains("pw-4b1d9e") && !stdout(&o).contains("pw-4b1d9e"));
 }
+
+/// `a2aflow` with `args`, its environment without the Postgres password variables and with
+/// `extra`.
+fn a2aflow_env(args: &[&str], extra: &[(&str, &str)]) -> Output {
+    let child = Command::new(env!("CARGO_BIN_EXE_a2aflow"))
+        .args(args)
+        .env_remove("PGPASSWORD")
+        .env_remove("A2AFLOW_PG_PASSWORD")
+        .envs(extra.iter().copied())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_guarded(child)
+}
+
+/// The database password from the credentials file (`a2aflow-store` / `postgres`, its value
+/// from the environment as `env:NAME`): the run journals in the store, and the password is in
+/// no output even at the most verbose level; an entry for another role, or a password set both
+/// there and in the environment, is `config.invalid_credentials`, never shown either.
+#[test]
+fn the_store_password_comes_from_the_credentials_file_and_never_reaches_a_log() {
+    let password = std::env::var("A2AFLOW_PG_PASSWORD")
+        .or_else(|_| std::env::var("PGPASSWORD"))
+        .expect("the test server's password (PGPASSWORD, as `cargo xtask postgres start` prints)");
+    let a = agents();
+    let dir = tempfile::tempdir().unwrap();
+    let wf = serde_json::json!({"id": "wf", "name": "creds", "steps": [
+        {"name": "ask", "subtasks": [{"agent": "alpha", "description": "task pg creds"}]}
+    ]});
+    let wf_path = dir.path().join("wf.json");
+    std::fs::write(&wf_path, wf.to_string()).unwrap();
+    let wf_path = wf_path.display().to_string();
+    let store = server_url();
+    let role = store
+        .split("://")
+        .nth(1)
+        .and_then(|rest| rest.split('@').next())
+        .unwrap()
+        .to_owned();
+    let creds = |user: &str| {
+        let path = dir.path().join(format!("creds-{user}.json"));
+        let doc = serde_json::json!({"a2aflow-store": {"postgres": {
+            "username": user, "password": "env:FLEET_DB_SECRET"}}});
+        std::fs::write(&path, doc.to_string()).unwrap();
+        path.display().to_string()
+    };
+    let agent = format!("alpha={}", a.server.card_url("alpha"));
+    let secret = [("FLEET_DB_SECRET", password.as_str())];
+    let right = creds(&role);
+    let o = a2aflow_env(
+        &[
+            "-vvv",
+            "run",
+            &wf_path,
+            "--agent",
+            &agent,
+            "--store",
+            &store,
+            "--credentials",
+            &right,
+            "--format",
+            "json",
+        ],
+        &secret,
+    );
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert_exit(&o, 0);
+    assert!(
+        out.contains("\"success\":true") || out.contains("\"success\": true"),
+        "{out}"
+    );
+    assert!(
+        !out.contains(&password) && !err.contains(&password),
+        "the password leaked"
+    );
+    assert!(err.len() > 1000, "-vvv logged: {} bytes", err.len());
+
+    // Without the file and without the environment: the server refuses the login.
+    let o = a2aflow_env(&["runs", "list", "--store", &store], &[]);
+    assert_fails_with(&o, 2, "store.unavailable");
+
+    let wrong = creds("someone_else");
+    let o = a2aflow_env(
+        &[
+            "run",
+            &wf_path,
+            "--agent",
+            &agent,
+            "--store",
+            &store,
+            "--credentials",
+            &wrong,
+        ],
+        &secret,
+    );
+    assert_fails_with(&o, 2, "config.invalid_credentials");
+    assert!(stderr(&o).contains("role"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains(&password));
+
+    let both = [
+        ("FLEET_DB_SECRET", password.as_str()),
+        ("PGPASSWORD", password.as_str()),
+    ];
+    let o = a2aflow_env(
+        &[
+            "run",
+            &wf_path,
+            "--agent",
+            &agent,
+            "--store",
+            &store,
+            "--credentials",
+            &right,
+        ],
+        &both,
+    );
+    assert_fails_with(&o, 2, "config.invalid_credentials");
+    assert!(stderr(&o).contains("PGPASSWORD"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains(&password));
+    assert!(
+        a.server.requests().len() >= 2,
+        "the first run reached its agent"
+    );
+}

@@ -18,6 +18,7 @@ use crate::journal::{
 };
 use a2aflow_model::{ErrorCode, ExecutionResult, Failure, StepResult, TaskRequest};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 use tokio::task::JoinHandle;
@@ -67,6 +68,9 @@ pub(crate) struct Durable {
     policy: ResumePolicy,
     /// The `seq` the run's next event gets (after the events a resumed run stored before).
     next_event_seq: u64,
+    /// How many journal records this driver knows of (read on resume or written since): what
+    /// a suspended run's release tells the store it saw.
+    journal_seen: AtomicU64,
     renewal: Mutex<Option<JoinHandle<()>>>,
     /// Hands the buffered events to the store whenever the buffer reaches its bound.
     flusher: Mutex<Option<JoinHandle<()>>>,
@@ -129,6 +133,8 @@ pub(crate) struct Driving {
     pub(crate) replay: Replay,
     pub(crate) policy: ResumePolicy,
     pub(crate) next_event_seq: u64,
+    /// How many journal records the driver read (the last `seq` + 1).
+    pub(crate) journal_seen: u64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -154,9 +160,9 @@ impl Durable {
         parent: &CancellationToken,
     ) -> Result<Arc<Self>, Failure> {
         let execution_id = started.execution_id.clone();
-        store.create_run(started).await?;
+        // One step where the store allows: no worker claims the run before this driver holds it.
         let lease = store
-            .acquire(&execution_id, &owner.unwrap_or_else(default_owner))
+            .create_run_leased(started, &owner.unwrap_or_else(default_owner))
             .await?;
         Ok(Durable::driving(
             Driving {
@@ -166,6 +172,7 @@ impl Durable {
                 replay: Replay::default(),
                 policy: ResumePolicy::default(),
                 next_event_seq: 0,
+                journal_seen: 1,
             },
             parent,
         ))
@@ -180,6 +187,7 @@ impl Durable {
             replay,
             policy,
             next_event_seq,
+            journal_seen,
         } = d;
         let durable = Arc::new(Durable {
             store,
@@ -192,6 +200,7 @@ impl Durable {
             replay,
             policy,
             next_event_seq,
+            journal_seen: AtomicU64::new(journal_seen),
             renewal: Mutex::new(None),
             flusher: Mutex::new(None),
             flushing: tokio::sync::Mutex::new(()),
@@ -293,7 +302,9 @@ impl Durable {
             riders
         };
         let written = match self.held_lease() {
-            Ok(lease) => self.store.append_driven(&lease, records).await.map(drop),
+            Ok(lease) => self.store.append_driven(&lease, records).await.map(|at| {
+                self.journal_seen.fetch_max(at.end, Ordering::AcqRel);
+            }),
             Err(e) => Err(e),
         };
         written.map_err(|e| {
@@ -454,8 +465,10 @@ impl Durable {
         result
     }
 
-    /// After the run's last event: the events flushed, the lease given up.
-    pub(crate) async fn close(&self) {
+    /// After the run's last event: the events flushed, the lease given up (for a run that
+    /// `suspended` at its gates, with the number of records it saw: a store that hands runs
+    /// out leaves it until something is appended).
+    pub(crate) async fn close(&self, suspended: bool) {
         {
             // Under the flush lock the flusher is not in the middle of a write (it waits for
             // the buffer or for this lock): stopping it loses nothing.
@@ -470,9 +483,16 @@ impl Durable {
             h.abort();
         }
         let lease = lock(&self.lease).take();
-        if let Some(lease) = lease
-            && let Err(e) = self.store.release(lease).await
-        {
+        let Some(lease) = lease else {
+            return;
+        };
+        let released = if suspended {
+            let seen = self.journal_seen.load(Ordering::Acquire);
+            self.store.release_suspended(lease, seen).await
+        } else {
+            self.store.release(lease).await
+        };
+        if let Err(e) = released {
             tracing::warn!(code = %e.code, error = %e.message, "the run's lease was not released");
         }
     }

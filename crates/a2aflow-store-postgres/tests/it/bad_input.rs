@@ -198,3 +198,36 @@ async fn opening_an_existing_store_in_an_empty_schema_creates_nothing() {
     assert!(tables.is_empty(), "{tables:?}");
     scratch.drop_all().await;
 }
+
+/// A store written by the version-1 schema (no parked columns) is migrated forward on open:
+/// version 2, its runs kept, and a suspended run's release works on it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_1_store_is_migrated_forward_keeping_its_runs() {
+    use a2aflow_kernel::RunStore;
+    use a2aflow_kernel::journal::samples::started;
+    let scratch = Scratch::new().await;
+    let schema = scratch.schema().await;
+    let first = open_in(&schema, quick()).await.unwrap();
+    first.create_run(started("old", 7)).await.unwrap();
+    first.close();
+    scratch
+        .exec_in(
+            &schema,
+            "ALTER TABLE runs DROP COLUMN parked_seq, DROP COLUMN parked_until_ms; \
+             UPDATE a2aflow_schema SET version = 1",
+        )
+        .await;
+    let again = guarded(open_in(&schema, quick())).await.unwrap();
+    let version = scratch
+        .texts_in(&schema, "SELECT version::text FROM a2aflow_schema")
+        .await;
+    assert_eq!(version, [CURRENT_VERSION.to_string()]);
+    assert_eq!(again.load("old").await.unwrap().entries.len(), 1);
+    let lease = again.acquire("old", "host-a").await.unwrap();
+    again.release_suspended(lease, 1).await.unwrap();
+    let parked = scratch
+        .texts_in(&schema, "SELECT parked_seq::text FROM runs")
+        .await;
+    assert_eq!(parked, ["1"]);
+    scratch.drop_all().await;
+}

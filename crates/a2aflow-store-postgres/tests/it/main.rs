@@ -10,3 +10,4 @@ mod claim;
 mod conformance;
 mod fencing;
 mod support;
+mod tls;
