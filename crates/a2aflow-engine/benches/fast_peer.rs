@@ -25,6 +25,12 @@
 //! process's peak resident set during that run above its resident set before it, ÷ 1,000 (peer
 //! included; `/proc/self/clear_refs` resets the peak).
 //!
+//! `A2AFLOW_BENCH_COLD_IN_FLIGHT=N` gives that first measured run a limit of `N` remote tasks in
+//! flight (unset: unbounded). With `A2AFLOW_BENCH_WRK_SECS=S` and `wrk` on the `PATH`, wrk posts
+//! one fixed JSON-RPC SendMessage for `S` seconds (`-t1 -c64`, keep-alive) at the same peer, and
+//! the cold engine runs (unbounded and at 64 in flight, median of the pairs' runs) are put beside
+//! its rate: `BENCH fast_peer/wide_1000_cold_vs_wrk…`.
+//!
 //! Run with `cargo bench -p a2aflow-engine --bench fast_peer`; for instruction counts of the gRPC
 //! cases alone, see `support::repeat_from_env` (`A2AFLOW_BENCH_REPEAT`).
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
@@ -293,6 +299,49 @@ fn peak_growth(f: &dyn Fn()) -> Option<u64> {
     Some(proc_status_bytes("VmHWM:")?.saturating_sub(before))
 }
 
+/// wrk's requests per second against `url` for `secs` seconds (`-t1 -c64`, one fixed
+/// JSON-RPC SendMessage body with the A2A headers); `None` without wrk.
+fn wrk_rate(url: &str, secs: u64) -> Option<f64> {
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-1","contextId":"c-1","role":"ROLE_USER","parts":[{"text":"bench"}]}}}"#;
+    let script = format!(
+        "wrk.method = \"POST\"\nwrk.body = [[{body}]]\nwrk.headers[\"Content-Type\"] = \"application/json\"\nwrk.headers[\"A2A-Version\"] = \"1.0\"\n"
+    );
+    let path = std::env::temp_dir().join(format!("fast_peer_wrk_{}.lua", std::process::id()));
+    std::fs::write(&path, script).ok()?;
+    let out = std::process::Command::new("wrk")
+        .args(["-t1", "-c64", &format!("-d{secs}s"), "-s"])
+        .arg(&path)
+        .arg(url)
+        .output();
+    let _ = std::fs::remove_file(&path);
+    let text = String::from_utf8_lossy(&out.ok()?.stdout).into_owned();
+    eprintln!("{text}");
+    assert!(
+        !text.contains("Non-2xx"),
+        "wrk got answers that are not 2xx: {text}"
+    );
+    text.lines()
+        .find_map(|l| l.strip_prefix("Requests/sec:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// The cold engine's rate (subtasks per second, median of `runs` runs of `engine`) ÷ `wrk`.
+fn against_wrk(name: &str, runs: usize, engine: &dyn Fn(), wrk: f64) {
+    let walls: Vec<f64> = (0..runs.max(1))
+        .map(|_| {
+            let t0 = Instant::now();
+            engine();
+            t0.elapsed().as_secs_f64()
+        })
+        .collect();
+    let rate = WIDE as f64 / median(&walls);
+    println!(
+        "BENCH fast_peer/{name}={:.2} engine ÷ wrk ({rate:.0} subtasks/s ÷ {wrk:.0} req/s, median of {} runs)",
+        rate / wrk,
+        walls.len()
+    );
+}
+
 fn median(v: &[f64]) -> f64 {
     let mut s = v.to_vec();
     s.sort_by(f64::total_cmp);
@@ -389,12 +438,28 @@ fn bench(c: &mut Criterion) {
     }
 
     // First of all, in a fresh process: the memory of one cold engine run.
-    if let Some(bytes) = peak_growth(&engine) {
+    let first_limit = std::env::var("A2AFLOW_BENCH_COLD_IN_FLIGHT")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok());
+    let first = || {
+        rt.block_on(engine_cold(card_url.clone(), Binding::JsonRpc, first_limit));
+    };
+    if let Some(bytes) = peak_growth(&first) {
+        let limit = first_limit.map_or("unbounded".to_owned(), |n| format!("{n} in flight"));
         println!(
             "BENCH fast_peer/wide_1000_cold_peak_bytes_per_task={} bytes, peak RSS growth of the \
-             first cold run ÷ {WIDE}, peer in process",
+             first cold run ({limit}) ÷ {WIDE}, peer in process",
             bytes / WIDE as u64
         );
+    }
+    let wrk_secs = std::env::var("A2AFLOW_BENCH_WRK_SECS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok());
+    if let Some(wrk) = wrk_secs.and_then(|secs| wrk_rate(&rpc_url, secs)) {
+        println!("BENCH fast_peer/wrk_jsonrpc_rps={wrk:.0} requests/s (-t1 -c64)");
+        let runs = pair_count();
+        against_wrk("wide_1000_cold_vs_wrk", runs, &engine, wrk);
+        against_wrk("wide_1000_cold_in_flight_64_vs_wrk", runs, &engine_64, wrk);
     }
 
     let mut group = c.benchmark_group("send_64");

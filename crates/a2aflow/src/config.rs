@@ -235,7 +235,10 @@ pub struct EngineConfig {
     /// Bound of one best-effort CancelTask (after a deadline, a Stop or a cancelled run), seconds.
     /// A run that ends by its deadline may take this much longer to return.
     pub cancel_timeout_secs: f64,
-    /// At most this many remote tasks in flight per run (absent = unbounded).
+    /// At most this many remote tasks in flight per run; the others wait for a slot (their
+    /// host callback already answered). Default
+    /// [`EngineConfig::DEFAULT_MAX_CONCURRENT_REMOTE_TASKS`] (64); `0` (or `None`) means
+    /// unbounded. Read it through [`EngineConfig::remote_task_limit`].
     pub max_concurrent_remote_tasks: Option<usize>,
     /// Log every request, response and SSE event (secrets redacted) on the `tracing` target
     /// `a2aflow::wire` at DEBUG; a subscriber must listen to it. Off by default.
@@ -269,7 +272,7 @@ impl Default for EngineConfig {
             negotiation: NegotiationSection::default(),
             poll_interval_ms: ClientConfig::default().poll_interval.as_millis() as u64,
             cancel_timeout_secs: ClientConfig::default().cancel_timeout.as_secs_f64(),
-            max_concurrent_remote_tasks: None,
+            max_concurrent_remote_tasks: Some(Self::DEFAULT_MAX_CONCURRENT_REMOTE_TASKS),
             wire_log: false,
             extensions: ExtensionsSection::default(),
             store: None,
@@ -300,6 +303,17 @@ fn positive_secs(key: &str, value: f64) -> Result<Duration, Failure> {
 }
 
 impl EngineConfig {
+    /// The default of [`EngineConfig::max_concurrent_remote_tasks`]: a wide step sends this many
+    /// remote tasks at once (each HTTP/1 request in flight holds a connection of its own).
+    pub const DEFAULT_MAX_CONCURRENT_REMOTE_TASKS: usize = 64;
+
+    /// The run's limit on remote tasks in flight as the kernel takes it
+    /// ([`a2aflow_kernel::RunOptions::max_concurrent_remote_tasks`]): `None` when unbounded
+    /// (`0` or `None` configured).
+    pub fn remote_task_limit(&self) -> Option<usize> {
+        self.max_concurrent_remote_tasks.filter(|&n| n > 0)
+    }
+
     /// Loads a `.toml` or `.json` file; relative paths inside it are resolved against the file's
     /// directory. The result is validated.
     pub fn from_file(path: impl AsRef<Path>) -> Result<Self, Failure> {
@@ -376,11 +390,6 @@ impl EngineConfig {
         }
         if self.tls.client_cert.is_some() != self.tls.client_key.is_some() {
             return Err(invalid("tls.client_cert and tls.client_key go together"));
-        }
-        if self.max_concurrent_remote_tasks == Some(0) {
-            return Err(invalid(
-                "max_concurrent_remote_tasks must be at least 1 (or absent)",
-            ));
         }
         self.client_config()?;
         self.store_options()?;
@@ -704,6 +713,19 @@ mod tests {
     }
 
     #[test]
+    fn remote_tasks_in_flight_default_to_64_and_zero_means_unbounded() {
+        let default = EngineConfig::from_toml_str("").unwrap();
+        assert_eq!(default.remote_task_limit(), Some(64));
+        assert_eq!(EngineConfig::default().remote_task_limit(), Some(64));
+        let unbounded = EngineConfig::from_toml_str("max_concurrent_remote_tasks = 0").unwrap();
+        assert_eq!(unbounded.remote_task_limit(), None);
+        let json = EngineConfig::from_json_str(r#"{"max_concurrent_remote_tasks": null}"#);
+        assert_eq!(json.unwrap().remote_task_limit(), None);
+        let eight = EngineConfig::from_toml_str("max_concurrent_remote_tasks = 8").unwrap();
+        assert_eq!(eight.remote_task_limit(), Some(8));
+    }
+
+    #[test]
     fn the_wire_log_is_off_unless_configured() {
         assert!(!EngineConfig::default().wire_log);
         assert!(
@@ -735,7 +757,6 @@ mod tests {
             ),
             ("poll_interval_ms = 10", "at least 100 ms"),
             ("[tls]\nclient_cert = \"c.pem\"", "go together"),
-            ("max_concurrent_remote_tasks = 0", "at least 1"),
             (
                 "cancel_timeout_secs = 0",
                 "cancel_timeout_secs must be a positive",

@@ -310,7 +310,7 @@ async fn resume_store(config: &EngineConfig) -> Result<Arc<dyn RunStore>, Failur
 
 fn run_options(config: &EngineConfig, mut options: RunOptions) -> Result<RunOptions, Failure> {
     options.timeout = config.run_timeout()?;
-    options.max_concurrent_remote_tasks = config.max_concurrent_remote_tasks;
+    options.max_concurrent_remote_tasks = config.remote_task_limit();
     if options.retry.is_none() {
         options.retry = config.retry_policy()?;
     }

@@ -44,7 +44,7 @@ pub async fn submit_workflow(
     a2aflow_model::validate(workflow).map_err(|e| e.to_failure())?;
     let mut options = hooks.run_options;
     options.timeout = config.run_timeout()?;
-    options.max_concurrent_remote_tasks = config.max_concurrent_remote_tasks;
+    options.max_concurrent_remote_tasks = config.remote_task_limit();
     if options.retry.is_none() {
         options.retry = config.retry_policy()?;
     }

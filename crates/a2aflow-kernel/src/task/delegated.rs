@@ -121,7 +121,10 @@ impl Call<'_> {
             }
             Err(None) => return None,
         };
-        let content = match ask_host(run, self.request, &mut bounds, view).await {
+        // As before the limiter could take its permit early: with one, the answer is written
+        // at once.
+        let acts_at_once = || run.semaphore.is_none();
+        let content = match ask_host(run, self.request, &mut bounds, view, acts_at_once).await {
             Ok(c) => c,
             Err(interrupt) => return interrupt,
         };

@@ -195,14 +195,25 @@ async fn journaled_self_task(
 
 /// Asks the host for a subtask's content (`on_task`) within `bounds`. A failed or panicking
 /// callback is written into `view` (`Err(None)`); an interruption is returned (`Err(Some(_))`).
+/// `acts_at_once` tells a durable run, once the answer is in, whether nothing will wait between
+/// it and what the task does with it (see [`journaled_on_task`]).
 async fn ask_host(
     run: &RunContext,
     request: &TaskRequest,
     bounds: &mut Bounds<'_>,
     view: &mut TaskResultView,
+    acts_at_once: impl FnOnce() -> bool,
 ) -> Result<MessageContent, Option<Interrupt>> {
     if let Some(d) = &run.durable {
-        return Box::pin(journaled_on_task(run, d, request, bounds, view)).await;
+        return Box::pin(journaled_on_task(
+            run,
+            d,
+            request,
+            bounds,
+            view,
+            acts_at_once,
+        ))
+        .await;
     }
     match guard(
         run.cp.on_task(with_remaining(request.clone(), bounds)),
@@ -224,13 +235,15 @@ async fn ask_host(
 }
 
 /// `on_task` in a durable run: the journaled answer when there is one, otherwise the host's,
-/// journaled before the kernel acts on it.
+/// journaled before the kernel acts on it: held for the task's next write when `acts_at_once`
+/// says nothing waits in between, written at once otherwise.
 async fn journaled_on_task(
     run: &RunContext,
     d: &Durable,
     request: &TaskRequest,
     bounds: &mut Bounds<'_>,
     view: &mut TaskResultView,
+    acts_at_once: impl FnOnce() -> bool,
 ) -> Result<MessageContent, Option<Interrupt>> {
     let answer = match d.replay().on_task(&request.local_task_id) {
         Some(a) => replayed(a),
@@ -249,7 +262,7 @@ async fn journaled_on_task(
                 key: task_key(request),
                 answer: answer_of(&answer),
             };
-            if run.semaphore.is_none() {
+            if acts_at_once() {
                 // Nothing comes between the answer and what the task does with it (the send,
                 // or its failure): the answer goes in that write's append, ahead of it.
                 d.hold_for(

@@ -53,13 +53,26 @@ pub(super) async fn execute_remote(
 ) -> Option<Interrupt> {
     let sleep = std::pin::pin!(t.sleep());
     let mut bounds = t.bounds(sleep);
-    let content = match ask_host(&t.run, request, &mut bounds, view).await {
+    // A durable run takes a free slot of the limiter as soon as the host answered: the answer
+    // then goes in the send's append; only a task that has to wait writes it before the wait.
+    let mut taken = None;
+    let acts_at_once = || match &t.run.semaphore {
+        None => true,
+        Some(sem) => {
+            taken = sem.clone().try_acquire_owned().ok();
+            taken.is_some()
+        }
+    };
+    let content = match ask_host(&t.run, request, &mut bounds, view, acts_at_once).await {
         Ok(c) => c,
         Err(interrupt) => return interrupt,
     };
-    let _permit = match permit(&t.run, &mut bounds, view).await {
-        Ok(p) => p,
-        Err(interrupt) => return interrupt,
+    let _permit = match taken {
+        Some(p) => Some(p),
+        None => match permit(&t.run, &mut bounds, view).await {
+            Ok(p) => p,
+            Err(interrupt) => return interrupt,
+        },
     };
     let (dispatched, attempts) = Box::pin(attempts(t, request, content, &mut bounds)).await;
     view.attempts = attempts;

@@ -1,7 +1,8 @@
 //! Which records of a durable run's task share an append: the host's `on_task` answer goes in
 //! the append of the send's `taskIntent` (still before the send), and a remote task the agent
 //! names already finished goes in the append of the task's end; a task named while it still
-//! works is journaled at once, as before, and so is an answer that waits for a limiter.
+//! works is journaled at once, as before, and so is an answer that has to wait for a slot of the
+//! limiter (one that finds a free slot goes with its send).
 
 use crate::support::*;
 use a2aflow_kernel::journal::{
@@ -224,18 +225,85 @@ async fn a_task_named_while_it_works_is_journaled_at_once() {
     }
 }
 
+/// Sends (journaled) only once the store holds the `on_task` answer of another task of the run,
+/// then answers: with a limit of one, the first task holds the only slot until the second one's
+/// answer was journaled.
+struct WaitsForTheOther {
+    store: Arc<Appends>,
+}
+
+impl WaitsForTheOther {
+    fn other_answered(&self, local: &str) -> bool {
+        self.store
+            .appends
+            .lock()
+            .unwrap()
+            .iter()
+            .flatten()
+            .any(|(kind, task)| *kind == "callbackAnswered" && !task.is_empty() && task != local)
+    }
+}
+
+#[async_trait]
+impl RemoteClient for WaitsForTheOther {
+    async fn dispatch(&self, request: DispatchRequest<'_>) -> Result<TaskOutcome, TaskFailure> {
+        let message_id = format!("{}-m", request.local_task_id);
+        let intent = SendIntent {
+            context_id: "ctx",
+            message_id: &message_id,
+            remote_task_id: None,
+            content: &request.content,
+        };
+        request
+            .journal
+            .before_send(intent)
+            .await
+            .map_err(TaskFailure::new)?;
+        let waited = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+            while !self.other_answered(request.local_task_id) {
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+        })
+        .await;
+        assert!(
+            waited.is_ok(),
+            "the other task's answer was never journaled"
+        );
+        Ok(TaskOutcome::default())
+    }
+}
+
 #[tokio::test]
 async fn an_answer_that_waits_for_the_limiter_is_journaled_before_the_wait() {
-    let (store, _) = run_two(
-        Naming {
-            named: TaskState::Completed,
-        },
-        Some(1),
+    let store = Arc::new(Appends::default());
+    let options = RunOptions {
+        store: Some(store.clone()),
+        execution_id: Some(EXEC.into()),
+        max_concurrent_remote_tasks: Some(1),
+        ..Default::default()
+    };
+    let client = WaitsForTheOther {
+        store: store.clone(),
+    };
+    let w = wf(vec![step("a", &["x", "y"], &[])]);
+    let r = a2aflow_kernel::run(
+        w,
+        RunInput::default(),
+        Arc::new(Host::default()),
+        Arc::new(client),
+        options,
     )
     .await;
-    for local in TASKS {
-        let appends = store.of(local);
-        assert_eq!(appends[0], vec!["callbackAnswered"], "{local}: {appends:?}");
-        assert_eq!(appends[1], vec!["taskIntent"], "{local}: {appends:?}");
-    }
+    assert!(r.success, "{:?}", r.failure);
+    let mut shapes: Vec<_> = TASKS.iter().map(|t| store.of(t)).collect();
+    shapes.sort();
+    // The task that found the slot free sends its answer in its send's append; the one that
+    // waited for the slot journaled its answer before the wait.
+    assert_eq!(shapes[0][0], vec!["callbackAnswered"], "{shapes:?}");
+    assert_eq!(shapes[0][1], vec!["taskIntent"], "{shapes:?}");
+    assert_eq!(
+        shapes[1][0],
+        vec!["callbackAnswered", "taskIntent"],
+        "{shapes:?}"
+    );
 }

@@ -108,3 +108,48 @@ async fn construction_problems_fail_before_anything_is_sent() {
         "nothing may be sent when construction fails"
     );
 }
+
+/// A step of `n` subtasks to agent `slow`, which answers each after `delay`: the connections
+/// `execute_workflow` opened for it under `config`.
+async fn connections_of_a_wide_step(n: usize, config: &EngineConfig) -> usize {
+    let delay = std::time::Duration::from_millis(1500);
+    let server = TestServer::builder()
+        .agent(AgentSpec::new("slow").script(move |_| {
+            a2aflow_testkit::TaskScript::new()
+                .working()
+                .delay(delay)
+                .complete()
+                .into()
+        }))
+        .spawn()
+        .await
+        .unwrap();
+    let cards = fetch_agent_cards(&[server.card_url("slow")], config)
+        .await
+        .unwrap();
+    let subtasks: Vec<_> = (0..n)
+        .map(|i| json!({"agent": "slow", "description": format!("t{i}")}))
+        .collect();
+    let text = json!({"id": "wide", "steps": [{"name": "fan", "subtasks": subtasks}]}).to_string();
+    let workflow = load_workflow_str(&text, LoadOptions::STRICT)
+        .unwrap()
+        .workflow;
+    let before = server.total_connections();
+    let result = execute(workflow, &cards, config).await.unwrap();
+    assert!(result.success, "{:#?}", result.failure);
+    server.total_connections() - before
+}
+
+#[tokio::test]
+async fn a_wide_step_sends_at_most_64_remote_tasks_at_once_by_default() {
+    // Each HTTP/1 request in flight holds a connection of its own: the connections opened are
+    // the most requests that were in flight at once.
+    let limited = connections_of_a_wide_step(80, &EngineConfig::default()).await;
+    assert!(
+        limited <= 64,
+        "{limited} connections under the default limit"
+    );
+    let unbounded = EngineConfig::from_toml_str("max_concurrent_remote_tasks = 0").unwrap();
+    let opened = connections_of_a_wide_step(80, &unbounded).await;
+    assert!(opened > 64, "{opened} connections without a limit");
+}
