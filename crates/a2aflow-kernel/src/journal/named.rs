@@ -22,7 +22,7 @@ pub enum TaskSlot {
     Journaled(String),
     /// The result itself (a task without such a record, or whose result changed after it: an
     /// ANY_SUCCESS loser recorded cancelled, say).
-    View(TaskResultView),
+    View(Box<TaskResultView>),
 }
 
 /// A [`StepResult`] whose task results may be named ([`TaskSlot`]).
@@ -83,7 +83,7 @@ impl NamedStepResult {
                     if journaled(&v) {
                         TaskSlot::Journaled(v.task_id)
                     } else {
-                        TaskSlot::View(v)
+                        TaskSlot::View(Box::new(v))
                     }
                 })
                 .collect(),
@@ -107,7 +107,7 @@ impl NamedStepResult {
                     if journaled(v) {
                         TaskSlot::Journaled(v.task_id.clone())
                     } else {
-                        TaskSlot::View(v.clone())
+                        TaskSlot::View(Box::new(v.clone()))
                     }
                 })
                 .collect(),
@@ -122,7 +122,7 @@ impl NamedStepResult {
             .task_results
             .iter()
             .map(|slot| match slot {
-                TaskSlot::View(v) => Ok(v.clone()),
+                TaskSlot::View(v) => Ok(v.as_ref().clone()),
                 TaskSlot::Journaled(id) => finished
                     .get(id.as_str())
                     .map(|v| (*v).clone())

@@ -351,7 +351,7 @@ fn named_results_are_short_and_expand_to_the_last_result_journaled_before_them()
         named.task_results,
         [
             TaskSlot::Journaled("r:a:0".into()),
-            TaskSlot::View(loser.clone())
+            TaskSlot::View(Box::new(loser.clone()))
         ]
     );
     let text = serde_json::to_value(JournalRecord::StepEnded {
