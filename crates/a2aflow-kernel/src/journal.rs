@@ -13,8 +13,11 @@
 //!   the host the same question twice.
 //! * [`TaskIntent`]: write-ahead, acknowledged by the store BEFORE the message is sent: the
 //!   identity the message goes out with (messageId, contextId) and its content.
-//! * `RemoteTaskKnown`, `RemoteState`, `TaskFinished`, `StepFinished`, `CancelRequested`,
-//!   `CancelSent`, and last `RunFinished` with the [`ExecutionResult`].
+//! * `RemoteTaskKnown`, `RemoteState`, `TaskFinished`, `StepEnded`, `CancelRequested`,
+//!   `CancelSent`, and last `RunEnded` with the [`ExecutionResult`]. `StepEnded` and `RunEnded`
+//!   name the task results `TaskFinished` records already hold ([`TaskSlot`]); a store reading
+//!   a journal back turns them into the `StepFinished` / `RunFinished` records they stand for
+//!   ([`RunJournal::expand_named`]), the shape journals written before them have.
 //! * `GateOpened` when a task parks at a gate, `GateAnswered` / `GateDeclined` for the host's
 //!   reply (before the follow-up's `TaskIntent`).
 //!
@@ -32,10 +35,12 @@
 #[cfg(any(test, feature = "testing"))]
 pub mod conformance;
 mod memory;
+mod named;
 #[cfg(any(test, feature = "testing"))]
 pub mod samples;
 
 pub use memory::{DEFAULT_LEASE_TTL, MemoryStore};
+pub use named::{NamedExecutionResult, NamedStepResult, TaskSlot};
 
 use crate::gates::GatePolicy;
 use a2aflow_model::RetryPolicy;
@@ -430,6 +435,18 @@ pub enum JournalRecord {
         /// The run's result.
         result: ExecutionResult,
     },
+    /// A step ended, its journaled task results named (what drivers write; read back as
+    /// `StepFinished`, see [`RunJournal::expand_named`]).
+    StepEnded {
+        /// The step's result.
+        result: NamedStepResult,
+    },
+    /// The run ended, its journaled task results named (the last record; what drivers write,
+    /// read back as `RunFinished`).
+    RunEnded {
+        /// The run's result.
+        result: NamedExecutionResult,
+    },
     /// A logical task parked at a gate and waits for the host's answer.
     GateOpened {
         /// The gate.
@@ -471,9 +488,23 @@ impl JournalRecord {
             JournalRecord::CancelRequested { .. } => "cancelRequested",
             JournalRecord::CancelSent { .. } => "cancelSent",
             JournalRecord::RunFinished { .. } => "runFinished",
+            JournalRecord::StepEnded { .. } => "stepEnded",
+            JournalRecord::RunEnded { .. } => "runEnded",
             JournalRecord::GateOpened { .. } => "gateOpened",
             JournalRecord::GateAnswered { .. } => "gateAnswered",
             JournalRecord::GateDeclined { .. } => "gateDeclined",
+        }
+    }
+
+    /// How the run ended, for a record that ends it (`runFinished`, `runEnded`).
+    pub fn final_state(&self) -> Option<RunState> {
+        match self {
+            JournalRecord::RunFinished { result } => Some(RunState::of_result(result)),
+            JournalRecord::RunEnded { result } => Some(RunState::of_outcome(
+                result.success,
+                result.failure.as_ref(),
+            )),
+            _ => None,
         }
     }
 }
@@ -547,8 +578,13 @@ pub enum RunState {
 impl RunState {
     /// The state of a finished run.
     pub fn of_result(result: &ExecutionResult) -> Self {
-        match &result.failure {
-            None if result.success => RunState::Succeeded,
+        RunState::of_outcome(result.success, result.failure.as_ref())
+    }
+
+    /// The state of a run that finished with `success` and `failure`.
+    pub fn of_outcome(success: bool, failure: Option<&Failure>) -> Self {
+        match failure {
+            None if success => RunState::Succeeded,
             Some(f) if f.is(ErrorCode::WorkflowCancelled) => RunState::Cancelled,
             _ => RunState::Failed,
         }
@@ -756,7 +792,7 @@ pub fn check_append(
             .with_detail("executionId", execution_id)
             .with_detail("record", record.kind()));
         }
-        finished = matches!(record, JournalRecord::RunFinished { .. });
+        finished = record.final_state().is_some();
     }
     Ok(())
 }

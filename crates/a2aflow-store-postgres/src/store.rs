@@ -277,10 +277,10 @@ impl PostgresStore {
         check_append(id, false, &records)?;
         let kinds: Vec<&str> = records.iter().map(JournalRecord::kind).collect();
         let bodies = records.iter().map(encode).collect::<Result<Vec<_>, _>>()?;
-        let final_state = records.iter().rev().find_map(|r| match r {
-            JournalRecord::RunFinished { result } => Some(RunState::of_result(result).as_str()),
-            _ => None,
-        });
+        let final_state = records
+            .iter()
+            .rev()
+            .find_map(|r| r.final_state().map(RunState::as_str));
         let (fenced, owner, token) = fence_args(held);
         let fail = self.pg("appending");
         self.timed("appending", async {
@@ -513,10 +513,11 @@ impl RunStore for PostgresStore {
                 }
                 entries.push(JournalEntry { seq, record });
             }
-            Ok(RunJournal {
+            RunJournal {
                 execution_id: id.to_owned(),
                 entries,
-            })
+            }
+            .expand_named()
         })
         .await
     }

@@ -298,8 +298,8 @@ fn insert_records(
         insert
             .execute(params![id, sql_i64(seq), record.kind(), encode(record)?])
             .map_err(fail)?;
-        if let JournalRecord::RunFinished { result } = record {
-            final_state = Some(RunState::of_result(result).as_str());
+        if let Some(state) = record.final_state() {
+            final_state = Some(state.as_str());
             finished_at_ms = Some(sql_i64(wall_clock_ms()));
         }
         seq += 1;
@@ -346,10 +346,11 @@ fn read_journal(conn: &Connection, path: &Path, id: &str) -> Result<RunJournal, 
         }
         entries.push(JournalEntry { seq, record });
     }
-    Ok(RunJournal {
+    RunJournal {
         execution_id: id.to_owned(),
         entries,
-    })
+    }
+    .expand_named()
 }
 
 fn read_list(

@@ -13,10 +13,10 @@ pub(crate) use task_journal::TaskJournal;
 
 use crate::events::EventLog;
 use crate::journal::{
-    Answer, CallbackAnswered, JournalRecord, Lease, RunStarted, RunStore, StoreError, TaskKey,
-    wall_clock_ms,
+    Answer, CallbackAnswered, JournalRecord, Lease, NamedExecutionResult, NamedStepResult,
+    RunStarted, RunStore, StoreError, TaskKey, wall_clock_ms,
 };
-use a2aflow_model::{ErrorCode, ExecutionResult, Failure, StepResult, TaskRequest};
+use a2aflow_model::{ErrorCode, ExecutionResult, Failure, StepResult, TaskRequest, TaskResultView};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -83,6 +83,9 @@ pub(crate) struct Durable {
     /// Records of one logical task that are journaled with that task's own next write (its
     /// send's `taskIntent`, or its end), by local task id: see [`Durable::hold_for`].
     held: Mutex<HashMap<String, Vec<JournalRecord>>>,
+    /// The result of each task whose `taskFinished` this driver journaled, by local task id:
+    /// the step's and the run's end name the results equal to these instead of repeating them.
+    journaled: Mutex<HashMap<String, TaskResultView>>,
 }
 
 /// The riders in the order they came, at most one `RemoteState` per local task (a newer state
@@ -206,6 +209,7 @@ impl Durable {
             flushing: tokio::sync::Mutex::new(()),
             riders: Mutex::new(Riders::default()),
             held: Mutex::new(HashMap::new()),
+            journaled: Mutex::new(HashMap::new()),
         });
         let handle = tokio::spawn(renew_lease(Arc::downgrade(&durable)));
         *lock(&durable.renewal) = Some(handle);
@@ -416,13 +420,50 @@ impl Durable {
         }
     }
 
-    /// A step ended: `StepFinished`, then the events buffered so far.
+    /// A task ended without interruption: `TaskFinished` (with the records held for it), and,
+    /// once the store acknowledged it, its result kept for [`Durable::is_journaled`].
+    pub(crate) async fn task_finished(&self, view: &TaskResultView) {
+        let record = JournalRecord::TaskFinished {
+            local_task_id: view.task_id.clone(),
+            result: view.clone(),
+        };
+        // A failure stops the run (see `Durable::write`); the result is then not named.
+        if Box::pin(self.write_for(&view.task_id, vec![record]))
+            .await
+            .is_ok()
+        {
+            lock(&self.journaled).insert(view.task_id.clone(), view.clone());
+        }
+    }
+
+    /// Whether `view` is exactly the result the journal's last `taskFinished` of its task holds
+    /// (written by this driver, or before it by the run's earlier drivers), so a later record
+    /// may name it.
+    fn is_journaled(
+        journaled: &HashMap<String, TaskResultView>,
+        replay: &Replay,
+        view: &TaskResultView,
+    ) -> bool {
+        match journaled.get(&view.task_id) {
+            Some(kept) => kept == view,
+            None => replay.task(&view.task_id) == Some(view),
+        }
+    }
+
+    /// A step ended: `StepEnded` (its journaled task results named), then the events buffered
+    /// so far.
     pub(crate) async fn step_finished(&self, result: StepResult) {
         if self.replay.step(&result.step_name).is_some() {
             return;
         }
+        let result = {
+            let journaled = lock(&self.journaled);
+            NamedStepResult::naming(result, |v| {
+                Durable::is_journaled(&journaled, &self.replay, v)
+            })
+        };
         if self
-            .write(vec![JournalRecord::StepFinished { result }])
+            .write(vec![JournalRecord::StepEnded { result }])
             .await
             .is_ok()
         {
@@ -450,15 +491,20 @@ impl Durable {
         }
     }
 
-    /// The run ended: its result is journaled (`RunFinished`) before the host sees it. A store
-    /// failure during the run, or now, becomes the result's failure.
+    /// The run ended: its result is journaled (`RunEnded`, its journaled task results named)
+    /// before the host sees it. A store failure during the run, or now, becomes the result's
+    /// failure.
     pub(crate) async fn finish_run(&self, mut result: ExecutionResult) -> ExecutionResult {
         if let Some(f) = self.failure() {
             return failed(result, f);
         }
-        let finished = JournalRecord::RunFinished {
-            result: result.clone(),
+        let named = {
+            let journaled = lock(&self.journaled);
+            NamedExecutionResult::naming(&result, |v| {
+                Durable::is_journaled(&journaled, &self.replay, v)
+            })
         };
+        let finished = JournalRecord::RunEnded { result: named };
         if let Err(f) = self.write(vec![finished]).await {
             result = failed(result, f);
         }

@@ -8,7 +8,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test support: a failed check panics
 
-use super::samples::{event, every_record, intent, result, started, states};
+use super::samples::{
+    event, every_record, intent, named_ending, result, started, states, step_result, view,
+};
 use super::{EncodedEvent, JournalRecord, RunFilter, RunState, RunStore};
 use a2aflow_model::{ErrorCode, ExecutionResult, Failure};
 use std::future::Future;
@@ -28,6 +30,38 @@ where
     a_driver_that_lost_its_lease_writes_nothing(&*fresh().await).await;
     encoded_events_read_back_as_the_events_they_were(&*fresh().await).await;
     a_heartbeat_brings_back_a_cancel_from_outside(&*fresh().await).await;
+    named_results_read_back_whole(&*fresh().await).await;
+}
+
+/// A driver's `stepEnded` / `runEnded` (task results named, not repeated) read back as the
+/// `stepFinished` / `runFinished` records they stand for, at their own sequence numbers; the
+/// run is finished by `runEnded` (listed with its state, nothing appended after it).
+pub async fn named_results_read_back_whole(store: &dyn RunStore) {
+    store.create_run(started("n1", 10)).await.unwrap();
+    let range = store.append_batch("n1", named_ending("n1")).await.unwrap();
+    assert_eq!(range, 1..4);
+    let journal = store.load("n1").await.unwrap();
+    let got: Vec<_> = journal.entries.iter().map(|e| e.record.clone()).collect();
+    assert_eq!(
+        got[1..],
+        [
+            JournalRecord::TaskFinished {
+                local_task_id: "r:a:0".into(),
+                result: view("r:a:0"),
+            },
+            JournalRecord::StepFinished {
+                result: step_result(),
+            },
+            JournalRecord::RunFinished {
+                result: result("n1"),
+            },
+        ]
+    );
+    assert_eq!(journal.finished(), Some(&result("n1")));
+    let listed = store.list(RunFilter::default()).await.unwrap();
+    assert_eq!(states(&listed), [("n1", RunState::Succeeded)]);
+    let e = store.append("n1", intent("x", 0)).await.unwrap_err();
+    assert!(e.is(ErrorCode::StoreInvalidAppend), "{e}");
 }
 
 /// A finished result of run `id`, failed with `failure` when one is given.

@@ -55,6 +55,14 @@ impl MemoryStore {
         }
     }
 
+    /// A run's records as they were appended, `stepEnded` / `runEnded` included
+    /// ([`RunStore::load`] reads those as the full records they stand for).
+    pub fn records_as_written(&self, execution_id: &str) -> Result<Vec<JournalRecord>, StoreError> {
+        self.with_run(execution_id, |run| {
+            Ok(run.entries.iter().map(|e| e.record.clone()).collect())
+        })
+    }
+
     fn runs(&self) -> MutexGuard<'_, HashMap<String, Run>> {
         // A panic while the lock was held left whole values behind (every update below is
         // one assignment or push), so a poisoned map is still consistent.
@@ -84,8 +92,8 @@ impl Run {
         check_append(execution_id, self.finished.is_some(), &records)?;
         let start = self.entries.len() as u64;
         for record in records {
-            if let JournalRecord::RunFinished { result } = &record {
-                self.finished = Some(RunState::of_result(result));
+            if let Some(state) = record.final_state() {
+                self.finished = Some(state);
                 self.finished_at_ms = Some(wall_clock_ms());
             }
             let seq = self.entries.len() as u64;
@@ -174,10 +182,11 @@ impl RunStore for MemoryStore {
 
     async fn load(&self, execution_id: &str) -> Result<RunJournal, StoreError> {
         self.with_run(execution_id, |run| {
-            Ok(RunJournal {
+            RunJournal {
                 execution_id: execution_id.to_owned(),
                 entries: run.entries.clone(),
-            })
+            }
+            .expand_named()
         })
     }
 

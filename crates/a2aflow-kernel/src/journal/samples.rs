@@ -8,8 +8,8 @@
 #![allow(clippy::expect_used)] // samples built from fixed literals; each states its invariant
 
 use super::{
-    Answer, CallbackAnswered, JournalRecord, NegotiationKey, RouteKey, RunStarted, RunState,
-    RunSummary, TaskIntent, TaskKey,
+    Answer, CallbackAnswered, JournalRecord, NamedExecutionResult, NamedStepResult, NegotiationKey,
+    RouteKey, RunStarted, RunState, RunSummary, TaskIntent, TaskKey,
 };
 use crate::RunOptions;
 use a2aflow_model::a2a::TaskState;
@@ -73,7 +73,8 @@ pub fn result(id: &str) -> ExecutionResult {
     }
 }
 
-fn step_result() -> StepResult {
+/// The result [`result`] holds for step `a`.
+pub fn step_result() -> StepResult {
     StepResult {
         step_name: "a".into(),
         step_type: StepType::AllSuccess,
@@ -191,6 +192,25 @@ pub fn every_record(id: &str) -> Vec<JournalRecord> {
             result: step_result(),
         },
         JournalRecord::RunFinished { result: result(id) },
+    ]
+}
+
+/// What a driver writes at the end of run `id` of [`result`]: `r:a:0`'s `taskFinished`, then
+/// `stepEnded` and `runEnded` naming it; a store reads them back as [`every_record`]'s last
+/// two records.
+pub fn named_ending(id: &str) -> Vec<JournalRecord> {
+    let journaled = |_: &TaskResultView| true;
+    vec![
+        JournalRecord::TaskFinished {
+            local_task_id: "r:a:0".into(),
+            result: view("r:a:0"),
+        },
+        JournalRecord::StepEnded {
+            result: NamedStepResult::naming(step_result(), journaled),
+        },
+        JournalRecord::RunEnded {
+            result: NamedExecutionResult::naming(&result(id), journaled),
+        },
     ]
 }
 

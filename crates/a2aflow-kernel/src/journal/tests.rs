@@ -306,3 +306,144 @@ proptest! {
         }
     }
 }
+
+/// A journal of run `r` with `records` after its `runStarted`.
+fn journal_of(records: Vec<JournalRecord>) -> RunJournal {
+    let mut all = vec![JournalRecord::RunStarted(started("r", 1))];
+    all.extend(records);
+    RunJournal {
+        execution_id: "r".into(),
+        entries: all
+            .into_iter()
+            .enumerate()
+            .map(|(seq, record)| JournalEntry {
+                seq: seq as u64,
+                record,
+            })
+            .collect(),
+    }
+}
+
+fn finished(local: &str, description: &str) -> JournalRecord {
+    let mut result = super::samples::view(local);
+    result.task_description = description.into();
+    JournalRecord::TaskFinished {
+        local_task_id: local.into(),
+        result,
+    }
+}
+
+#[test]
+fn named_results_are_short_and_expand_to_the_last_result_journaled_before_them() {
+    let mut loser = super::samples::view("r:a:1");
+    loser.status = TaskOutcomeStatus::Canceled;
+    let mut latest = super::samples::view("r:a:0");
+    latest.task_description = "second".into();
+    let step = StepResult {
+        step_name: "a".into(),
+        step_type: StepType::AnySuccess,
+        status: StepStatus::Completed,
+        task_results: vec![latest.clone(), loser.clone()],
+        failure: None,
+    };
+    let named = NamedStepResult::naming(step.clone(), |v| v.task_id == "r:a:0");
+    assert_eq!(
+        named.task_results,
+        [
+            TaskSlot::Journaled("r:a:0".into()),
+            TaskSlot::View(Box::new(loser.clone()))
+        ]
+    );
+    let text = serde_json::to_value(JournalRecord::StepEnded {
+        result: named.clone(),
+    })
+    .unwrap();
+    assert_eq!(text["type"], "stepEnded");
+    assert_eq!(
+        text["result"]["taskResults"][0],
+        json!({"journaled": "r:a:0"})
+    );
+    assert_eq!(
+        text["result"]["taskResults"][1]["view"]["status"],
+        "CANCELED"
+    );
+    let mut run = result("r", None);
+    run.steps = vec![step.clone()];
+    let named_run = NamedExecutionResult::naming(&run, |v| v.task_id == "r:a:0");
+
+    let journal = journal_of(vec![
+        finished("r:a:0", "first"),
+        finished("r:a:0", "second"),
+        JournalRecord::StepEnded { result: named },
+        finished("r:a:0", "after the step"),
+        JournalRecord::RunEnded { result: named_run },
+    ])
+    .expand_named()
+    .unwrap();
+    let kinds: Vec<_> = journal.entries.iter().map(|e| e.record.kind()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "runStarted",
+            "taskFinished",
+            "taskFinished",
+            "stepFinished",
+            "taskFinished",
+            "runFinished"
+        ]
+    );
+    assert_eq!(
+        journal.entries[3].record,
+        JournalRecord::StepFinished {
+            result: step.clone()
+        }
+    );
+    // The run's end names the last result before it: the one journaled after the step.
+    let mut expected = run.clone();
+    expected.steps[0].task_results[0].task_description = "after the step".into();
+    assert_eq!(journal.finished(), Some(&expected));
+}
+
+#[test]
+fn a_named_result_the_journal_does_not_hold_before_it_is_corrupt() {
+    let step = |id: &str| JournalRecord::StepEnded {
+        result: NamedStepResult::naming(
+            StepResult {
+                step_name: "a".into(),
+                step_type: StepType::AllSuccess,
+                status: StepStatus::Completed,
+                task_results: vec![super::samples::view(id)],
+                failure: None,
+            },
+            |_| true,
+        ),
+    };
+    for records in [
+        vec![step("ghost")],
+        vec![step("r:a:0"), finished("r:a:0", "too late")],
+    ] {
+        let e = journal_of(records).expand_named().unwrap_err();
+        assert!(e.is(ErrorCode::StoreCorrupt), "{e}");
+        assert_eq!(e.details["seq"], 1);
+        assert_eq!(e.details["executionId"], "r");
+        assert!(e.message.contains("taskFinished"), "{e}");
+    }
+}
+
+#[test]
+fn a_run_ended_in_either_shape_takes_no_more_records_and_has_its_state() {
+    let cancelled = Failure::new(ErrorCode::WorkflowCancelled, "stopped");
+    let ended = JournalRecord::RunEnded {
+        result: NamedExecutionResult::naming(&result("r", Some(cancelled.clone())), |_| true),
+    };
+    assert_eq!(ended.final_state(), Some(RunState::Cancelled));
+    let full = JournalRecord::RunFinished {
+        result: result("r", None),
+    };
+    assert_eq!(full.final_state(), Some(RunState::Succeeded));
+    for last in [ended, full] {
+        let e = check_append("r", false, &[last.clone(), finished("x", "late")]).unwrap_err();
+        assert!(e.is(ErrorCode::StoreInvalidAppend), "{e}");
+        assert!(check_append("r", false, &[last]).is_ok());
+    }
+}

@@ -101,11 +101,7 @@ fn with_remaining(mut request: TaskRequest, bounds: &Bounds<'_>) -> TaskRequest 
 
 /// Journals a task's end (a store failure stops the run; see `Durable::write`).
 async fn journal_finished(d: &Durable, view: &TaskResultView) {
-    let record = JournalRecord::TaskFinished {
-        local_task_id: view.task_id.clone(),
-        result: view.clone(),
-    };
-    let _ = Box::pin(d.write_for(&view.task_id, vec![record])).await;
+    Box::pin(d.task_finished(view)).await;
 }
 
 /// A subtask that names no child workflow: remote, or SELF_LOOP.

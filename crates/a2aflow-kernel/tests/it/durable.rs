@@ -4,7 +4,7 @@
 use crate::support::*;
 use a2aflow_kernel::journal::{
     CallbackAnswered, JournalRecord, Lease, RunFilter, RunJournal, RunStarted, RunSummary,
-    TaskIntent, wall_clock_ms,
+    TaskIntent, TaskSlot, wall_clock_ms,
 };
 use a2aflow_kernel::{
     AgentScript, DispatchRequest, InMemoryClient, MemoryStore, RemoteClient, ResumePolicy,
@@ -313,6 +313,120 @@ async fn a_run_with_a_store_journals_each_fact_in_order() {
 }
 
 /// True when `record` is about the logical task `local`.
+/// The journal's step and run ends name the task results its `taskFinished` records hold
+/// (written once per task, not three times); read back, they are the full results.
+#[tokio::test(start_paused = true)]
+async fn the_step_and_run_ends_name_the_journaled_task_results() {
+    let store = Arc::new(MemoryStore::new());
+    let r = run_with(store.clone(), &host(), &Arc::new(client())).await;
+    assert!(r.success, "{:?}", r.failure);
+    let written = store.records_as_written(EXEC).unwrap();
+    let written_kinds: Vec<_> = written.iter().map(JournalRecord::kind).collect();
+    assert_eq!(written_kinds.last(), Some(&"runEnded"));
+    assert!(
+        !written_kinds.contains(&"stepFinished"),
+        "{written_kinds:?}"
+    );
+    let mut slots = Vec::new();
+    for record in &written {
+        match record {
+            JournalRecord::StepEnded { result } => slots.extend(&result.task_results),
+            JournalRecord::RunEnded { result } => {
+                slots.extend(result.steps.iter().flat_map(|s| &s.task_results));
+            }
+            _ => {}
+        }
+    }
+    // Four steps of five tasks, each step's results named once by its step and once by the run.
+    assert_eq!(slots.len(), 10);
+    for slot in slots {
+        assert!(matches!(slot, TaskSlot::Journaled(_)), "{slot:?}");
+    }
+    let journal = store.load(EXEC).await.unwrap();
+    assert_eq!(journal.finished(), Some(&r));
+    let steps: Vec<_> = journal
+        .entries
+        .iter()
+        .filter_map(|e| match &e.record {
+            JournalRecord::StepFinished { result } => Some(result.clone()),
+            _ => None,
+        })
+        .collect();
+    let mut in_result = r.steps.clone();
+    let mut journaled = steps.clone();
+    in_result.sort_by(|a, b| a.step_name.cmp(&b.step_name));
+    journaled.sort_by(|a, b| a.step_name.cmp(&b.step_name));
+    assert_eq!(journaled, in_result);
+}
+
+/// A journal written before `stepEnded` existed (full `stepFinished` records) resumes: the
+/// steps it holds finished are not run again, and the run ends with the uninterrupted result.
+#[tokio::test(start_paused = true)]
+async fn a_journal_of_the_old_shape_resumes_without_running_its_finished_steps_again() {
+    let agents = Arc::new(client());
+    let full = Arc::new(MemoryStore::new());
+    let baseline = run_with(full.clone(), &host(), &agents).await;
+    assert!(baseline.success, "{:?}", baseline.failure);
+    // Read back, the journal has the old shape; keep it up to its first step's end, as a host
+    // of the previous version killed there would have left it.
+    let old: Vec<JournalRecord> = full
+        .load(EXEC)
+        .await
+        .unwrap()
+        .entries
+        .into_iter()
+        .map(|e| e.record)
+        .collect();
+    let cut = old
+        .iter()
+        .position(|r| matches!(r, JournalRecord::StepFinished { .. }))
+        .unwrap();
+    let JournalRecord::RunStarted(started) = &old[0] else {
+        panic!("no runStarted first: {:?}", old[0]);
+    };
+    let store = Arc::new(MemoryStore::new());
+    store.create_run(started.clone()).await.unwrap();
+    store
+        .append_batch(EXEC, old[1..=cut].to_vec())
+        .await
+        .unwrap();
+    let JournalRecord::StepFinished { result: first } = &old[cut] else {
+        unreachable!()
+    };
+    let sends: Vec<usize> = first
+        .task_results
+        .iter()
+        .map(|t| agents.business_sends(&t.task_id))
+        .collect();
+
+    let h = host();
+    let r = resume(
+        EXEC,
+        store.clone(),
+        h.clone(),
+        agents.clone(),
+        RunOptions::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r, baseline);
+    for (t, before) in first.task_results.iter().zip(sends) {
+        assert_eq!(
+            agents.business_sends(&t.task_id),
+            before,
+            "{} sent again",
+            t.task_id
+        );
+    }
+    let written = store.records_as_written(EXEC).unwrap();
+    assert!(matches!(written[cut], JournalRecord::StepFinished { .. }));
+    assert!(matches!(
+        written.last(),
+        Some(JournalRecord::RunEnded { .. })
+    ));
+    assert_eq!(store.load(EXEC).await.unwrap().finished(), Some(&r));
+}
+
 fn mentions(record: &JournalRecord, local: &str) -> bool {
     match record {
         JournalRecord::CallbackAnswered(CallbackAnswered::OnTask { key, .. }) => {

@@ -10,6 +10,7 @@ mod delegation;
 mod durable;
 mod durable_appends;
 mod durable_events;
+mod durable_journal_bytes;
 mod durable_paused_send;
 mod durable_shared_appends;
 mod event_bytes;
