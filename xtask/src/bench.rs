@@ -174,19 +174,26 @@ pub fn parse_bench_lines(output: &str, command: &str) -> Vec<Row> {
 /// outcome_unknown N`, as one row per count (`crash.kills`, …); `None` when no line has every
 /// count.
 pub fn parse_crash_counts(output: &str, command: &str) -> Option<Vec<Row>> {
+    parse_counts(output, "crash", &CRASH_COUNTS, command)
+}
+
+/// The counts of the first line that starts with `prefix` (then `:` or a space) and names every
+/// one of `names` followed by a number, as rows `prefix.name`; `None` when no line has them all.
+fn parse_counts(output: &str, prefix: &str, names: &[&str], command: &str) -> Option<Vec<Row>> {
     output.lines().find_map(|line| {
-        let words: Vec<&str> = line
-            .trim()
-            .strip_prefix("crash: ")?
-            .split_whitespace()
-            .collect();
-        CRASH_COUNTS
+        let rest = line.trim().strip_prefix(prefix)?;
+        let rest = rest.strip_prefix(':').unwrap_or(rest);
+        if !rest.starts_with(char::is_whitespace) {
+            return None;
+        }
+        let words: Vec<&str> = rest.split_whitespace().collect();
+        names
             .iter()
             .map(|name| {
                 let at = words.iter().position(|w| w == name)?;
                 let count: u64 = words.get(at + 1)?.parse().ok()?;
                 Some(Row {
-                    name: format!("crash.{name}"),
+                    name: format!("{prefix}.{name}"),
                     figure: count.to_string(),
                     command: command.to_owned(),
                     seconds: None,
@@ -271,26 +278,7 @@ const CHAOS_COUNTS: [&str; 8] = [
 
 /// Reads the chaos test's line `chaos runs N kills K … resent X (T s)`: one row per count.
 pub fn parse_chaos_counts(output: &str, command: &str) -> Option<Vec<Row>> {
-    output.lines().find_map(|line| {
-        let words: Vec<&str> = line
-            .trim()
-            .strip_prefix("chaos ")?
-            .split_whitespace()
-            .collect();
-        CHAOS_COUNTS
-            .iter()
-            .map(|name| {
-                let at = words.iter().position(|w| w == name)?;
-                let count: u64 = words.get(at + 1)?.parse().ok()?;
-                Some(Row {
-                    name: format!("chaos.{name}"),
-                    figure: count.to_string(),
-                    command: command.to_owned(),
-                    seconds: None,
-                })
-            })
-            .collect()
-    })
+    parse_counts(output, "chaos", &CHAOS_COUNTS, command)
 }
 
 /// The chaos test at 3,000 runs against the bench's Postgres (`pg_env`).
