@@ -2,9 +2,11 @@
 //!
 //! **What it is.** A hyper 1 server a host embeds ([`Server::builder`]): each published
 //! workflow is an A2A agent under `/agents/{workflow name}/` — its AgentCard at
-//! `.well-known/agent-card.json` (one skill, the workflow; JSON-RPC and HTTP+JSON; streaming),
-//! JSON-RPC at `jsonrpc`, HTTP+JSON under `rest` — speaking what the official Python SDK
-//! (a2a-sdk 1.3.0) speaks: the `A2A-Version` rule, its error envelopes and ProtoJSON.
+//! `.well-known/agent-card.json` (one skill, the workflow; JSON-RPC, HTTP+JSON and gRPC;
+//! streaming), JSON-RPC at `jsonrpc`, HTTP+JSON under `rest`, and gRPC
+//! (`lf.a2a.v1.A2AService`, the official `a2a-pb` stubs on tonic) on the same port, the
+//! workflow named by the request's tenant — speaking what the official Python SDK (a2a-sdk
+//! 1.3.0) speaks: the `A2A-Version` rule, its error envelopes and ProtoJSON.
 //!
 //! **What it owns.** The inbound side of the wire: SendMessage and SendStreamingMessage start a
 //! run of the workflow (the message's text and data parts are the run's input, which reaches
@@ -25,9 +27,11 @@ mod auth;
 mod body;
 mod card;
 mod delegated;
+mod events;
 #[doc(hidden)]
 pub mod fuzzing;
 mod gates;
+mod grpc;
 mod index;
 mod input;
 mod jsonrpc;

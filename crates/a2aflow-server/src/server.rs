@@ -4,6 +4,7 @@
 use crate::app::{App, RequestLimits, handle};
 use crate::auth::Callers;
 use crate::card::{card, servable_name};
+use crate::grpc::{Door, is_grpc};
 use crate::index::IndexFile;
 use crate::layers::wrap;
 use crate::lineage::DelegatingControlPoint;
@@ -207,7 +208,7 @@ impl ServerBuilder {
             .local_addr()
             .map_err(|e| invalid(format!("the listener has no address: {e}")))?;
         let base_url = format!("http://{addr}");
-        let cards = cards(&workflows, &base_url, &self.callers)?;
+        let cards = cards(&workflows, &base_url, &addr, &self.callers)?;
         let (store, index) = match self.store {
             Some((store, path)) => (Some(store), Some(IndexFile::open(&path)?)),
             None => (None, None),
@@ -252,6 +253,7 @@ impl ServerBuilder {
         let accept = tokio::spawn(accept_loop(
             listener,
             app.clone(),
+            crate::grpc::door(app.clone()),
             limits,
             stop.clone(),
             conns.clone(),
@@ -319,13 +321,14 @@ impl ServerBuilder {
 fn cards(
     workflows: &HashMap<String, Arc<Workflow>>,
     base_url: &str,
+    addr: &SocketAddr,
     callers: &Callers,
 ) -> Result<HashMap<String, Bytes>, Failure> {
     let security = callers.card_security();
     workflows
         .iter()
         .map(|(name, workflow)| {
-            let mut card = card(workflow, &format!("{base_url}/agents/{name}"));
+            let mut card = card(workflow, &format!("{base_url}/agents/{name}"), addr);
             if let Some((schemes, requirements)) = &security {
                 card.security_schemes = Some(schemes.clone());
                 card.security_requirements = Some(requirements.clone());
@@ -344,6 +347,7 @@ fn invalid(message: impl Into<String>) -> Failure {
 async fn accept_loop(
     listener: TcpListener,
     app: Arc<App>,
+    grpc: Door,
     limits: Limits,
     stop: CancellationToken,
     conns: TaskTracker,
@@ -361,19 +365,36 @@ async fn accept_loop(
             () = stop.cancelled() => return,
         };
         let _ = stream.set_nodelay(true);
-        conns.spawn(serve_connection(stream, app.clone(), limits, stop.clone()));
+        conns.spawn(serve_connection(
+            stream,
+            app.clone(),
+            grpc.clone(),
+            limits,
+            stop.clone(),
+        ));
     }
 }
 
+/// Serves one connection: gRPC calls (by their content type) to the gRPC door, every other
+/// request to the HTTP doors, all behind the same layers.
 async fn serve_connection(
     stream: TcpStream,
     app: Arc<App>,
+    grpc: Door,
     limits: Limits,
     stop: CancellationToken,
 ) {
-    let service = tower::service_fn(move |request| {
+    let service = tower::service_fn(move |request: http::Request<_>| {
         let app = app.clone();
-        async move { Ok::<_, std::convert::Infallible>(handle(&app, request).await) }
+        let grpc = grpc.clone();
+        async move {
+            let response = if is_grpc(&request) {
+                crate::grpc::call(grpc, request).await
+            } else {
+                handle(&app, request).await
+            };
+            Ok::<_, std::convert::Infallible>(response)
+        }
     });
     let service = wrap(service, limits.request_timeout, limits.max_body_bytes);
     let builder = auto::Builder::new(TokioExecutor::new());

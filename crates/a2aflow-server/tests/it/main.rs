@@ -10,6 +10,7 @@ mod delegation;
 mod durable;
 mod errors;
 mod gates;
+mod grpc;
 mod jsonrpc;
 mod rest;
 mod schema;
