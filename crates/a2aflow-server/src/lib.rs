@@ -22,6 +22,7 @@
 //! **What it must never depend on.** The CLI and the testkit. It builds no runtime: it runs on
 //! the host's.
 
+mod agents;
 mod app;
 mod auth;
 mod body;

@@ -7,6 +7,7 @@ mod support;
 
 mod auth;
 mod delegation;
+mod discovery;
 mod durable;
 mod errors;
 mod gates;
