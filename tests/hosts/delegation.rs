@@ -329,3 +329,47 @@ async fn two_servers_that_call_each_other_both_start_and_the_cycle_is_refused_by
     a.stop();
     b.stop();
 }
+
+const UP: &str = r#"{"id": "up-id", "name": "up", "description": "Calls the leaf.",
+ "steps": [{"name": "call", "subtasks": [{"agent": "leaf", "description": "leaf work"}]}]}"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_parent_run_delegates_to_a_served_workflow_over_grpc() {
+    let dir = tempfile::tempdir().unwrap();
+    let leaf_file = file(dir.path(), "leaf.json", LEAF);
+    let up = file(dir.path(), "up.json", UP);
+    let leaf = Served::start(
+        &strings(&["--workflow", &leaf_file]),
+        1,
+        &dir.path().join("leaf.log"),
+    );
+    let to_leaf = format!("leaf={}", leaf.card("leaf"));
+    let run = Command::new(cli_binary())
+        .args(["run", &up, "--agent", &to_leaf, "--binding", "grpc"])
+        .args(["--format", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = finished(run).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let result: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(result["success"], true, "{result:#}");
+    let outputs = result["steps"][0]["taskResults"][0]["outputs"].to_string();
+    assert!(
+        outputs.contains("leaf-id"),
+        "the child's result document: {outputs}"
+    );
+    // The delegation request metadata went over gRPC with the task.
+    let tasks = listed(&leaf, "leaf").await;
+    assert_eq!(tasks.len(), 1);
+    let meta = tasks[0].metadata.clone().unwrap_or_default();
+    assert_eq!(
+        meta["a2aflow/parentExecutionId"], result["executionId"],
+        "{meta:?}"
+    );
+    assert_eq!(meta["a2aflow/depth"], 1);
+    leaf.stop();
+}
