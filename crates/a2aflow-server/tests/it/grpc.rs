@@ -301,3 +301,42 @@ async fn credentials_come_from_metadata_and_a_caller_sees_only_its_own_tasks() {
     assert_eq!(listed.tasks.len(), 1);
     server.shutdown().await;
 }
+
+/// A bare tonic client of the stubs (no a2aflow transport): what a call without the version
+/// metadata, or naming no served workflow, is answered.
+#[tokio::test]
+async fn the_version_metadata_and_the_tenant_are_checked_first() {
+    use a2a_pb::a2a_service_client::A2aServiceClient;
+    let (server, host) = serve().await;
+    let mut bare = A2aServiceClient::connect(format!("http://{}", server.local_addr()))
+        .await
+        .unwrap();
+    let get = |tenant: &str| a2a_pb::GetTaskRequest {
+        tenant: tenant.to_owned(),
+        id: "nope".to_owned(),
+        ..Default::default()
+    };
+    let unversioned = bare.get_task(get("echo")).await.unwrap_err();
+    assert_eq!(unversioned.code(), tonic::Code::FailedPrecondition);
+    assert_eq!(
+        unversioned.message(),
+        "A2A version '0.3' is not supported by this handler. Expected version '1.0'."
+    );
+    let versioned = |tenant: &str| {
+        let mut r = tonic::Request::new(get(tenant));
+        r.metadata_mut()
+            .insert("a2a-version", "1.0".parse().unwrap());
+        r
+    };
+    let unknown = bare.get_task(versioned("echo")).await.unwrap_err();
+    assert_eq!(unknown.code(), tonic::Code::NotFound);
+    assert_eq!(unknown.message(), "Task not found");
+    let elsewhere = bare.get_task(versioned("other")).await.unwrap_err();
+    assert_eq!(elsewhere.code(), tonic::Code::NotFound);
+    assert!(elsewhere.message().contains("\"other\""), "{elsewhere:?}");
+    // One workflow served: a call without a tenant means it.
+    let untenanted = bare.get_task(versioned("")).await.unwrap_err();
+    assert_eq!(untenanted.message(), "Task not found");
+    assert!(host.intents.lock().unwrap().is_empty());
+    server.shutdown().await;
+}
