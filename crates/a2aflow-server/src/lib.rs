@@ -16,7 +16,9 @@
 //! runs. With a run store, runs are journaled, still answered after a restart, and the ones
 //! left unfinished are resumed by the restarted server. The calling side of delegation
 //! across hosts is here too: [`DelegatingControlPoint`] adds the delegation request metadata to
-//! a run's tasks for workflows another a2aflow server publishes. Every
+//! a run's tasks for workflows another a2aflow server publishes; the agents the runs call may
+//! be discovered after the server listens ([`ServerBuilder::discover_agents`]), so servers that
+//! call each other can all start. Every
 //! request passes tower layers (a tracing span, a deadline, a body limit).
 //!
 //! **What it must never depend on.** The CLI and the testkit. It builds no runtime: it runs on
