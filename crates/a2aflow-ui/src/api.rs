@@ -149,7 +149,9 @@ async fn runs(state: &State, query: Option<&str>) -> Result<Response<Body>, Fail
     summaries.truncate(limit);
     let mut runs = Vec::with_capacity(summaries.len());
     for s in summaries {
-        let gates = if s.state == RunState::Waiting {
+        // A run parked at a gate may be `running` in the list (its driver holds the lease while
+        // it waits for the answer) as well as `waiting` (no driver): both can have open gates.
+        let gates = if !is_finished(s.state) {
             get_execution(state.store.as_ref(), &s.execution_id)
                 .await
                 .map(|v| v.open_gates.len())
