@@ -14,18 +14,20 @@
 //! unknown run, 409 for a request the run's state refuses, 400 for a malformed request, 503
 //! when the store cannot be read.
 
-use crate::detail::{is_finished, run_detail};
+use crate::detail::{is_finished, run_answer, run_detail};
 use crate::live::LiveRuns;
 use crate::resume::{Resumer, resume};
 use crate::routes::{Body, full, response};
 use crate::sse::{Follow, events_body};
 use crate::token::query_param;
+use crate::views::Views;
 use a2aflow::model::a2a::Part;
 use a2aflow::model::{ErrorCode, Failure, FailureCode, MessageContent};
 use a2aflow::{
     CancelRequest, GateDelivery, RunFilter, RunState, RunStore, answer_gate, decline_gate,
     get_execution, list_executions, request_cancel,
 };
+use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
@@ -53,6 +55,8 @@ pub(crate) struct State {
     pub(crate) shutdown: CancellationToken,
     /// Resumes runs in this process; `None`: the page cannot.
     pub(crate) resumer: Option<Arc<dyn Resumer>>,
+    /// The drawings and finished runs' answers kept.
+    pub(crate) views: Arc<Views>,
 }
 
 /// An error answer.
@@ -101,14 +105,20 @@ pub(crate) async fn route(state: &State, req: Request<Incoming>) -> Response<Bod
         (Method::GET, ["runs", id]) => {
             // `?facts=false`: without folding the events (the page folds the stream itself).
             let facts = query_param(query.as_deref(), "facts").as_deref() != Some("false");
-            run_detail(
-                state.store.as_ref(),
-                &decode(id),
-                facts,
-                state.resumer.is_some(),
-            )
-            .await
-            .map(|d| ok_json(&d))
+            let (store, id) = (state.store.as_ref(), decode(id));
+            let can_resume = state.resumer.is_some();
+            if facts {
+                run_detail(store, &state.views, &id, true, can_resume)
+                    .await
+                    .map(|d| ok_json(&d))
+            } else {
+                run_answer(store, &state.views, &id, can_resume)
+                    .await
+                    .map(|(text, _)| {
+                        let body = full(Bytes::copy_from_slice(text.as_bytes()));
+                        response(StatusCode::OK, "application/json", body)
+                    })
+            }
         }
         (Method::GET, ["runs", id, "events"]) => {
             events(state, &decode(id), &req, query.as_deref()).await
@@ -149,7 +159,9 @@ async fn runs(state: &State, query: Option<&str>) -> Result<Response<Body>, Fail
     summaries.truncate(limit);
     let mut runs = Vec::with_capacity(summaries.len());
     for s in summaries {
-        let gates = if s.state == RunState::Waiting {
+        // A run parked at a gate may be `running` in the list (its driver holds the lease while
+        // it waits for the answer) as well as `waiting` (no driver): both can have open gates.
+        let gates = if !is_finished(s.state) {
             get_execution(state.store.as_ref(), &s.execution_id)
                 .await
                 .map(|v| v.open_gates.len())
@@ -220,6 +232,7 @@ async fn events(
         poll: state.poll,
         shutdown: state.shutdown.clone(),
         can_resume: state.resumer.is_some(),
+        views: state.views.clone(),
     };
     Ok(response(
         StatusCode::OK,

@@ -3,13 +3,15 @@
 //! (Negotiation-T rounds, artifacts, the binding).
 
 use crate::layout::{Layout, layout};
+use crate::views::Views;
 use a2aflow::executions::execution_view;
 use a2aflow::kernel::journal::wall_clock_ms;
-use a2aflow::model::{Event, EventKind, Failure};
+use a2aflow::model::{ErrorCode, Event, EventKind, Failure};
 use a2aflow::{ExecutionView, RunState, RunStore, execution_events};
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Events read per store call while folding a run's events.
 pub(crate) const EVENT_PAGE: usize = 1000;
@@ -28,7 +30,8 @@ pub(crate) struct RunDetail {
     /// Whether the run has finished.
     pub(crate) finished: bool,
     /// The workflow drawn as `a2aflow graph` draws it.
-    pub(crate) graph: Layout,
+    #[serde(serialize_with = "kept_graph")]
+    pub(crate) graph: Arc<Layout>,
     /// Per local task id, what its events tell (absent in the stream's `run` messages: the page
     /// folds the events it receives itself).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -61,10 +64,37 @@ pub(crate) fn is_finished(state: RunState) -> bool {
     !matches!(state, RunState::Running | RunState::Waiting)
 }
 
-/// The run `execution_id` with its drawing; with `facts`, its events folded too; `can_resume`
-/// when the page has a resumer.
+fn kept_graph<S: Serializer>(graph: &Arc<Layout>, s: S) -> Result<S::Ok, S::Error> {
+    graph.as_ref().serialize(s)
+}
+
+/// The run `execution_id` without its task facts, as JSON text (what the page asks for and the
+/// stream's `run` messages carry), and whether it finished. A finished run's answer is kept in
+/// `views` and served from there: its journal no longer changes.
+pub(crate) async fn run_answer(
+    store: &dyn RunStore,
+    views: &Views,
+    execution_id: &str,
+    can_resume: bool,
+) -> Result<(Arc<str>, bool), Failure> {
+    if let Some(kept) = views.finished(execution_id) {
+        return Ok((kept, true));
+    }
+    let detail = run_detail(store, views, execution_id, false, can_resume).await?;
+    let text: Arc<str> = serde_json::to_string(&detail)
+        .map_err(|e| Failure::new(ErrorCode::ConfigInvalid, e.to_string()))?
+        .into();
+    if detail.finished {
+        views.keep_finished(execution_id, text.clone());
+    }
+    Ok((text, detail.finished))
+}
+
+/// The run `execution_id` with its drawing (kept in `views` once made); with `facts`, its
+/// events folded too; `can_resume` when the page has a resumer.
 pub(crate) async fn run_detail(
     store: &dyn RunStore,
+    views: &Views,
     execution_id: &str,
     facts: bool,
     can_resume: bool,
@@ -72,7 +102,14 @@ pub(crate) async fn run_detail(
     let journal = store.load(execution_id).await?;
     let live = journal.finished().is_none() && lease_live(store, execution_id).await?;
     let view = execution_view(&journal, live)?;
-    let workflow = journal.started()?.workflow()?;
+    let graph = match views.graph(execution_id) {
+        Some(graph) => graph,
+        None => {
+            let graph = Arc::new(layout(&journal.started()?.workflow()?));
+            views.keep_graph(execution_id, graph.clone());
+            graph
+        }
+    };
     let (task_facts, events_truncated) = if facts {
         let (f, t) = fold_facts(store, execution_id).await?;
         (Some(f), t)
@@ -84,7 +121,7 @@ pub(crate) async fn run_detail(
         resumable: can_resume && !finished && !live,
         finished,
         view,
-        graph: layout(&workflow),
+        graph,
         task_facts,
         events_truncated,
     })

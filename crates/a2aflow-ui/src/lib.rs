@@ -11,7 +11,8 @@
 //! **What it owns.** The HTTP server (hyper 1, HTTP/1.1), the access token (every request needs
 //! it: 256 random bits, in the printed URL, then a cookie; a missing or wrong one is 401 with no
 //! data), and the page. The runs themselves come from the facade's queries
-//! ([`a2aflow::get_execution`] and friends).
+//! ([`a2aflow::get_execution`] and friends); the server keeps (bounded) each run's drawing and a
+//! finished run's answer, which cannot change, and reads a running run's view afresh.
 //!
 //! **What it must never do.** Build a runtime (it runs on the host's), listen beyond loopback
 //! unless the host allowed it, or put text from a run into the page as markup.
@@ -35,6 +36,7 @@ mod routes;
 mod server;
 mod sse;
 mod token;
+mod views;
 
 pub use api::DECLINED;
 pub use error::UiError;
@@ -158,6 +160,7 @@ impl UiBuilder {
             poll: self.poll,
             shutdown: shutdown.clone(),
             resumer: self.resumer,
+            views: Arc::new(views::Views::new()),
         });
         let url = format!("http://{addr}/?token={}", token.as_str());
         let task = tokio::spawn(server::serve(listener, state, token, shutdown.clone()));

@@ -10,8 +10,9 @@
 //! sent (or nothing new arrived for a while after it finished). A reconnecting client's
 //! `Last-Event-ID` (or `?after=`) resumes after that event.
 
-use crate::detail::{EVENT_PAGE, run_detail};
+use crate::detail::{EVENT_PAGE, run_answer};
 use crate::routes::Body;
+use crate::views::Views;
 use a2aflow::model::{Event, EventKind, Failure};
 use a2aflow::{RunStore, execution_events};
 use bytes::Bytes;
@@ -41,6 +42,8 @@ pub(crate) struct Follow {
     pub(crate) shutdown: CancellationToken,
     /// The page has a resumer (the run's view says whether it is resumable).
     pub(crate) can_resume: bool,
+    /// The drawings and finished runs' answers kept.
+    pub(crate) views: Arc<Views>,
 }
 
 /// The stream's body: a task follows the run and feeds it until the run ended, the client went
@@ -109,6 +112,7 @@ async fn run_follower(
         if !replaying && !finished {
             let run = send_run(
                 store,
+                &follow.views,
                 &execution_id,
                 follow.can_resume,
                 &mut last_run,
@@ -148,18 +152,17 @@ async fn run_follower(
 /// store problem, which is sent instead).
 async fn send_run(
     store: &dyn RunStore,
+    views: &Views,
     execution_id: &str,
     can_resume: bool,
     last: &mut String,
     sink: &mut Sink,
 ) -> Result<bool, Gone> {
-    match run_detail(store, execution_id, false, can_resume).await {
-        Ok(detail) => {
-            let finished = detail.finished;
-            let text = serde_json::to_string(&detail).unwrap_or_default();
-            if text != *last {
+    match run_answer(store, views, execution_id, can_resume).await {
+        Ok((text, finished)) => {
+            if *text != **last {
                 sink.send(format!("event: run\ndata: {text}\n\n")).await?;
-                *last = text;
+                *last = text.to_string();
             }
             Ok(finished)
         }

@@ -361,3 +361,54 @@ async fn a_listen_address_beyond_loopback_is_refused_unless_allowed() {
     f.ui.shutdown().await;
     assert!(tokio::net::TcpStream::connect(stop).await.is_err());
 }
+
+#[tokio::test]
+async fn a_running_runs_answer_is_read_afresh_and_a_finished_ones_stays() {
+    let f = Fixture::start().await;
+    let run = f.start_run("fresh-run", ASK);
+    let auth = format!("Bearer {}", f.token());
+    let h = [("Authorization", auth.as_str())];
+    let path = "/api/runs/fresh-run?facts=false";
+    // Asked for while it runs, then while it waits at its gate: each answer is the run as it
+    // stands, never an earlier one kept.
+    let task = tokio::time::timeout(crate::cdp::HANG, async {
+        loop {
+            let (_, body) = http_get(&f.addr(), path, &h).await;
+            let v = json(&body);
+            assert_eq!(v["finished"], false, "{v}");
+            if let Some(task) = v["openGates"][0]["localTaskId"].as_str() {
+                assert_eq!(v["state"], "waiting", "{v}");
+                return task.to_owned();
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the gate opens");
+    let answer = format!("/api/runs/fresh-run/gates/{task}/answer");
+    let (status, body) =
+        http_request(&f.addr(), "POST", &answer, &h, r#"{"text": "Paris"}"#, None).await;
+    assert_eq!(status, 200, "{body}");
+    let r = tokio::time::timeout(crate::cdp::HANG, run)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(r.success, "{:#?}", r.failure);
+    let (_, done) = http_get(&f.addr(), path, &h).await;
+    let v = json(&done);
+    assert_eq!(
+        (v["state"].clone(), v["finished"].clone()),
+        ("succeeded".into(), true.into()),
+        "{v}"
+    );
+    assert!(v.get("openGates").is_none(), "{v}");
+    assert_eq!(v["tasks"][0]["status"], "COMPLETED", "{v}");
+    // Asked again, the finished run's answer is the same; with its facts, the same view.
+    let (_, again) = http_get(&f.addr(), path, &h).await;
+    assert_eq!(again, done);
+    let (_, with_facts) = http_get(&f.addr(), "/api/runs/fresh-run", &h).await;
+    let mut with_facts = json(&with_facts);
+    assert!(with_facts["taskFacts"].is_object(), "{with_facts}");
+    with_facts.as_object_mut().unwrap().remove("taskFacts");
+    assert_eq!(with_facts, v);
+}
