@@ -332,7 +332,7 @@ async fn memory(target: &mut Target, n: usize) -> Result<u64, String> {
             let text = text.clone();
             let opened = opened.clone();
             tokio::spawn(async move {
-                let mut client = Client::new(endpoint);
+                let mut client = Client::with_limit(endpoint, client::HOLD_LIMIT);
                 client
                     .stream(&text, || {
                         opened.0.fetch_add(1, Ordering::SeqCst);
@@ -347,7 +347,7 @@ async fn memory(target: &mut Target, n: usize) -> Result<u64, String> {
             opened.1.notified().await;
         }
     };
-    let open_in_time = tokio::time::timeout(client::EXCHANGE_LIMIT, all_open).await;
+    let open_in_time = tokio::time::timeout(client::HOLD_LIMIT, all_open).await;
     tokio::time::sleep(SETTLE).await;
     let mut held_rss = u64::MAX;
     for _ in 0..3 {
