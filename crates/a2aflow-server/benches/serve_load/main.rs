@@ -177,11 +177,14 @@ async fn drive(config: &Config) -> Result<(), String> {
             "ms",
         );
         bench(&format!("serve_load.{name}.cpu_per_request"), cpu_us, "µs");
-        bench(
-            &format!("serve_load.{name}.memory_per_open_stream"),
-            *bytes as f64,
-            "bytes",
-        );
+        // 0: the held RSS was not above the idle RSS, which is no figure (see the ratio below).
+        if *bytes > 0 {
+            bench(
+                &format!("serve_load.{name}.memory_per_open_stream"),
+                *bytes as f64,
+                "bytes",
+            );
+        }
         rates.push((rate, cpu_us));
     }
     bench(
@@ -200,11 +203,18 @@ async fn drive(config: &Config) -> Result<(), String> {
             a_cpu / p_cpu,
             "a2aflow ÷ Python SDK",
         );
-        bench(
-            "serve_load.ratio.memory_per_open_stream",
-            *a_mem as f64 / (*p_mem).max(1) as f64,
-            "a2aflow ÷ Python SDK",
-        );
+        if *p_mem > 0 {
+            bench(
+                "serve_load.ratio.memory_per_open_stream",
+                *a_mem as f64 / *p_mem as f64,
+                "a2aflow ÷ Python SDK",
+            );
+        } else {
+            println!(
+                "serve_load: no memory ratio: the Python server's RSS with the streams held was \
+                 not above its idle RSS (the memory its warm-up freed is reused, not returned)"
+            );
+        }
     }
     for target in targets {
         target.server.stop().await;
