@@ -89,7 +89,7 @@ fuzz_target!(|data: &[u8]| {
             !errors.problems.is_empty(),
             "a validation error without problems"
         );
-        loaded.locate(&mut errors);
+        loaded.locate(Some(text), &mut errors);
         check_positions(text, &errors.problems);
         assert!(errors.to_failure().code.as_str().starts_with("workflow."));
     }

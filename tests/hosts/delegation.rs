@@ -228,3 +228,148 @@ async fn a_chain_deeper_than_a_servers_max_depth_is_refused_there() {
     chain.middle.stop();
     chain.leaf.stop();
 }
+
+/// Server A's `ping` calls server B's `pong`, which calls A's `ping` back.
+const PING: &str = r#"{"id": "ping-id", "name": "ping", "description": "Calls pong.",
+ "steps": [{"name": "out", "subtasks": [{"agent": "pong", "description": "to pong"}]}]}"#;
+
+const PONG: &str = r#"{"id": "pong-id", "name": "pong", "description": "Calls ping back.",
+ "steps": [{"name": "back", "subtasks": [{"agent": "ping", "description": "to ping"}]}]}"#;
+
+/// The card URL `a2aflow serve --listen ADDR` publishes for workflow `name`.
+fn card_at(addr: &str, name: &str) -> String {
+    format!("http://{addr}/agents/{name}/.well-known/agent-card.json")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_servers_that_call_each_other_both_start_and_the_cycle_is_refused_by_the_roots_ancestry()
+ {
+    let dir = tempfile::tempdir().unwrap();
+    let ping = file(dir.path(), "ping.json", PING);
+    let pong = file(dir.path(), "pong.json", PONG);
+    let (a_addr, b_addr) = (
+        format!("127.0.0.1:{}", free_port()),
+        format!("127.0.0.1:{}", free_port()),
+    );
+    let a_log = dir.path().join("a.log");
+    // A starts first, while B does not listen yet: its agent `pong` is discovered later.
+    let to_pong = format!("pong={}", card_at(&b_addr, "pong"));
+    let a = Served::start(
+        &strings(&[
+            "--workflow",
+            &ping,
+            "--agent",
+            &to_pong,
+            "--listen",
+            &a_addr,
+        ]),
+        1,
+        &a_log,
+    );
+    assert_eq!(a.card("ping"), card_at(&a_addr, "ping"));
+    let to_ping = format!("ping={}", a.card("ping"));
+    let b = Served::start(
+        &strings(&[
+            "--workflow",
+            &pong,
+            "--agent",
+            &to_ping,
+            "--listen",
+            &b_addr,
+        ]),
+        1,
+        &dir.path().join("b.log"),
+    );
+
+    // A client starts `ping` on A: ping → B's pong → A's ping again, which A refuses: the
+    // request's root is the first ping run, whose workflow is the one asked for.
+    let rpc = crate::served::client(a.card("ping"), a2aflow::protocol::Binding::JsonRpc).await;
+    let message = a2aflow::model::a2a::Message::new(
+        a2aflow::model::a2a::Role::User,
+        vec![a2aflow::model::a2a::Part::text("go")],
+    );
+    let request = a2aflow::model::a2a::SendMessageRequest {
+        message,
+        configuration: None,
+        metadata: None,
+        tenant: None,
+    };
+    let answered = tokio::time::timeout(
+        HANG,
+        rpc.send_message(&request, &a2aflow::protocol::CallOptions::default()),
+    )
+    .await
+    .expect("the run ends")
+    .unwrap();
+    let a2aflow::model::a2a::SendMessageResponse::Task(root) = answered else {
+        panic!("a task, got {answered:?}");
+    };
+    assert_eq!(
+        root.status.state,
+        a2aflow::model::a2a::TaskState::Failed,
+        "{root:?}\n{}",
+        log_of(&a_log)
+    );
+    // A ran ping once: the call back was refused before a run existed.
+    let pings = listed(&a, "ping").await;
+    assert_eq!(pings.len(), 1, "{pings:?}");
+    assert_eq!(pings[0].id, root.id);
+    let log = log_of(&a_log);
+    assert!(log.contains("cycle_detected"), "{log}");
+    // B's pong ran as ping's child and failed on the refusal.
+    let pongs = listed(&b, "pong").await;
+    assert_eq!(pongs.len(), 1, "{pongs:?}");
+    let meta = pongs[0].metadata.clone().unwrap_or_default();
+    assert_eq!(meta["a2aflow/parentExecutionId"], root.id.as_str());
+    assert_eq!(meta["a2aflow/depth"], 1);
+    assert_eq!(
+        pongs[0].status.state,
+        a2aflow::model::a2a::TaskState::Failed
+    );
+    a.stop();
+    b.stop();
+}
+
+const UP: &str = r#"{"id": "up-id", "name": "up", "description": "Calls the leaf.",
+ "steps": [{"name": "call", "subtasks": [{"agent": "leaf", "description": "leaf work"}]}]}"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_parent_run_delegates_to_a_served_workflow_over_grpc() {
+    let dir = tempfile::tempdir().unwrap();
+    let leaf_file = file(dir.path(), "leaf.json", LEAF);
+    let up = file(dir.path(), "up.json", UP);
+    let leaf = Served::start(
+        &strings(&["--workflow", &leaf_file]),
+        1,
+        &dir.path().join("leaf.log"),
+    );
+    let to_leaf = format!("leaf={}", leaf.card("leaf"));
+    let run = Command::new(cli_binary())
+        .args(["run", &up, "--agent", &to_leaf, "--binding", "grpc"])
+        .args(["--format", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = finished(run).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let result: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(result["success"], true, "{result:#}");
+    let outputs = result["steps"][0]["taskResults"][0]["outputs"].to_string();
+    assert!(
+        outputs.contains("leaf-id"),
+        "the child's result document: {outputs}"
+    );
+    // The delegation request metadata went over gRPC with the task.
+    let tasks = listed(&leaf, "leaf").await;
+    assert_eq!(tasks.len(), 1);
+    let meta = tasks[0].metadata.clone().unwrap_or_default();
+    assert_eq!(
+        meta["a2aflow/parentExecutionId"], result["executionId"],
+        "{meta:?}"
+    );
+    assert_eq!(meta["a2aflow/depth"], 1);
+    leaf.stop();
+}

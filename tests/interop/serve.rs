@@ -1,5 +1,5 @@
-//! The official Python SDK's client (`serve_client.py`) drives `a2aflow serve` over JSON-RPC and
-//! HTTP+JSON: send blocking and streaming, get, list by context, cancel, a gate answered by a
+//! The official Python SDK's client (`serve_client.py`) drives `a2aflow serve` over JSON-RPC,
+//! HTTP+JSON and gRPC (the same port, the workflow named by the card's tenant): send blocking and streaming, get, list by context, cancel, a gate answered by a
 //! follow-up and a refused delegation request. The served `slow` workflow waits on a testkit
 //! agent's slow task, so its run is cancelled while it works; the served `ask` workflow's remote
 //! task asks for input.
@@ -84,7 +84,7 @@ async fn the_python_sdk_client_drives_a2aflow_serve() {
         .lines()
         .map(|l| serde_json::from_str(l).expect("a JSON line"))
         .collect();
-    for binding in ["JSONRPC", "HTTP+JSON"] {
+    for binding in ["JSONRPC", "HTTP+JSON", "GRPC"] {
         let check = |name: &str| -> &Value {
             checks
                 .iter()

@@ -6,7 +6,8 @@
 QUICK_URL, SLOW_URL and ASK_URL are agent base URLs (`http://host:port/agents/NAME`; the client
 resolves `.well-known/agent-card.json` under them): QUICK's workflow finishes at once, SLOW's
 waits on a slow remote task, ASK's remote task asks for input (a gate). For each binding
-(JSONRPC, HTTP+JSON) it sends blocking and streaming, gets a task, lists a context, cancels a
+(JSONRPC, HTTP+JSON, GRPC — the card's `host:port` gRPC interface, reached in the clear, the
+workflow named by the interface's tenant) it sends blocking and streaming, gets a task, lists a context, cancels a
 slow task, answers a gate by a follow-up message and has a too-deep delegation request
 refused, printing one JSON line per check:
 
@@ -21,6 +22,8 @@ import asyncio
 import json
 import sys
 import uuid
+
+import grpc
 
 from a2a.client import ClientConfig, create_client
 from a2a.types import (
@@ -50,6 +53,15 @@ def request(text: str, context_id: str | None = None, immediately: bool = False)
     )
 
 
+def config(binding: str, streaming: bool) -> ClientConfig:
+    """The client configuration for one binding (gRPC: a plaintext channel to the card's URL)."""
+    return ClientConfig(
+        streaming=streaming,
+        supported_protocol_bindings=[binding],
+        grpc_channel_factory=grpc.aio.insecure_channel,
+    )
+
+
 def state(task) -> str:
     return TaskState.Name(task.status.state)
 
@@ -62,8 +74,7 @@ async def one_task(client, req):
 
 async def answer_gate(binding: str, ask_url: str) -> None:
     """A gated task is INPUT_REQUIRED with the agent's words; a follow-up on it finishes it."""
-    config = ClientConfig(streaming=False, supported_protocol_bindings=[binding])
-    ask = await create_client(ask_url, client_config=config)
+    ask = await create_client(ask_url, client_config=config(binding, streaming=False))
     gated = await one_task(ask, request("start"))
     said = [p.text for p in gated.status.message.parts]
     follow = request("here is the input", context_id=gated.context_id)
@@ -90,8 +101,7 @@ async def answer_gate(binding: str, ask_url: str) -> None:
 
 async def refused_delegation(binding: str, quick_url: str) -> None:
     """A delegation request deeper than the server's cap is rejected with its reason."""
-    config = ClientConfig(streaming=False, supported_protocol_bindings=[binding])
-    quick = await create_client(quick_url, client_config=config)
+    quick = await create_client(quick_url, client_config=config(binding, streaming=False))
     req = request("review", context_id="py-root")
     req.message.metadata.update(
         {
@@ -115,8 +125,8 @@ async def refused_delegation(binding: str, quick_url: str) -> None:
 
 
 async def drive(binding: str, quick_url: str, slow_url: str) -> None:
-    blocking = ClientConfig(streaming=False, supported_protocol_bindings=[binding])
-    streaming = ClientConfig(streaming=True, supported_protocol_bindings=[binding])
+    blocking = config(binding, streaming=False)
+    streaming = config(binding, streaming=True)
 
     quick = await create_client(quick_url, client_config=blocking)
     task = await one_task(quick, request("hello from python"))
@@ -170,7 +180,7 @@ async def drive(binding: str, quick_url: str, slow_url: str) -> None:
 
 async def main() -> None:
     quick_url, slow_url, ask_url = sys.argv[1], sys.argv[2], sys.argv[3]
-    for binding in ("JSONRPC", "HTTP+JSON"):
+    for binding in ("JSONRPC", "HTTP+JSON", "GRPC"):
         await drive(binding, quick_url, slow_url)
         await answer_gate(binding, ask_url)
         await refused_delegation(binding, quick_url)

@@ -9,9 +9,9 @@
 
 use crate::resume_cmd::ResumeArgs;
 use crate::terminal::block;
+use a2aflow::answer_gate;
 use a2aflow::model::a2a::Part;
 use a2aflow::model::{ErrorCode, Failure, MessageContent};
-use a2aflow::{StoreLocation, answer_gate};
 
 /// Everything `runs answer` takes from the command line.
 #[derive(Debug, clap::Args)]
@@ -107,9 +107,14 @@ pub fn run(args: AnswerArgs) -> u8 {
 /// Appends the answer to the run's journal (`workflow.gate_not_open` when the task has no open
 /// gate there).
 async fn journal_answer(args: &AnswerArgs, content: MessageContent) -> Result<(), Failure> {
-    let store = StoreLocation::parse(&args.resume.store)?
-        .open_existing()
-        .await?;
+    let resume = &args.resume;
+    let store = crate::resume_host::resume_config(
+        resume.config.as_deref(),
+        &resume.store,
+        resume.credentials.as_deref(),
+    )?
+    .open_existing_store()
+    .await?;
     let delivered = answer_gate(&*store, None, &args.resume.id, &args.task, content).await;
     drop(store);
     delivered.map(|_| ()).map_err(|f| {

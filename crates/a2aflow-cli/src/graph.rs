@@ -26,8 +26,8 @@ pub enum GraphFormat {
 /// not a valid workflow (problems on stderr), 2 it cannot be read.
 pub fn run(file: &Path, format: GraphFormat) -> u8 {
     let options = LoadOptions::LENIENT;
-    let loaded = match crate::workflow_file::read(file, &options) {
-        Ok(loaded) => loaded,
+    let (loaded, text) = match crate::workflow_file::read_with_text(file, &options) {
+        Ok(read) => read,
         Err(e @ crate::workflow_file::ReadError::Io { .. }) => {
             eprintln!("a2aflow: {e}");
             return e.exit_code();
@@ -36,7 +36,7 @@ pub fn run(file: &Path, format: GraphFormat) -> u8 {
             return refuse(&validate_cmd::check(path, Err(errors)));
         }
     };
-    let report = validate_cmd::check(file.to_path_buf(), Ok(&loaded));
+    let report = validate_cmd::check(file.to_path_buf(), Ok((&loaded, &text)));
     if !report.valid {
         return refuse(&report);
     }

@@ -13,8 +13,8 @@ use crate::terminal::{block, inline, json};
 use a2aflow::executions::{ExecutionView, Progress, TaskView};
 use a2aflow::model::{Event, EventKind, EventTime, Failure};
 use a2aflow::{
-    CancelRequest, RunFilter, RunState, RunStore, RunSummary, StoreLocation, execution_events,
-    get_execution, list_executions, request_cancel,
+    CancelRequest, RunFilter, RunState, RunStore, RunSummary, execution_events, get_execution,
+    list_executions, request_cancel,
 };
 use std::io::Write as _;
 use std::sync::Arc;
@@ -27,12 +27,17 @@ pub struct RunsArgs {
     command: RunsCommand,
 }
 
-/// The store every `runs` command reads: `sqlite:PATH` or a path.
+/// The store every `runs` command reads: `sqlite:PATH`, a path or a `postgres://` URL.
 #[derive(Debug, clap::Args)]
 struct StoreArg {
-    /// The run store (`sqlite:PATH` or the path of the store file); it must exist.
-    #[arg(long, value_name = "PATH")]
+    /// The run store (`sqlite:PATH`, the path of the store file, or a `postgres://` URL
+    /// without a password); it must exist.
+    #[arg(long, value_name = "PATH|URL")]
     store: String,
+    /// Credentials file holding the Postgres store's password (its `a2aflow-store` entry);
+    /// without it the password comes from A2AFLOW_PG_PASSWORD or PGPASSWORD.
+    #[arg(long, value_name = "FILE")]
+    credentials: Option<std::path::PathBuf>,
 }
 
 /// A run state, as `--state` takes it.
@@ -164,7 +169,9 @@ pub fn run(args: RunsArgs) -> u8 {
 }
 
 async fn open(store: &StoreArg) -> Result<Arc<dyn RunStore>, Failure> {
-    StoreLocation::parse(&store.store)?.open_existing().await
+    crate::resume_host::resume_config(None, &store.store, store.credentials.as_deref())?
+        .open_existing_store()
+        .await
 }
 
 async fn run_async(command: InspectCommand) -> u8 {

@@ -4,6 +4,11 @@
 //! Prints one line `NAME CARD_URL` per workflow once it listens, then serves until SIGINT or
 //! SIGTERM: it stops accepting, lets open streams end, cancels what still runs, and exits 0.
 //!
+//! The `--agent`s are discovered after the server listens, in the background until each answers
+//! its card request: two servers whose workflows call each other can both start. A run that
+//! starts before its agents answered waits for them (`Limits::discovery_wait`), then fails with
+//! the discovery's failure.
+//!
 //! Without `--auth` the server is open (one anonymous caller) and listens on loopback only;
 //! a non-loopback `--listen` then needs `--allow-unauthenticated`.
 
@@ -12,10 +17,12 @@ use crate::demo::negotiating_agents;
 use crate::run_cmd::{named_agents, runtime};
 use crate::signals::Interrupts;
 use crate::terminal::block;
+use a2aflow::kernel::ControlPoint;
 use a2aflow::kernel::DelegationPolicy;
+use a2aflow::model::a2a::AgentCard;
 use a2aflow::model::{ErrorCode, Failure, LoadOptions, Workflow, validate};
 use a2aflow::protocol::auth::Environment;
-use a2aflow::{EngineConfig, StoreLocation, discover_agents};
+use a2aflow::{EngineConfig, StoreLocation};
 use a2aflow_server::{Callers, Server, ServerHandle};
 use std::io::Write as _;
 use std::net::SocketAddr;
@@ -176,21 +183,24 @@ pub fn run(args: ServeArgs) -> u8 {
             Ok(i) => i,
             Err(e) => return usage(format!("cannot listen for signals: {e}")),
         };
-        let agents = match discover_agents(&named, &config).await {
-            Ok(a) => a,
-            Err(f) => return usage(f),
+        // The agents are discovered after the server listens (retried until they answer), so
+        // servers whose workflows call each other can all start; the declarative ControlPoint is
+        // made from their cards then.
+        let negotiation = args.negotiation;
+        let host = move |cards: &[AgentCard]| -> Arc<dyn ControlPoint> {
+            Arc::new(DeclarativeControlPoint::new(
+                routes,
+                negotiation,
+                negotiating_agents(cards),
+            ))
         };
-        let cards: Vec<_> = agents.iter().map(|a| a.card().clone()).collect();
-        let host =
-            DeclarativeControlPoint::new(routes, args.negotiation, negotiating_agents(&cards));
         // The served runs' leases last as the configuration says (`store_lease_secs`).
         let store_options = match config.store_options() {
             Ok(o) => o,
             Err(f) => return usage(f),
         };
         let mut builder = Server::builder()
-            .control_point(Arc::new(host))
-            .agents(agents)
+            .discover_agents(named, host)
             .config(config)
             .listen(args.listen)
             .callers(callers);

@@ -14,7 +14,7 @@ use crate::resume_host::{ResumeHost, resume_config};
 use crate::terminal::block;
 use a2aflow::kernel::RunOptions;
 use a2aflow::model::Failure;
-use a2aflow::{RunStore, StoreLocation};
+use a2aflow::{EngineConfig, RunStore};
 use a2aflow_ui::{ResumeFuture, Resumer};
 use std::io::Write as _;
 use std::net::SocketAddr;
@@ -39,8 +39,9 @@ pub struct UiArgs {
     /// in this process as `a2aflow runs resume` does.
     #[arg(long = "agent", value_name = "NAME=URL")]
     pub agents: Vec<String>,
-    /// Credentials file for the agents (values from the environment, never the command line).
-    #[arg(long, value_name = "FILE", requires = "agents")]
+    /// Credentials file (values from the environment, never the command line): the Postgres
+    /// store's password (its `a2aflow-store` entry) and the agents' credentials.
+    #[arg(long, value_name = "FILE")]
     pub credentials: Option<PathBuf>,
     /// Engine configuration file (.toml or .json) for resumed runs; its `store` is replaced by
     /// --store.
@@ -70,8 +71,13 @@ fn refuse(f: impl Into<Failure>) -> u8 {
 
 /// Runs the subcommand; returns the exit code.
 pub fn run(args: UiArgs) -> u8 {
-    let location = match StoreLocation::parse(&args.store) {
-        Ok(l) => l,
+    // The store and its password (`--credentials`), and the resumed runs' settings.
+    let config = match resume_config(
+        args.config.as_deref(),
+        &args.store,
+        args.credentials.as_deref(),
+    ) {
+        Ok(c) => c,
         Err(f) => return refuse(f),
     };
     let runtime = match crate::run_cmd::runtime() {
@@ -88,14 +94,14 @@ pub fn run(args: UiArgs) -> u8 {
                 ));
             }
         };
-        let store = match location.open_existing().await {
+        let store = match config.open_existing_store().await {
             Ok(s) => s,
             Err(f) => return refuse(f),
         };
         let mut builder = a2aflow_ui::Ui::builder(store.clone())
             .listen(args.listen)
             .allow_remote(args.allow_remote);
-        match resumer(&args, store).await {
+        match resumer(&args, config, store).await {
             Ok(Some(r)) => builder = builder.resumer(r),
             Ok(None) => {}
             Err(code) => return code,
@@ -123,16 +129,14 @@ pub fn run(args: UiArgs) -> u8 {
 
 /// The page's resumer when agents were given (`None` without): the agents' cards fetched now.
 /// An `Err` is the exit code (2 for a usage problem, 1 for a card that cannot be fetched).
-async fn resumer(args: &UiArgs, store: Arc<dyn RunStore>) -> Result<Option<Arc<dyn Resumer>>, u8> {
+async fn resumer(
+    args: &UiArgs,
+    config: EngineConfig,
+    store: Arc<dyn RunStore>,
+) -> Result<Option<Arc<dyn Resumer>>, u8> {
     if args.agents.is_empty() {
         return Ok(None);
     }
-    let config = resume_config(
-        args.config.as_deref(),
-        &args.store,
-        args.credentials.as_deref(),
-    )
-    .map_err(refuse)?;
     let routes = RoutePolicy::parse(&args.routes).map_err(|e| refuse(config_invalid(e)))?;
     let named =
         crate::run_cmd::named_agents(&args.agents).map_err(|e| refuse(config_invalid(e)))?;

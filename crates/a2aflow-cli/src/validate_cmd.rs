@@ -30,8 +30,9 @@ pub fn options(strict: bool) -> LoadOptions {
     }
 }
 
-/// Validates what loading one document gave.
-pub fn check(file: PathBuf, loaded: Result<&Loaded, LoadErrors>) -> FileReport {
+/// Validates what loading one document gave: the workflow and the text it was loaded from
+/// (validation problems are placed in it), or the load's problems.
+pub fn check(file: PathBuf, loaded: Result<(&Loaded, &str), LoadErrors>) -> FileReport {
     match loaded {
         Err(e) => FileReport {
             file,
@@ -39,7 +40,7 @@ pub fn check(file: PathBuf, loaded: Result<&Loaded, LoadErrors>) -> FileReport {
             errors: e.problems,
             warnings: e.warnings,
         },
-        Ok(loaded) => match validate(&loaded.workflow) {
+        Ok((loaded, text)) => match validate(&loaded.workflow) {
             Ok(()) => FileReport {
                 file,
                 valid: true,
@@ -47,7 +48,7 @@ pub fn check(file: PathBuf, loaded: Result<&Loaded, LoadErrors>) -> FileReport {
                 warnings: loaded.warnings.clone(),
             },
             Err(mut errors) => {
-                loaded.locate(&mut errors);
+                loaded.locate(Some(text), &mut errors);
                 FileReport {
                     file,
                     valid: false,
@@ -63,13 +64,16 @@ pub fn check(file: PathBuf, loaded: Result<&Loaded, LoadErrors>) -> FileReport {
 #[cfg(test)]
 pub fn check_text(file: PathBuf, text: &str, strict: bool) -> FileReport {
     let loaded = a2aflow::model::load_workflow_bytes(text.as_bytes(), options(strict));
-    check(file, loaded.as_ref().map_err(Clone::clone))
+    check(
+        file,
+        loaded.as_ref().map(|l| (l, text)).map_err(Clone::clone),
+    )
 }
 
 /// Reads, loads and validates one file; `None` when it cannot be read (the error is printed).
 pub fn check_file(file: &std::path::Path, options: &LoadOptions) -> Option<FileReport> {
-    match workflow_file::read(file, options) {
-        Ok(loaded) => Some(check(file.to_path_buf(), Ok(&loaded))),
+    match workflow_file::read_with_text(file, options) {
+        Ok((loaded, text)) => Some(check(file.to_path_buf(), Ok((&loaded, &text)))),
         Err(ReadError::Load { path, errors }) => Some(check(path, Err(errors))),
         Err(e) => {
             eprintln!("a2aflow: {e}");

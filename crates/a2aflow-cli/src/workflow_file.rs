@@ -54,14 +54,29 @@ impl ReadError {
 /// Reads and loads the workflow file at `path` (not yet validated), reading at most
 /// `options.max_document_bytes + 1` bytes.
 pub fn read(path: &Path, options: &LoadOptions) -> Result<Loaded, ReadError> {
+    read_loaded(path, options).map(|(loaded, _)| loaded)
+}
+
+/// [`read`], and the file's text as well, for [`Loaded::locate`] to place validation problems
+/// in (the loaded workflow keeps no copy of it).
+pub fn read_with_text(path: &Path, options: &LoadOptions) -> Result<(Loaded, String), ReadError> {
+    let (loaded, bytes) = read_loaded(path, options)?;
+    // `load_workflow_bytes` accepted the bytes, so they are UTF-8: nothing is lost here.
+    let text = String::from_utf8(bytes).unwrap_or_default();
+    Ok((loaded, text))
+}
+
+/// The loaded workflow and the bytes it was loaded from.
+fn read_loaded(path: &Path, options: &LoadOptions) -> Result<(Loaded, Vec<u8>), ReadError> {
     let bytes = read_bounded(path, options.max_document_bytes).map_err(|source| ReadError::Io {
         path: path.to_path_buf(),
         source,
     })?;
-    load_workflow_bytes(&bytes, *options).map_err(|errors| ReadError::Load {
+    let loaded = load_workflow_bytes(&bytes, *options).map_err(|errors| ReadError::Load {
         path: path.to_path_buf(),
         errors,
-    })
+    })?;
+    Ok((loaded, bytes))
 }
 
 /// At most `limit + 1` bytes of the file: one byte more than the limit is enough for the loader

@@ -43,7 +43,7 @@ fn step(name: String, next: Vec<String>) -> Step {
         next: next
             .into_iter()
             .map(|step| Edge {
-                step,
+                step: step.into(),
                 condition: String::new(),
             })
             .collect(),

@@ -70,7 +70,7 @@ fn predecessors(wf: &Workflow, index: &HashMap<&str, usize>) -> Vec<Vec<usize>> 
     let mut preds = vec![Vec::new(); wf.steps.len()];
     for (i, s) in wf.steps.iter().enumerate() {
         for e in &s.next {
-            if let Some(&t) = index.get(e.step.as_str()) {
+            if let Some(&t) = index.get(&*e.step) {
                 preds[t].push(i); // sources visited in declaration order: stays sorted
             }
         }
@@ -116,7 +116,7 @@ pub(crate) fn plan(wf: &Workflow) -> Plan {
             .next
             .iter()
             .map(|e| OutEdge {
-                target: index.get(e.step.as_str()).copied(),
+                target: index.get(&*e.step).copied(),
                 conditional: !e.is_unconditional(),
             })
             .collect();

@@ -6,6 +6,7 @@
 
 use crate::retry::RetryPolicy;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Step names reserved for terminal routes; no step may use them.
@@ -95,20 +96,48 @@ pub struct Subtask {
 }
 
 /// An outgoing edge. A blank condition is unconditional.
+///
+/// The target's name is shared: the loader gives every edge to the same step one `Arc<str>`
+/// (interned per document), so a workflow with many edges holds each name once. Its JSON form
+/// is a plain string, as in the document.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Edge {
     /// Target step name.
-    pub step: String,
+    #[serde(with = "shared_name")]
+    pub step: Arc<str>,
     /// Condition text for the host's `on_route`; blank = always taken, no callback.
     #[serde(default)]
     pub condition: String,
 }
 
 impl Edge {
+    /// An edge to `step` taken when `condition` holds (blank: always).
+    pub fn new(step: impl Into<Arc<str>>, condition: impl Into<String>) -> Self {
+        Edge {
+            step: step.into(),
+            condition: condition.into(),
+        }
+    }
+
     /// True when the edge is taken without asking the host.
     pub fn is_unconditional(&self) -> bool {
         self.condition.trim().is_empty()
+    }
+}
+
+/// An `Arc<str>` in JSON: a plain string (serde's `rc` feature is not enabled: it would change
+/// serde for every crate of the workspace).
+mod shared_name {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::sync::Arc;
+
+    pub(super) fn serialize<S: Serializer>(name: &Arc<str>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(name)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Arc<str>, D::Error> {
+        String::deserialize(d).map(Arc::from)
     }
 }
 

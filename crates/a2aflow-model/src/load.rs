@@ -37,6 +37,7 @@ use crate::problem::{Position, Problem, pointer_token, problems_to_failure, writ
 use crate::source_map::SourceMap;
 use crate::validate::ValidationErrors;
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 /// How strictly to load, and how much.
 ///
@@ -96,6 +97,9 @@ impl Default for LoadOptions {
 }
 
 /// A loaded workflow and the warnings found on the way.
+///
+/// It keeps nothing of the text it was loaded from: [`Loaded::locate`] is given the text again
+/// when validation problems have to be placed in it.
 #[derive(Debug, Clone)]
 pub struct Loaded {
     /// The workflow (not yet validated: see [`crate::validate()`]).
@@ -105,37 +109,6 @@ pub struct Loaded {
     pub warnings: Vec<Problem>,
     /// JSON pointer of the workflow object inside the document (`""` or `"/data"`).
     root: String,
-    source: Option<SourceText>,
-}
-
-/// The text a workflow was loaded from, and its source map, built the first time a problem has
-/// to be located.
-#[derive(Debug, Clone)]
-struct SourceText {
-    text: String,
-    map: std::sync::OnceLock<SourceMap>,
-}
-
-impl SourceText {
-    /// Keeps `text`; the map is built on first use.
-    fn lazy(text: &str) -> Self {
-        SourceText {
-            text: text.to_owned(),
-            map: std::sync::OnceLock::new(),
-        }
-    }
-
-    /// A map already built (it holds its text).
-    fn built(map: SourceMap) -> Self {
-        SourceText {
-            text: String::new(),
-            map: std::sync::OnceLock::from(map),
-        }
-    }
-
-    fn map(&self) -> &SourceMap {
-        self.map.get_or_init(|| SourceMap::new(&self.text))
-    }
 }
 
 impl Loaded {
@@ -146,11 +119,17 @@ impl Loaded {
     }
 
     /// Rewrites validation problems (whose paths are relative to the workflow) into document
-    /// pointers, and adds line and column when the document was loaded from text.
-    pub fn locate(&self, errors: &mut ValidationErrors) {
+    /// pointers, and, given `text` (the text this workflow was loaded from; `None` for one
+    /// loaded from a value), adds line and column. The text is scanned for positions only when
+    /// there is a problem to place; a text other than the one loaded gives wrong positions.
+    pub fn locate(&self, text: Option<&str>, errors: &mut ValidationErrors) {
+        if errors.problems.is_empty() {
+            return;
+        }
+        let map = text.map(SourceMap::new);
         for p in &mut errors.problems {
             p.path = format!("{}{}", self.root, p.path);
-            if let Some(map) = self.source.as_ref().map(SourceText::map) {
+            if let Some(map) = &map {
                 // Validation speaks the canonical keys; the text may use an alias.
                 let spelled = [("/contextFrom", "/context_from"), ("/subtasks", "/tasks")]
                     .iter()
@@ -356,7 +335,6 @@ pub fn load_workflow_str(text: &str, options: LoadOptions) -> Result<Loaded, Loa
         Ok(mut loaded) => {
             loaded.warnings.splice(0..0, duplicates);
             locate(&mut loaded.warnings);
-            loaded.source = Some(SourceText::built(map));
             Ok(loaded)
         }
         Err(mut errors) => {
@@ -396,7 +374,6 @@ pub fn load_workflow_value(value: &Value, options: LoadOptions) -> Result<Loaded
             workflow,
             warnings: cx.warnings,
             root,
-            source: None,
         })
     } else {
         Err(LoadErrors {
@@ -459,12 +436,30 @@ const SUBTASK_KEYS: &[&str] = &[
 ];
 const EDGE_KEYS: &[&str] = &["step", "condition"];
 
-/// The loader's working state: problems so far.
+/// The loader's working state: problems so far, and the edge targets' names.
 struct Cx {
     strict: bool,
     max_steps: usize,
     errors: Vec<Problem>,
     warnings: Vec<Problem>,
+    names: Names,
+}
+
+/// The edge targets' names of one document, each held once: every [`Edge`] to the same step
+/// shares its `Arc<str>`.
+#[derive(Default)]
+struct Names(std::collections::HashSet<Arc<str>>);
+
+impl Names {
+    /// The shared name equal to `name`.
+    fn get(&mut self, name: &str) -> Arc<str> {
+        if let Some(shared) = self.0.get(name) {
+            return Arc::clone(shared);
+        }
+        let shared: Arc<str> = Arc::from(name);
+        self.0.insert(Arc::clone(&shared));
+        shared
+    }
 }
 
 fn kind(v: &Value) -> &'static str {
@@ -489,6 +484,7 @@ impl Cx {
             max_steps: options.max_steps,
             errors: Vec::new(),
             warnings: Vec::new(),
+            names: Names::default(),
         }
     }
 
@@ -891,8 +887,9 @@ impl Cx {
 
     fn edge(&mut self, obj: &Map<String, Value>, path: &str) -> Edge {
         self.unknown_keys(obj, EDGE_KEYS, path, "a `next` entry");
+        let step = self.name(obj, "step", path).unwrap_or_default();
         Edge {
-            step: self.name(obj, "step", path).unwrap_or_default(),
+            step: self.names.get(&step),
             condition: self.string(obj, "condition", path).unwrap_or_default(),
         }
     }
@@ -1269,7 +1266,7 @@ mod tests {
 ]}}"#;
         let loaded = load(text);
         let mut errors = crate::validate(&loaded.workflow).unwrap_err();
-        loaded.locate(&mut errors);
+        loaded.locate(Some(text), &mut errors);
         assert_eq!(
             errors.to_string(),
             "invalid workflow: 4 problems
@@ -1278,6 +1275,65 @@ mod tests {
   [workflow.cycle] /data/steps/1/next/0/step (line 3, column 62): the steps form a cycle: a -> b -> a; a workflow must be acyclic, so remove or redirect one of these edges
   [workflow.no_root] /data/steps (line 1, column 20): no step is a root: every step is the target of another step's `next`; at least one step must start the workflow"
         );
+    }
+
+    #[test]
+    fn validation_problems_get_positions_only_from_the_text_given() {
+        // One without a problem (the direct path) and one with a warning (the full path).
+        for text in [
+            "{\"data\": {\"steps\": [\n  {\"name\": \"a\", \"next\": [{\"step\": \"ghost\"}], \"tasks\": [{\"agent\": \"x\"}]}]}}",
+            "{\"data\": {\"steps\": [\n  {\"name\": \"a\", \"next\": [{\"step\": \"ghost\"}], \"tasks\": [{\"agent\": \"x\"}], \"x\": 1}]}}",
+        ] {
+            let loaded = load(text);
+            let errors = crate::validate(&loaded.workflow).unwrap_err();
+            let mut bare = errors.clone();
+            loaded.locate(None, &mut bare);
+            assert_eq!(bare.problems[0].path, "/data/steps/0/next/0/step");
+            assert_eq!(bare.problems[0].position, None);
+            let mut placed = errors;
+            loaded.locate(Some(text), &mut placed);
+            assert_eq!(placed.problems[0].path, "/data/steps/0/next/0/step");
+            assert_eq!(
+                placed.problems[0].position,
+                Some(Position {
+                    line: 2,
+                    column: 35
+                })
+            );
+        }
+    }
+
+    #[test]
+    fn edges_to_one_step_share_its_name() {
+        // The direct path, and the full path (an unknown key is a warning there).
+        for (text, warnings) in [
+            (
+                r#"{"steps":[{"name":"a","next":[{"step":"c"}]},{"name":"b","next":[{"step":"c","condition":"x"}]},{"name":"c"}]}"#,
+                0,
+            ),
+            (
+                r#"{"steps":[{"name":"a","next":[{"step":"c"}]},{"name":"b","next":[{"step":"c","condition":"x"}],"y":1},{"name":"c"}]}"#,
+                1,
+            ),
+        ] {
+            let loaded = load(text);
+            assert_eq!(loaded.warnings.len(), warnings);
+            let w = loaded.workflow;
+            let (first, second) = (&w.steps[0].next[0], &w.steps[1].next[0]);
+            assert_eq!(&*first.step, "c");
+            assert!(Arc::ptr_eq(&first.step, &second.step), "{text}");
+            assert_eq!(second.condition, "x");
+        }
+    }
+
+    #[test]
+    fn an_edge_serialises_its_shared_name_as_a_string() {
+        let edge = Edge::new("b", "ok?");
+        let value = serde_json::to_value(&edge).unwrap();
+        assert_eq!(value, json!({"step": "b", "condition": "ok?"}));
+        let back: Edge = serde_json::from_value(value).unwrap();
+        assert_eq!(back, edge);
+        assert!(serde_json::from_value::<Edge>(json!({"step": 1})).is_err());
     }
 
     #[test]

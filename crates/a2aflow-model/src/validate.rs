@@ -233,7 +233,7 @@ impl<'w> Graph<'w> {
         let mut pred = vec![Vec::new(); n];
         for (i, s) in workflow.steps.iter().enumerate() {
             for (k, e) in s.next.iter().enumerate() {
-                if let Some(&t) = by_name.get(e.step.as_str())
+                if let Some(&t) = by_name.get(&*e.step)
                     && !succ[i].iter().any(|&(x, _)| x == t)
                 {
                     succ[i].push((t, k));
@@ -455,7 +455,7 @@ fn check_step(
     let mut targets = HashSet::new();
     for (k, e) in step.next.iter().enumerate() {
         let ep = format!("{sp}/next/{k}/step");
-        let target = e.step.as_str();
+        let target = &*e.step;
         if target.trim().is_empty() {
             out.push(
                 Problem::new(
@@ -567,7 +567,7 @@ mod tests {
             next: next
                 .iter()
                 .map(|t| Edge {
-                    step: (*t).to_owned(),
+                    step: (*t).into(),
                     condition: String::new(),
                 })
                 .collect(),

@@ -3,9 +3,10 @@
 
 use crate::auth::Callers;
 use crate::body::{self, Body};
+use crate::events::Opening;
 use crate::record::Snapshot;
 use crate::runs::{Runs, Watch};
-use crate::sse::{Framing, Opening, task_stream};
+use crate::sse::{Framing, task_stream};
 use crate::wire_error::{A2aError, ErrorKind};
 use bytes::Bytes;
 use http::{HeaderValue, Method, Request, Response, header};
@@ -114,11 +115,7 @@ where
 /// The refusal of a request without valid credentials: HTTP 401 with a challenge, the body in
 /// the door's envelope. It never says which credential came close or which callers exist.
 fn unauthenticated(app: &App, door: &Door<'_>) -> Response<Body> {
-    let e = A2aError::new(
-        ErrorKind::Unauthenticated,
-        "the request carries no valid credentials for this agent: send the bearer token or \
-         API key the server's operator issued you, as the agent card's security schemes say",
-    );
+    let e = unauthenticated_error();
     let mut response = match door {
         Door::JsonRpc => crate::jsonrpc::error(&serde_json::Value::Null, &e),
         _ => {
@@ -157,6 +154,15 @@ where
             }
         }
     }
+}
+
+/// The refusal of a caller without valid credentials, on every binding.
+pub(crate) fn unauthenticated_error() -> A2aError {
+    A2aError::new(
+        ErrorKind::Unauthenticated,
+        "the request carries no valid credentials for this agent: send the bearer token or \
+         API key the server's operator issued you, as the agent card's security schemes say",
+    )
 }
 
 /// An SSE response for `watch`.

@@ -1,11 +1,16 @@
 //! The AgentCard of a served workflow: one skill (the workflow), the bindings served (JSON-RPC
-//! first, then HTTP+JSON, both A2A 1.0), streaming.
+//! first, then HTTP+JSON, then gRPC, all A2A 1.0), streaming.
 
 use a2a::{AgentCapabilities, AgentCard, AgentInterface, AgentSkill};
 use a2aflow::model::Workflow;
+use std::net::SocketAddr;
 
-/// The card of `workflow` served at `agent_url` (`{base}/agents/{name}`).
-pub(crate) fn card(workflow: &Workflow, agent_url: &str) -> AgentCard {
+/// The card of `workflow` served at `agent_url` (`{base}/agents/{name}`), its gRPC door at
+/// `addr` under the tenant of the workflow's name (published as `host:port`, the form the
+/// official SDKs' gRPC channels take).
+pub(crate) fn card(workflow: &Workflow, agent_url: &str, addr: &SocketAddr) -> AgentCard {
+    let mut grpc = AgentInterface::new(format!("http://{addr}"), "GRPC");
+    grpc.tenant = Some(workflow.name.clone());
     let description = if workflow.description.trim().is_empty() {
         format!("The a2aflow workflow '{}'.", workflow.name)
     } else {
@@ -18,6 +23,7 @@ pub(crate) fn card(workflow: &Workflow, agent_url: &str) -> AgentCard {
         supported_interfaces: vec![
             AgentInterface::new(format!("{agent_url}/jsonrpc"), "JSONRPC"),
             AgentInterface::new(format!("{agent_url}/rest"), "HTTP+JSON"),
+            grpc,
         ],
         capabilities: AgentCapabilities {
             streaming: Some(true),

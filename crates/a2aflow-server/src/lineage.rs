@@ -160,7 +160,8 @@ mod tests {
         let workflow = load_workflow_str(&text, LoadOptions::default())
             .ok()?
             .workflow;
-        Some(card(&workflow, "http://127.0.0.1:1/agents/x"))
+        let addr = std::net::SocketAddr::from(([127, 0, 0, 1], 1));
+        Some(card(&workflow, "http://127.0.0.1:1/agents/x", &addr))
     }
 
     fn request(agent: &str) -> Option<TaskRequest> {

@@ -2,10 +2,10 @@
 //! (the ProtoJSON of its response message) or a task stream.
 
 use crate::auth::Who;
+use crate::events::Opening;
 use crate::params::{ListQuery, send_request, task_id};
 use crate::record;
 use crate::runs::{Runs, Watch};
-use crate::sse::Opening;
 use crate::wire_error::{A2aError, ErrorKind};
 use a2a::{SendMessageResponse, Task};
 use base64::Engine as _;

@@ -2,21 +2,21 @@
 //! snapshots while it runs (a `watch` channel per task), the record a store keeps after it, and
 //! the limits (runs in flight, subscribers per task).
 
+use crate::agents::Agents;
 use crate::auth::Who;
 use crate::delegated::{self, Known};
 use crate::gates::{GateWatch, answer_content};
 use crate::index::IndexFile;
 use crate::input::run_input;
-use crate::lineage::DelegatingControlPoint;
 use crate::quota::{CallerQuota, QuotaSlot};
 use crate::record::{ServedLineage, Snapshot, TaskMeta, status_of_unfinished};
 use crate::wire_error::{A2aError, ErrorKind};
 use a2a::{Message, Task, TaskState};
 use a2aflow::kernel::journal::wall_clock_ms;
 use a2aflow::kernel::{ControlPoint, DelegationPolicy, GateBoard, GatePolicy};
-use a2aflow::model::delegation::{FlowRef, Lineage, RefusedDelegation};
+use a2aflow::model::delegation::{ExecutionStatus, FlowRef, Lineage, RefusedDelegation};
 use a2aflow::model::{Event, Workflow};
-use a2aflow::{AgentEndpoint, EngineConfig, HostHooks, RunStore, execute_workflow};
+use a2aflow::{EngineConfig, HostHooks, RunStore, execute_workflow};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -30,10 +30,9 @@ mod resumed;
 /// What a served run is given by its host.
 #[derive(Clone)]
 pub(crate) struct Host {
-    /// The host's ControlPoint; its tasks to workflows other a2aflow servers publish carry the
-    /// calling run's lineage.
-    pub(crate) control_point: Arc<DelegatingControlPoint>,
-    pub(crate) agents: Arc<[AgentEndpoint]>,
+    /// The agents the runs call and the host's ControlPoint (its tasks to workflows other
+    /// a2aflow servers publish carry the calling run's lineage), known or being discovered.
+    pub(crate) agents: Agents,
     pub(crate) config: Arc<EngineConfig>,
     pub(crate) store: Option<Arc<dyn RunStore>>,
     /// What an inbound delegation request must pass before its run starts.
@@ -487,20 +486,25 @@ impl Runs {
             self.board.clone(),
             execution_id.clone(),
         ));
-        let control_point: Arc<dyn ControlPoint> = Arc::new(
-            host.control_point
-                .at(meta.lineage.as_ref().map(Lineage::from)),
-        );
+        let lineage = meta.lineage.as_ref().map(Lineage::from);
+        let give_up = hooks.run_options.cancel.clone();
         self.tracker.spawn(async move {
-            let outcome = execute_workflow(
-                workflow,
-                &host.agents,
-                control_point,
-                &host.config,
-                input,
-                hooks,
-            )
-            .await;
+            let outcome = match host.agents.resolved(&give_up).await {
+                Ok(resolved) => {
+                    let control_point: Arc<dyn ControlPoint> =
+                        Arc::new(resolved.control_point.at(lineage));
+                    execute_workflow(
+                        workflow,
+                        &resolved.agents,
+                        control_point,
+                        &host.config,
+                        input,
+                        hooks,
+                    )
+                    .await
+                }
+                Err(failure) => Err(failure),
+            };
             let snapshot = match outcome {
                 Ok(result) => Snapshot::finished(&result),
                 Err(failure) => {
@@ -511,7 +515,15 @@ impl Runs {
                         "the served run could not start: {}",
                         failure.message
                     );
-                    Snapshot::failed()
+                    if give_up.is_cancelled() {
+                        // Cancelled before it could start (while its agents were discovered).
+                        Snapshot {
+                            status: ExecutionStatus::Cancelled,
+                            ..Snapshot::failed()
+                        }
+                    } else {
+                        Snapshot::failed()
+                    }
                 }
             };
             state.send_replace(snapshot);
@@ -706,6 +718,16 @@ impl Runs {
     }
 
     /// Stops the runs still in flight and waits (at most `grace`) for them to end.
+    /// Discovers the agents of `pending` on the runs' tracker until all answer or `stop`.
+    pub(crate) fn discover(
+        &self,
+        pending: crate::agents::Pending,
+        config: Arc<EngineConfig>,
+        stop: CancellationToken,
+    ) {
+        pending.start(config, stop, &self.tracker);
+    }
+
     pub(crate) async fn stop(&self, grace: Duration) {
         self.stop.cancel();
         self.tracker.close();

@@ -1,13 +1,15 @@
 //! [`Server`]: the builder a host embeds, the listener and its connections, and the
 //! [`ServerHandle`] with the bound address and a graceful shutdown.
 
+use crate::agents::{Agents, MakeControlPoint, Resolved};
 use crate::app::{App, RequestLimits, handle};
 use crate::auth::Callers;
 use crate::card::{card, servable_name};
+use crate::grpc::{Door, is_grpc};
 use crate::index::IndexFile;
 use crate::layers::wrap;
-use crate::lineage::DelegatingControlPoint;
 use crate::runs::{Host, RunLimits, Runs};
+use a2a::AgentCard;
 use a2aflow::kernel::{ControlPoint, DelegationPolicy};
 use a2aflow::model::{ErrorCode, Failure, Workflow};
 use a2aflow::{AgentEndpoint, EngineConfig, RunStore, check_agents};
@@ -51,6 +53,10 @@ pub struct Limits {
     pub shutdown_grace: Duration,
     /// How long CancelTask waits for its run to end. Default 30 s.
     pub cancel_wait: Duration,
+    /// With agents discovered after the server listens ([`ServerBuilder::discover_agents`]),
+    /// how long a run waits for their cards before it fails with the last discovery failure.
+    /// Default 30 s.
+    pub discovery_wait: Duration,
 }
 
 impl Default for Limits {
@@ -64,6 +70,7 @@ impl Default for Limits {
             ping_interval: Duration::from_secs(15),
             shutdown_grace: Duration::from_secs(10),
             cancel_wait: Duration::from_secs(30),
+            discovery_wait: Duration::from_secs(30),
         }
     }
 }
@@ -81,6 +88,7 @@ impl Server {
             workflows: Vec::new(),
             control_point: None,
             agents: Vec::new(),
+            discovery: None,
             config: EngineConfig::default(),
             store: None,
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
@@ -97,6 +105,8 @@ pub struct ServerBuilder {
     workflows: Vec<Workflow>,
     control_point: Option<Arc<dyn ControlPoint>>,
     agents: Vec<AgentEndpoint>,
+    /// The agents to discover after listening, and how the ControlPoint is made from them.
+    discovery: Option<(Vec<(String, String)>, MakeControlPoint)>,
     config: EngineConfig,
     store: Option<(Arc<dyn RunStore>, PathBuf)>,
     listen: SocketAddr,
@@ -120,9 +130,26 @@ impl ServerBuilder {
         self
     }
 
-    /// The agents the served workflows call.
+    /// The agents the served workflows call, their cards already fetched.
     pub fn agents(mut self, agents: Vec<AgentEndpoint>) -> Self {
         self.agents = agents;
+        self
+    }
+
+    /// The agents the served workflows call, as `(name, URL)` (card URL or agent base URL),
+    /// discovered after the server listens — so that servers whose workflows call each other
+    /// can all start — instead of [`ServerBuilder::agents`]. Their cards are fetched in the
+    /// background until all answer (retried with a growing pause, until the server stops);
+    /// `control_point` then makes the host's ControlPoint from them (each card's `name` is the
+    /// agent's name), in place of [`ServerBuilder::control_point`]. A run that starts before
+    /// that waits for it at most [`Limits::discovery_wait`], then fails with the last discovery
+    /// failure's code (`a2a.connection` for an agent that does not answer); the next run tries
+    /// again.
+    pub fn discover_agents<F>(mut self, agents: Vec<(String, String)>, control_point: F) -> Self
+    where
+        F: FnOnce(&[AgentCard]) -> Arc<dyn ControlPoint> + Send + 'static,
+    {
+        self.discovery = Some((agents, Box::new(control_point)));
         self
     }
 
@@ -187,15 +214,18 @@ impl ServerBuilder {
     /// Checks the setup, binds the listener and starts serving on the caller's runtime.
     ///
     /// # Errors
-    /// `config.invalid` with what to fix: no workflow, no ControlPoint, a workflow name that
+    /// `config.invalid` with what to fix: no workflow, no ControlPoint (nor agents to discover), a workflow name that
     /// cannot be a URL path segment or is published twice, an address that cannot be bound, a
     /// non-loopback address for an open server (see [`ServerBuilder::allow_unauthenticated`]);
     /// `workflow.unknown_agent` for a workflow naming an agent not given; `store.corrupt` for an
     /// unreadable index file; the configuration's own errors.
     pub async fn start(self) -> Result<ServerHandle, Failure> {
-        let control_point = self.control_point.clone().ok_or_else(|| {
-            invalid("a server needs the host's ControlPoint (ServerBuilder::control_point)")
-        })?;
+        if self.control_point.is_none() && self.discovery.is_none() {
+            return Err(invalid(
+                "a server needs the host's ControlPoint (ServerBuilder::control_point, or \
+                 ServerBuilder::discover_agents)",
+            ));
+        }
         let workflows = self.published()?;
         self.config.validate()?;
         self.check_exposure()?;
@@ -207,20 +237,30 @@ impl ServerBuilder {
             .local_addr()
             .map_err(|e| invalid(format!("the listener has no address: {e}")))?;
         let base_url = format!("http://{addr}");
-        let cards = cards(&workflows, &base_url, &self.callers)?;
+        let cards = cards(&workflows, &base_url, &addr, &self.callers)?;
         let (store, index) = match self.store {
             Some((store, path)) => (Some(store), Some(IndexFile::open(&path)?)),
             None => (None, None),
         };
-        let cards_called: Vec<_> = self.agents.iter().map(|a| a.card().clone()).collect();
+        let limits = self.limits;
+        let (agents, discovery) = match (self.discovery, self.control_point) {
+            (Some((named, make)), _) => {
+                let (agents, pending) = Agents::later(named, make, limits.discovery_wait);
+                (agents, Some(pending))
+            }
+            (None, Some(control_point)) => (
+                Agents::ready(Resolved::new(self.agents, control_point)),
+                None,
+            ),
+            (None, None) => return Err(invalid("a server needs the host's ControlPoint")),
+        };
+        let config = Arc::new(self.config);
         let host = Host {
-            control_point: Arc::new(DelegatingControlPoint::new(control_point, &cards_called)),
-            agents: self.agents.into(),
-            config: Arc::new(self.config),
+            agents,
+            config: config.clone(),
             store,
             delegation: self.delegation,
         };
-        let limits = self.limits;
         let runs = Runs::new(
             host,
             workflows,
@@ -248,10 +288,14 @@ impl ServerBuilder {
             callers: self.callers,
         });
         let stop = CancellationToken::new();
+        if let Some(pending) = discovery {
+            app.runs.discover(pending, config, stop.clone());
+        }
         let conns = TaskTracker::new();
         let accept = tokio::spawn(accept_loop(
             listener,
             app.clone(),
+            crate::grpc::door(app.clone()),
             limits,
             stop.clone(),
             conns.clone(),
@@ -301,7 +345,10 @@ impl ServerBuilder {
                 ))
                 .with_detail("workflow", name));
             }
-            check_agents(workflow, self.agents.iter().map(|a| a.name()))?;
+            match &self.discovery {
+                Some((named, _)) => check_agents(workflow, named.iter().map(|(n, _)| n.as_str()))?,
+                None => check_agents(workflow, self.agents.iter().map(|a| a.name()))?,
+            }
             if published
                 .insert(name.to_owned(), Arc::new(workflow.clone()))
                 .is_some()
@@ -319,13 +366,14 @@ impl ServerBuilder {
 fn cards(
     workflows: &HashMap<String, Arc<Workflow>>,
     base_url: &str,
+    addr: &SocketAddr,
     callers: &Callers,
 ) -> Result<HashMap<String, Bytes>, Failure> {
     let security = callers.card_security();
     workflows
         .iter()
         .map(|(name, workflow)| {
-            let mut card = card(workflow, &format!("{base_url}/agents/{name}"));
+            let mut card = card(workflow, &format!("{base_url}/agents/{name}"), addr);
             if let Some((schemes, requirements)) = &security {
                 card.security_schemes = Some(schemes.clone());
                 card.security_requirements = Some(requirements.clone());
@@ -344,6 +392,7 @@ fn invalid(message: impl Into<String>) -> Failure {
 async fn accept_loop(
     listener: TcpListener,
     app: Arc<App>,
+    grpc: Door,
     limits: Limits,
     stop: CancellationToken,
     conns: TaskTracker,
@@ -361,19 +410,36 @@ async fn accept_loop(
             () = stop.cancelled() => return,
         };
         let _ = stream.set_nodelay(true);
-        conns.spawn(serve_connection(stream, app.clone(), limits, stop.clone()));
+        conns.spawn(serve_connection(
+            stream,
+            app.clone(),
+            grpc.clone(),
+            limits,
+            stop.clone(),
+        ));
     }
 }
 
+/// Serves one connection: gRPC calls (by their content type) to the gRPC door, every other
+/// request to the HTTP doors, all behind the same layers.
 async fn serve_connection(
     stream: TcpStream,
     app: Arc<App>,
+    grpc: Door,
     limits: Limits,
     stop: CancellationToken,
 ) {
-    let service = tower::service_fn(move |request| {
+    let service = tower::service_fn(move |request: http::Request<_>| {
         let app = app.clone();
-        async move { Ok::<_, std::convert::Infallible>(handle(&app, request).await) }
+        let grpc = grpc.clone();
+        async move {
+            let response = if is_grpc(&request) {
+                crate::grpc::call(grpc, request).await
+            } else {
+                handle(&app, request).await
+            };
+            Ok::<_, std::convert::Infallible>(response)
+        }
     });
     let service = wrap(service, limits.request_timeout, limits.max_body_bytes);
     let builder = auto::Builder::new(TokioExecutor::new());

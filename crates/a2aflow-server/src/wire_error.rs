@@ -5,7 +5,7 @@
 use serde_json::{Map, Value, json};
 
 /// The ErrorInfo domain every A2A error carries.
-const ERROR_DOMAIN: &str = "a2a-protocol.org";
+pub(crate) const ERROR_DOMAIN: &str = "a2a-protocol.org";
 
 /// An A2A (or JSON-RPC) error kind with its codes on both bindings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,7 +54,7 @@ impl ErrorKind {
     }
 
     /// The ErrorInfo `reason` (UPPER_SNAKE, no `Error` suffix).
-    fn reason(self) -> &'static str {
+    pub(crate) fn reason(self) -> &'static str {
         match self {
             Self::Parse | Self::InvalidRequest => "INVALID_REQUEST",
             Self::MethodNotFound => "METHOD_NOT_FOUND",
@@ -69,8 +69,9 @@ impl ErrorKind {
         }
     }
 
-    /// The HTTP+JSON status and `google.rpc.Code` name (the A2A 1.0.1 table).
-    fn rest_status(self) -> (u16, &'static str) {
+    /// The HTTP+JSON status and `google.rpc.Code` name (the A2A 1.0.1 table; gRPC answers with
+    /// the code of that name, as the official SDK's gRPC handler does).
+    pub(crate) fn rest_status(self) -> (u16, &'static str) {
         match self {
             Self::Parse | Self::InvalidRequest | Self::InvalidParams => (400, "INVALID_ARGUMENT"),
             Self::MethodNotFound | Self::TaskNotFound => (404, "NOT_FOUND"),
@@ -104,8 +105,8 @@ impl ErrorKind {
 pub(crate) struct A2aError {
     pub(crate) kind: ErrorKind,
     pub(crate) message: String,
-    metadata: Map<String, Value>,
-    violations: Vec<(String, String)>,
+    pub(crate) metadata: Map<String, Value>,
+    pub(crate) violations: Vec<(String, String)>,
 }
 
 impl A2aError {

@@ -144,9 +144,15 @@ impl PostgresStore {
     async fn open_as(
         url: &str,
         password: Option<&str>,
-        options: StoreOptions,
+        mut options: StoreOptions,
         create: bool,
     ) -> Result<Self, StoreError> {
+        let (url, root_cert) = crate::url::split_root_cert(url);
+        if let Some(path) = root_cert {
+            options
+                .extra_roots
+                .extend(crate::tls::root_certificates(&path)?);
+        }
         let mut config: tokio_postgres::Config = url.parse().map_err(|e| {
             StoreError::new(
                 ErrorCode::StoreUnavailable,

@@ -2,11 +2,16 @@
 //! [`MakeTlsConnect`] over `tokio-rustls`, verifying the server against the Mozilla roots
 //! (`webpki-roots`) and any extra CA certificates the host names.
 //!
+//! CA files named by the URL's `sslrootcert` are read here ([`root_certificates`]).
+//!
 //! Whether TLS is used follows the URL's `sslmode` (`disable`, `prefer` — the default — or
 //! `require`), as tokio-postgres implements it. SCRAM channel binding is not offered (the
 //! client says so to the server, which then authenticates without it).
 
+use a2aflow_kernel::journal::StoreError;
+use a2aflow_model::ErrorCode;
 use rustls::ClientConfig;
+use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, ServerName};
 use std::future::Future;
 use std::io;
@@ -15,6 +20,32 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio_postgres::tls::{ChannelBinding, MakeTlsConnect, TlsConnect};
+
+/// The CA certificates of the PEM file at `path` (a URL's `sslrootcert`; `system`: none beyond
+/// the Mozilla roots). A file that cannot be read or holds no certificate is `config.invalid`,
+/// naming the file.
+pub(crate) fn root_certificates(path: &str) -> Result<Vec<CertificateDer<'static>>, StoreError> {
+    if path == "system" {
+        return Ok(Vec::new());
+    }
+    let refused = |why: String| {
+        StoreError::new(
+            ErrorCode::ConfigInvalid,
+            format!("the store URL's sslrootcert {path}: {why}"),
+        )
+        .with_detail("sslrootcert", path)
+    };
+    let certs: Vec<_> = CertificateDer::pem_file_iter(path)
+        .map_err(|e| refused(format!("cannot be read ({e})")))?
+        .collect::<Result<_, _>>()
+        .map_err(|e| refused(format!("is not a PEM file of certificates ({e})")))?;
+    if certs.is_empty() {
+        return Err(refused(
+            "holds no PEM certificate (-----BEGIN CERTIFICATE-----)".to_owned(),
+        ));
+    }
+    Ok(certs)
+}
 
 /// Makes rustls sessions for the store's connections (cheap to clone: one shared config).
 #[derive(Clone)]

@@ -1,6 +1,12 @@
 //! The store's URL as a host names it: a `postgres://` or `postgresql://` URL that must not
 //! carry a password (it comes from the environment, see [`password_from_env`]).
+//!
+//! Besides what tokio-postgres reads, the URL (or a `key=value` connection string) may name a
+//! CA file as libpq does, `sslrootcert=PATH`: its PEM certificates are trusted for the server's
+//! certificate besides the Mozilla roots (`sslrootcert=system`: the Mozilla roots only). The
+//! parameter is taken out before tokio-postgres reads the rest ([`split_root_cert`]).
 
+use std::borrow::Cow;
 use std::fmt;
 
 /// The environment variables the password is read from, in order.
@@ -35,7 +41,8 @@ impl PgUrl {
                 "it must start with postgres:// or postgresql://".to_owned(),
             ));
         }
-        let config: tokio_postgres::Config = text
+        let (rest, _) = split_root_cert(text);
+        let config: tokio_postgres::Config = rest
             .parse()
             .map_err(|e: tokio_postgres::Error| UrlError::Invalid(e.to_string()))?;
         if config.get_password().is_some() {
@@ -51,7 +58,8 @@ impl PgUrl {
 
     /// The role (user) the URL names, when it names one.
     pub fn role(&self) -> Option<String> {
-        self.0
+        split_root_cert(&self.0)
+            .0
             .parse::<tokio_postgres::Config>()
             .ok()
             .and_then(|c| c.get_user().map(str::to_owned))
@@ -68,6 +76,89 @@ impl fmt::Debug for PgUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "PgUrl({:?})", self.0)
     }
+}
+
+/// The libpq parameter naming the CA file the server's certificate is checked against.
+const ROOT_CERT: &str = "sslrootcert";
+
+/// `text` (a URL or a `key=value` connection string) without its `sslrootcert` parameter, and
+/// that parameter's value (percent-decoded in a URL). A quoted `key=value` value is left in
+/// place (tokio-postgres then refuses the unknown option).
+pub(crate) fn split_root_cert(text: &str) -> (Cow<'_, str>, Option<String>) {
+    if text.starts_with("postgres://") || text.starts_with("postgresql://") {
+        split_url_parameter(text)
+    } else {
+        split_key_value(text)
+    }
+}
+
+fn split_url_parameter(text: &str) -> (Cow<'_, str>, Option<String>) {
+    let Some((base, query)) = text.split_once('?') else {
+        return (Cow::Borrowed(text), None);
+    };
+    let mut value = None;
+    let kept: Vec<&str> = query
+        .split('&')
+        .filter(|pair| match pair.split_once('=') {
+            Some((ROOT_CERT, v)) => {
+                value = Some(percent_decoded(v));
+                false
+            }
+            _ => true,
+        })
+        .collect();
+    if value.is_none() {
+        return (Cow::Borrowed(text), None);
+    }
+    let rest = match kept.is_empty() {
+        true => base.to_owned(),
+        false => format!("{base}?{}", kept.join("&")),
+    };
+    (Cow::Owned(rest), value)
+}
+
+fn split_key_value(text: &str) -> (Cow<'_, str>, Option<String>) {
+    let prefix = format!("{ROOT_CERT}=");
+    let mut value = None;
+    let kept: Vec<&str> = text
+        .split_whitespace()
+        .filter(|token| match token.strip_prefix(&prefix) {
+            Some(v) if !v.starts_with('\'') => {
+                value = Some(v.to_owned());
+                false
+            }
+            _ => true,
+        })
+        .collect();
+    match value {
+        Some(v) => (Cow::Owned(kept.join(" ")), Some(v)),
+        None => (Cow::Borrowed(text), None),
+    }
+}
+
+/// `%XX` sequences decoded (a malformed one is kept as written).
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes.get(i + 1..i + 3).and_then(|h| {
+            std::str::from_utf8(h)
+                .ok()
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+        });
+        match (bytes[i], hex) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The database password from the environment ([`PASSWORD_VARIABLES`], first set wins).
@@ -109,5 +200,36 @@ mod tests {
             PgUrl::parse("postgres://db:notaport/runs"),
             Err(UrlError::Invalid(_))
         ));
+    }
+
+    #[test]
+    fn a_root_certificate_parameter_is_accepted_and_taken_out() {
+        let url = "postgres://app@db/runs?sslmode=require&sslrootcert=%2Fetc%2Fca%20dir%2Fca.pem";
+        assert_eq!(PgUrl::parse(url).unwrap().as_str(), url);
+        assert_eq!(PgUrl::parse(url).unwrap().role().as_deref(), Some("app"));
+        let (rest, cert) = split_root_cert(url);
+        assert_eq!(rest, "postgres://app@db/runs?sslmode=require");
+        assert_eq!(cert.as_deref(), Some("/etc/ca dir/ca.pem"));
+        let (rest, cert) = split_root_cert("postgres://db/runs?sslrootcert=system");
+        assert_eq!(
+            (rest.as_ref(), cert.as_deref()),
+            ("postgres://db/runs", Some("system"))
+        );
+        let (rest, cert) = split_root_cert("host=db sslrootcert=/ca.pem sslmode=require");
+        assert_eq!(
+            (rest.as_ref(), cert.as_deref()),
+            ("host=db sslmode=require", Some("/ca.pem"))
+        );
+        let plain = "postgres://db/runs?sslmode=require";
+        assert!(matches!(split_root_cert(plain), (Cow::Borrowed(t), None) if t == plain));
+        assert!(matches!(
+            PgUrl::parse("postgres://app:pw@db/runs?sslrootcert=/ca.pem"),
+            Err(UrlError::CarriesPassword)
+        ));
+    }
+
+    #[test]
+    fn percent_decoding_keeps_malformed_sequences() {
+        assert_eq!(percent_decoded("a%2Fb%zz%4"), "a/b%zz%4");
     }
 }

@@ -61,13 +61,13 @@ pub fn layout(workflow: &Workflow) -> Layout {
     let mut preds: Vec<Vec<usize>> = vec![Vec::new(); workflow.steps.len()];
     for (i, step) in workflow.steps.iter().enumerate() {
         for edge in &step.next {
-            let Some(&j) = index.get(edge.step.as_str()) else {
+            let Some(&j) = index.get(&*edge.step) else {
                 continue;
             };
             preds[j].push(i);
             edges.push(GraphEdge {
                 from: step.name.clone(),
-                to: edge.step.clone(),
+                to: edge.step.to_string(),
                 condition: edge.condition.trim().to_owned(),
             });
         }

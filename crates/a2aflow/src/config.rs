@@ -538,6 +538,24 @@ impl EngineConfig {
         }
     }
 
+    /// Opens the configured run store, which must already exist (for reading, inspecting,
+    /// answering or resuming runs: nothing is created), with the password of
+    /// [`EngineConfig::store_password`]. No `store` configured is `config.invalid`; the store's
+    /// errors are its `store.*` codes.
+    pub async fn open_existing_store(&self) -> Result<Arc<dyn RunStore>, Failure> {
+        let Some(location) = &self.store else {
+            return Err(Failure::new(
+                ErrorCode::ConfigInvalid,
+                "no run store is configured: set `store` (a path, `sqlite:PATH` or a \
+                 postgres:// URL)",
+            ));
+        };
+        let password = self.store_password()?;
+        location
+            .open_existing_as(self.store_options()?, &password)
+            .await
+    }
+
     /// The password of the configured Postgres store (`None` for SQLite, or when none is
     /// set): from the credentials file's [`crate::store::STORE_CREDENTIALS_ENTRY`] entry
     /// (`{"postgres": {"username": ROLE, "password": …}}`, the username the URL's role; or
@@ -564,7 +582,8 @@ impl EngineConfig {
             Failure::new(
                 ErrorCode::ConfigInvalidCredentials,
                 format!(
-                    "credentials entry `{STORE_CREDENTIALS_ENTRY}` /                      `{STORE_CREDENTIALS_SCHEME}`: {why}"
+                    "credentials entry `{STORE_CREDENTIALS_ENTRY}` / \
+                     `{STORE_CREDENTIALS_SCHEME}`: {why}"
                 ),
             )
         };
@@ -574,7 +593,8 @@ impl EngineConfig {
                 let role = url.role();
                 if role.as_deref() != Some(username.expose()) {
                     return Err(bad(format!(
-                        "its username is not the role the store URL names ({}); the password                          goes only to the role it was written for",
+                        "its username is not the role the store URL names ({}); the password \
+                         goes only to the role it was written for",
                         role.as_deref().unwrap_or("no role")
                     )));
                 }

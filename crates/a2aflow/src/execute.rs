@@ -294,12 +294,7 @@ async fn resume_parts<A: AgentSource>(
 /// The configured store of a resume: it must exist.
 async fn resume_store(config: &EngineConfig) -> Result<Arc<dyn RunStore>, Failure> {
     match &config.store {
-        Some(location) => {
-            let password = config.store_password()?;
-            location
-                .open_existing_as(config.store_options()?, &password)
-                .await
-        }
+        Some(_) => config.open_existing_store().await,
         None => Err(Failure::new(
             ErrorCode::ConfigInvalid,
             "resume needs the run store the run was journaled in: configure `store` or set \

@@ -158,9 +158,31 @@ fn the_store_password_comes_from_the_credentials_file_and_never_reaches_a_log() 
     );
     assert!(err.len() > 1000, "-vvv logged: {} bytes", err.len());
 
+    let id = serde_json::from_str::<Value>(out.lines().next().unwrap()).unwrap()["executionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
     // Without the file and without the environment: the server refuses the login.
     let o = a2aflow_env(&["runs", "list", "--store", &store], &[]);
     assert_fails_with(&o, 2, "store.unavailable");
+    // The commands that read the store take the same file.
+    for args in [
+        vec!["runs", "list", "--format", "json"],
+        vec!["runs", "show", &id, "--format", "json"],
+        vec!["runs", "events", &id],
+    ] {
+        let mut args: Vec<&str> = [vec!["-vvv"], args].concat();
+        args.extend(["--store", &store, "--credentials", &right]);
+        let o = a2aflow_env(&args, &secret);
+        assert_exit(&o, 0);
+        assert!(stdout(&o).contains(&id), "{args:?}: {}", stdout(&o));
+        assert!(
+            !stdout(&o).contains(&password) && !stderr(&o).contains(&password),
+            "{args:?}: the password leaked"
+        );
+    }
+    ui_opens_with(&store, &right, &secret, &password);
 
     let wrong = creds("someone_else");
     let o = a2aflow_env(
@@ -204,4 +226,36 @@ fn the_store_password_comes_from_the_credentials_file_and_never_reaches_a_log() 
         a.server.requests().len() >= 2,
         "the first run reached its agent"
     );
+}
+
+/// `a2aflow -vvv ui --store URL --credentials FILE` opens the store with the file's password
+/// (it prints the page's URL only once the store is open) and logs no password.
+fn ui_opens_with(store: &str, credentials: &str, env: &[(&str, &str)], password: &str) {
+    use std::io::BufRead as _;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_a2aflow"))
+        .args(["-vvv", "ui", "--store", store, "--credentials", credentials])
+        .env_remove("PGPASSWORD")
+        .env_remove("A2AFLOW_PG_PASSWORD")
+        .envs(env.iter().copied())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let stopped = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(stopped.success());
+    let o = wait_guarded(child);
+    assert!(
+        line.starts_with("a2aflow ui: open http://127.0.0.1:"),
+        "{line} / {}",
+        stderr(&o)
+    );
+    assert_exit(&o, 0);
+    assert!(!line.contains(password) && !stderr(&o).contains(password));
 }

@@ -121,7 +121,7 @@ fn build(nodes: &[Node]) -> (Workflow, RouteHost, InMemoryClient) {
                             decisions.insert((name(i), name(t)), a);
                         }
                         Edge {
-                            step: name(t),
+                            step: name(t).into(),
                             condition: if c { "cond".into() } else { String::new() },
                         }
                     })

@@ -8,7 +8,7 @@
 //! repeated key, an escaped key) makes it give up, and the caller loads the document again by the
 //! full path, which finds every problem with its path, line and column exactly as before.
 
-use super::{Cx, LoadOptions, Loaded, SourceText, child};
+use super::{Cx, LoadOptions, Loaded, Names, child};
 use crate::definition::{Edge, Step, Workflow};
 use crate::names::{first_hidden, is_invisible_character};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -68,7 +68,6 @@ pub(super) fn load(text: &str, options: LoadOptions) -> Option<Loaded> {
         },
         warnings: Vec::new(),
         root: root.to_owned(),
-        source: Some(SourceText::lazy(text)),
     })
 }
 
@@ -150,7 +149,9 @@ impl<'de> Visitor<'de> for StepsSeed<'_> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Step>, A::Error> {
         let mut steps = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
-        while let Some((obj, next)) = seq.next_element_seed(StepSeed)? {
+        while let Some((obj, next)) = seq.next_element_seed(StepSeed {
+            names: &mut self.cx.names,
+        })? {
             // More steps than the limit is the full path's `workflow.too_large`.
             if steps.len() >= self.cx.max_steps {
                 return Err(give_up());
@@ -167,9 +168,11 @@ impl<'de> Visitor<'de> for StepsSeed<'_> {
 }
 
 /// Reads one step object: its edges typed, every other member as a value.
-struct StepSeed;
+struct StepSeed<'n> {
+    names: &'n mut Names,
+}
 
-impl<'de> DeserializeSeed<'de> for StepSeed {
+impl<'de> DeserializeSeed<'de> for StepSeed<'_> {
     type Value = (Map<String, Value>, Vec<Edge>);
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
@@ -177,7 +180,7 @@ impl<'de> DeserializeSeed<'de> for StepSeed {
     }
 }
 
-impl<'de> Visitor<'de> for StepSeed {
+impl<'de> Visitor<'de> for StepSeed<'_> {
     type Value = (Map<String, Value>, Vec<Edge>);
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -189,7 +192,9 @@ impl<'de> Visitor<'de> for StepSeed {
         let mut next = Vec::new();
         while let Some(key) = map.next_key::<String>()? {
             if key == "next" {
-                next = map.next_value_seed(EdgesSeed)?;
+                next = map.next_value_seed(EdgesSeed {
+                    names: &mut *self.names,
+                })?;
             } else {
                 members.insert(key, map.next_value()?);
             }
@@ -199,9 +204,11 @@ impl<'de> Visitor<'de> for StepSeed {
 }
 
 /// Reads a step's `next` list (`null` is no edges).
-struct EdgesSeed;
+struct EdgesSeed<'n> {
+    names: &'n mut Names,
+}
 
-impl<'de> DeserializeSeed<'de> for EdgesSeed {
+impl<'de> DeserializeSeed<'de> for EdgesSeed<'_> {
     type Value = Vec<Edge>;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Vec<Edge>, D::Error> {
@@ -209,7 +216,7 @@ impl<'de> DeserializeSeed<'de> for EdgesSeed {
     }
 }
 
-impl<'de> Visitor<'de> for EdgesSeed {
+impl<'de> Visitor<'de> for EdgesSeed<'_> {
     type Value = Vec<Edge>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -222,7 +229,9 @@ impl<'de> Visitor<'de> for EdgesSeed {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Edge>, A::Error> {
         let mut edges = Vec::new();
-        while let Some(edge) = seq.next_element_seed(EdgeSeed)? {
+        while let Some(edge) = seq.next_element_seed(EdgeSeed {
+            names: &mut *self.names,
+        })? {
             edges.push(edge);
         }
         edges.shrink_to_fit();
@@ -232,10 +241,13 @@ impl<'de> Visitor<'de> for EdgesSeed {
 
 /// Reads one edge as [`Cx::edge`] would, giving up where it would find a problem: a key other
 /// than `step` and `condition`, a value that is neither a string nor `null`, a step name with
-/// an invisible character.
-struct EdgeSeed;
+/// an invisible character. The target's name is looked up in the document's [`Names`] straight
+/// from the text (no `String` per edge).
+struct EdgeSeed<'n> {
+    names: &'n mut Names,
+}
 
-impl<'de> DeserializeSeed<'de> for EdgeSeed {
+impl<'de> DeserializeSeed<'de> for EdgeSeed<'_> {
     type Value = Edge;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Edge, D::Error> {
@@ -243,7 +255,7 @@ impl<'de> DeserializeSeed<'de> for EdgeSeed {
     }
 }
 
-impl<'de> Visitor<'de> for EdgeSeed {
+impl<'de> Visitor<'de> for EdgeSeed<'_> {
     type Value = Edge;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -252,18 +264,87 @@ impl<'de> Visitor<'de> for EdgeSeed {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Edge, A::Error> {
         let mut edge = Edge::default();
-        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-            let value: Option<String> = map.next_value()?;
-            match &*key {
-                "step" => edge.step = value.unwrap_or_default(),
-                "condition" => edge.condition = value.unwrap_or_default(),
-                _ => return Err(give_up()),
+        while let Some(key) = map.next_key_seed(EdgeKeySeed)? {
+            match key {
+                EdgeKey::Step => {
+                    edge.step = map.next_value_seed(TargetName {
+                        names: &mut *self.names,
+                    })?;
+                }
+                EdgeKey::Condition => {
+                    let value: Option<String> = map.next_value()?;
+                    edge.condition = value.unwrap_or_default();
+                }
+                EdgeKey::Other => return Err(give_up()),
             }
         }
         if first_hidden(&edge.step, is_invisible_character).is_some() {
             return Err(give_up());
         }
         Ok(edge)
+    }
+}
+
+/// A key of an edge object.
+enum EdgeKey {
+    Step,
+    Condition,
+    Other,
+}
+
+/// Reads a key of an edge object without allocating.
+struct EdgeKeySeed;
+
+impl<'de> DeserializeSeed<'de> for EdgeKeySeed {
+    type Value = EdgeKey;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<EdgeKey, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl Visitor<'_> for EdgeKeySeed {
+    type Value = EdgeKey;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an edge key")
+    }
+
+    fn visit_str<E: de::Error>(self, key: &str) -> Result<EdgeKey, E> {
+        Ok(match key {
+            "step" => EdgeKey::Step,
+            "condition" => EdgeKey::Condition,
+            _ => EdgeKey::Other,
+        })
+    }
+}
+
+/// An edge's target name (`null` is the empty name), shared through the document's [`Names`].
+struct TargetName<'n> {
+    names: &'n mut Names,
+}
+
+impl<'de> DeserializeSeed<'de> for TargetName<'_> {
+    type Value = std::sync::Arc<str>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl Visitor<'_> for TargetName<'_> {
+    type Value = std::sync::Arc<str>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a step name or null")
+    }
+
+    fn visit_str<E: de::Error>(self, name: &str) -> Result<Self::Value, E> {
+        Ok(self.names.get(name))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(self.names.get(""))
     }
 }
 

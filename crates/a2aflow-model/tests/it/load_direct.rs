@@ -159,7 +159,7 @@ fn validation_problems_of_a_clean_document_are_located_in_its_text() {
     let loaded = load_workflow_str(text, LoadOptions::STRICT).unwrap();
     assert!(loaded.warnings.is_empty());
     let mut errors = a2aflow_model::validate(&loaded.workflow).unwrap_err();
-    loaded.locate(&mut errors);
+    loaded.locate(Some(text), &mut errors);
     let p = errors
         .problems
         .iter()

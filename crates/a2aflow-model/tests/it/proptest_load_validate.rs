@@ -161,7 +161,7 @@ fn arb_step() -> impl Strategy<Value = Step> {
                 next: next
                     .into_iter()
                     .map(|(step, condition)| Edge {
-                        step,
+                        step: step.into(),
                         condition: condition.to_owned(),
                     })
                     .collect(),
@@ -200,7 +200,7 @@ fn to_psop(w: &Workflow) -> Value {
                     if let Some(wf) = &t.workflow { t2["workflow"] = json!(wf); }
                     t2
                 }).collect::<Vec<_>>(),
-                "next": s.next.iter().map(|e| json!({"step": e.step, "condition": e.condition})).collect::<Vec<_>>(),
+                "next": s.next.iter().map(|e| json!({"step": &*e.step, "condition": e.condition})).collect::<Vec<_>>(),
                 "step_type": s.step_type.as_str(),
             });
             match &s.context_from {
@@ -232,7 +232,7 @@ fn is_dag(w: &Workflow) -> bool {
     let mut indegree = vec![0usize; w.steps.len()];
     for s in &w.steps {
         for e in &s.next {
-            if let Some(&t) = index.get(e.step.as_str()) {
+            if let Some(&t) = index.get(&*e.step) {
                 indegree[t] += 1;
             }
         }
@@ -242,7 +242,7 @@ fn is_dag(w: &Workflow) -> bool {
     while let Some(i) = ready.pop() {
         seen += 1;
         for e in &w.steps[i].next {
-            if let Some(&t) = index.get(e.step.as_str()) {
+            if let Some(&t) = index.get(&*e.step) {
                 indegree[t] -= 1;
                 if indegree[t] == 0 {
                     ready.push(t);
@@ -271,7 +271,7 @@ proptest! {
                     prop_assert!(!s.name.trim().is_empty());
                     prop_assert!(!RESERVED_STEP_NAMES.contains(&s.name.as_str()));
                     for e in &s.next {
-                        prop_assert!(names.contains(e.step.as_str()) || RESERVED_STEP_NAMES.contains(&e.step.as_str()));
+                        prop_assert!(names.contains(&*e.step) || RESERVED_STEP_NAMES.contains(&&*e.step));
                     }
                     prop_assert!(!s.context_from.is_wildcard_mixed());
                 }
@@ -336,7 +336,7 @@ fn arb_dag() -> impl Strategy<Value = Workflow> {
                 steps[i].next = targets
                     .into_iter()
                     .map(|t| Edge {
-                        step: format!("s{t}"),
+                        step: format!("s{t}").into(),
                         condition: String::new(),
                     })
                     .collect();
@@ -350,7 +350,7 @@ fn arb_dag() -> impl Strategy<Value = Workflow> {
             // each step reads every direct predecessor by name (always ancestors)
             for j in 0..n {
                 let preds: Vec<String> = (0..j)
-                    .filter(|&i| steps[i].next.iter().any(|e| e.step == format!("s{j}")))
+                    .filter(|&i| steps[i].next.iter().any(|e| *e.step == *format!("s{j}")))
                     .map(|i| format!("s{i}"))
                     .collect();
                 if !preds.is_empty() {
@@ -392,7 +392,7 @@ proptest! {
             false
         };
         let target = if reaches(target) { target } else { last };
-        w.steps[last].next.push(Edge { step: format!("s{target}"), condition: String::new() });
+        w.steps[last].next.push(Edge { step: format!("s{target}").into(), condition: String::new() });
         let errors = validate(&w).unwrap_err();
         let cycles: Vec<_> = errors.problems.iter().filter(|p| p.code == a2aflow_model::ErrorCode::WorkflowCycle).collect();
         prop_assert_eq!(cycles.len(), 1);

@@ -43,7 +43,7 @@ fn refused(on: &str) -> a2aflow_model::Problem {
     );
     let loaded = load_workflow_str(&text, LoadOptions::STRICT).unwrap();
     let mut errors = validate(&loaded.workflow).unwrap_err();
-    loaded.locate(&mut errors);
+    loaded.locate(Some(&text), &mut errors);
     assert_eq!(errors.problems.len(), 1, "{errors}");
     errors.problems.remove(0)
 }

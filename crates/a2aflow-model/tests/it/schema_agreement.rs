@@ -96,7 +96,7 @@ fn validation_error_documents_load_but_fail_validation_with_their_code() {
             .unwrap_or_else(|| panic!("validation_errors/{name}: names no workflow code"));
         let loaded = load_workflow_str(&text, LoadOptions::STRICT).unwrap();
         let mut errors = validate(&loaded.workflow).unwrap_err();
-        loaded.locate(&mut errors);
+        loaded.locate(Some(&text), &mut errors);
         assert!(
             errors.codes().contains(&code),
             "validation_errors/{name}: expected {code}, got {errors}"

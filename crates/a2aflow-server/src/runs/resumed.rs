@@ -115,16 +115,22 @@ impl Runs {
             .store_options()
             .map(|o| o.lease_ttl / 4)
             .unwrap_or(LOCKED_WAIT.1);
-        let control_point: Arc<dyn ControlPoint> = Arc::new(
-            host.control_point
-                .at(meta.lineage.as_ref().map(Lineage::from)),
-        );
+        let lineage = meta.lineage.as_ref().map(Lineage::from);
         self.tracker.spawn(async move {
             let Driven {
                 state,
                 cancel,
                 gates,
             } = driven;
+            // The agents may still be being discovered: wait for them until the server stops.
+            let resolved = loop {
+                match host.agents.resolved(&stop).await {
+                    Ok(resolved) => break resolved,
+                    Err(_) if stop.is_cancelled() => return,
+                    Err(_) => {}
+                }
+            };
+            let control_point: Arc<dyn ControlPoint> = Arc::new(resolved.control_point.at(lineage));
             let mut cancel_journaled = false;
             let snapshot = loop {
                 let mut options = RunOptions {
@@ -147,7 +153,7 @@ impl Runs {
                 let tried = tried(
                     a2aflow::resume(
                         &execution_id,
-                        &host.agents,
+                        &resolved.agents,
                         control_point.clone(),
                         &host.config,
                         hooks,

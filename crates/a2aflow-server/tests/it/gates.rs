@@ -317,3 +317,44 @@ fn a_gated_run_resumed_after_a_restart_takes_its_follow_up() {
         server.shutdown().await;
     });
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_grpc_a_gate_is_input_required_and_a_follow_up_answers_it() {
+    use a2aflow::protocol::{Binding, CallOptions, TransportError};
+    let (server, worker) = serve("input please").await;
+    let rpc = crate::support::client(&server, "ask", Binding::Grpc).await;
+    let opts = CallOptions::default();
+    let task = |r| match r {
+        Ok(a2a::SendMessageResponse::Task(t)) => t,
+        other => panic!("a task, got {other:?}"),
+    };
+    let start = crate::support::message("start");
+    let gated = task(
+        rpc.send_message(&crate::support::send(start, false), &opts)
+            .await,
+    );
+    assert_eq!(gated.status.state, a2a::TaskState::InputRequired);
+    let said = gated.status.message.as_ref().expect("the agent's words");
+    assert_eq!(said.parts, vec![a2a::Part::text(ASKING)]);
+    let mut follow = crate::support::message("here it is");
+    follow.task_id = Some(gated.id.clone());
+    follow.context_id = Some(gated.context_id.clone());
+    let done = task(
+        rpc.send_message(&crate::support::send(follow.clone(), false), &opts)
+            .await,
+    );
+    assert_eq!(done.id, gated.id);
+    assert_eq!(done.status.state, a2a::TaskState::Completed);
+    follow.message_id = "another".into();
+    match rpc
+        .send_message(&crate::support::send(follow, false), &opts)
+        .await
+    {
+        Err(e @ TransportError::Remote(_)) => {
+            assert_eq!(e.code_str().to_string(), "a2a.unsupported_operation");
+        }
+        other => panic!("a follow-up on an ended task is refused, got {other:?}"),
+    }
+    server.shutdown().await;
+    worker.shutdown().await.unwrap();
+}

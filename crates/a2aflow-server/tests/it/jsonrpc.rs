@@ -19,7 +19,7 @@ fn task_of(response: SendMessageResponse) -> a2a::Task {
 }
 
 #[tokio::test]
-async fn the_card_names_one_skill_both_bindings_and_streaming() {
+async fn the_card_names_one_skill_the_three_bindings_and_streaming() {
     let (server, _) = serve().await;
     let http = HttpClient::builder().build().unwrap();
     let url = server.card_url("echo").unwrap();
@@ -36,7 +36,10 @@ async fn the_card_names_one_skill_both_bindings_and_streaming() {
         .iter()
         .map(|i| (i.protocol_binding.as_str(), i.protocol_version.as_str()))
         .collect();
-    assert_eq!(bindings, [("JSONRPC", "1.0"), ("HTTP+JSON", "1.0")]);
+    assert_eq!(
+        bindings,
+        [("JSONRPC", "1.0"), ("HTTP+JSON", "1.0"), ("GRPC", "1.0")]
+    );
     assert!(
         card.supported_interfaces[0]
             .url

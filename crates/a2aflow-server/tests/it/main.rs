@@ -7,9 +7,11 @@ mod support;
 
 mod auth;
 mod delegation;
+mod discovery;
 mod durable;
 mod errors;
 mod gates;
+mod grpc;
 mod jsonrpc;
 mod rest;
 mod schema;

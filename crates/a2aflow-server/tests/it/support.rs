@@ -4,7 +4,10 @@
 
 use a2aflow::kernel::{CallbackError, ControlPoint};
 use a2aflow::model::{LoadOptions, Output, TaskRequest, TaskResult, Workflow, load_workflow_str};
-use a2aflow::protocol::{Binding, CallOptions, HttpClient, Transport, connect};
+use a2aflow::protocol::grpc::Schemeless;
+use a2aflow::protocol::{
+    Binding, CallOptions, HttpClient, Transport, connect_interface_with, select_interface,
+};
 use a2aflow_server::{Limits, Server, ServerBuilder, ServerHandle};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
@@ -82,12 +85,24 @@ pub async fn serve_with(limits: Limits) -> (ServerHandle, Arc<Host>) {
 /// a2aflow's own transport for agent `name` of `server`, on `binding`.
 pub async fn client(server: &ServerHandle, name: &str, binding: Binding) -> Arc<dyn Transport> {
     let http = HttpClient::builder().build().expect("http client");
+    client_with(server, name, binding, &http).await
+}
+
+/// [`client`] on `http` (its headers hook, its limits). The card's `host:port` gRPC interface
+/// is reached in the clear, as for an agent configured at the server's plain `http` card URL.
+pub async fn client_with(
+    server: &ServerHandle,
+    name: &str,
+    binding: Binding,
+    http: &HttpClient,
+) -> Arc<dyn Transport> {
     let url = server.card_url(name).expect("served");
     let card = http
         .fetch_agent_card(&url, &CallOptions::default())
         .await
         .expect("card");
-    connect(&card, &http, &[binding]).expect("transport")
+    let (binding, interface) = select_interface(&card, &[binding]).expect("the binding is served");
+    connect_interface_with(binding, interface, http, Schemeless::Plaintext).expect("transport")
 }
 
 /// A user message with `text`.

@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// A CA: its certificate (DER) and what signs with it.
-fn ca(name: &str) -> (CertificateDer<'static>, Issuer<'static, KeyPair>) {
+/// A CA: its certificate (DER and PEM) and what signs with it.
+fn ca(name: &str) -> (CertificateDer<'static>, String, Issuer<'static, KeyPair>) {
     let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
     params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     params.distinguished_name.push(DnType::CommonName, name);
@@ -24,7 +24,7 @@ fn ca(name: &str) -> (CertificateDer<'static>, Issuer<'static, KeyPair>) {
     ];
     let key = KeyPair::generate().unwrap();
     let cert = params.self_signed(&key).unwrap();
-    (cert.der().clone(), Issuer::new(params, key))
+    (cert.der().clone(), cert.pem(), Issuer::new(params, key))
 }
 
 fn bindir() -> PathBuf {
@@ -185,7 +185,7 @@ impl Drop for TlsServer {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_with_ssl_on_is_reached_over_tls_and_an_unknown_ca_is_refused() {
-    let (ca_der, issuer) = ca("a2aflow test CA");
+    let (ca_der, ca_pem, issuer) = ca("a2aflow test CA");
     let server = TlsServer::start(&issuer);
     let timeout = Duration::from_secs(10);
     let trusting = StoreOptions::default()
@@ -208,7 +208,7 @@ async fn a_server_with_ssl_on_is_reached_over_tls_and_an_unknown_ca_is_refused()
     assert!(e.is(ErrorCode::StoreUnavailable), "{e}");
     assert!(e.message.contains("no encryption"), "{}", e.message);
 
-    let (stranger, _) = ca("another CA");
+    let (stranger, _, _) = ca("another CA");
     let distrusting = StoreOptions::default()
         .with_extra_roots(vec![stranger])
         .with_connect_timeout(timeout);
@@ -219,4 +219,30 @@ async fn a_server_with_ssl_on_is_reached_over_tls_and_an_unknown_ca_is_refused()
     assert!(e.is(ErrorCode::StoreUnavailable), "{e}");
     assert!(e.message.contains("certificate"), "{}", e.message);
     assert!(started.elapsed() < timeout + Duration::from_secs(20));
+
+    // The CA as libpq names it, a PEM file in the URL's `sslrootcert` (percent-encoded in a
+    // URL): trusted as the option's roots are.
+    let dir = tempfile::tempdir().unwrap();
+    let ca_file = dir.path().join("private ca.pem");
+    std::fs::write(&ca_file, &ca_pem).unwrap();
+    let encoded = ca_file.display().to_string().replace(' ', "%20");
+    let with_file = format!("{}&sslrootcert={encoded}", server.url());
+    let options = StoreOptions::default().with_connect_timeout(timeout);
+    let store = PostgresStore::open_with(&with_file, None, options.clone())
+        .await
+        .expect("a TLS connection verified by the sslrootcert file");
+    store.close();
+    // A missing file and a file without a certificate are refused before connecting.
+    for (file, why) in [
+        (dir.path().join("absent.pem"), "cannot be read"),
+        (dir.path().join("empty.pem"), "holds no PEM certificate"),
+    ] {
+        std::fs::write(dir.path().join("empty.pem"), "not a certificate\n").unwrap();
+        let url = format!("{}&sslrootcert={}", server.url(), file.display());
+        let e = PostgresStore::open_with(&url, None, options.clone())
+            .await
+            .unwrap_err();
+        assert!(e.is(ErrorCode::ConfigInvalid), "{e}");
+        assert!(e.message.contains(why), "{}", e.message);
+    }
 }

@@ -1,0 +1,342 @@
+//! The gRPC door driven by a2aflow's own gRPC transport (the card's `GRPC` interface, on the
+//! server's one port, the workflow named by the tenant): send, stream, get, list by context,
+//! subscribe, cancel, credentials from metadata and per-caller scoping, and the typed refusals.
+
+use crate::support::{HANG, Host, builder, client, client_with, message, send, serve, serve_with};
+use a2a::{
+    CancelTaskRequest, GetTaskRequest, ListTasksRequest, SendMessageResponse, StreamResponse,
+    SubscribeToTaskRequest, TaskState,
+};
+use a2aflow::model::Failure;
+use a2aflow::model::delegation::result_data;
+use a2aflow::protocol::auth::Secret;
+use a2aflow::protocol::{Binding, CallOptions, HttpClient, RequestHeaders, TransportError};
+use a2aflow_server::{Callers, Limits};
+use futures_util::StreamExt;
+use http::{HeaderMap, HeaderName, HeaderValue, Uri};
+use serde_json::json;
+use std::sync::Arc;
+
+fn task_of(response: SendMessageResponse) -> a2a::Task {
+    match response {
+        SendMessageResponse::Task(t) => t,
+        SendMessageResponse::Message(m) => panic!("a served workflow answers a task, got {m:?}"),
+    }
+}
+
+fn get(id: &str) -> GetTaskRequest {
+    GetTaskRequest {
+        id: id.to_owned(),
+        history_length: None,
+        tenant: None,
+    }
+}
+
+fn cancel(id: &str) -> CancelTaskRequest {
+    CancelTaskRequest {
+        id: id.to_owned(),
+        metadata: None,
+        tenant: None,
+    }
+}
+
+fn list(context: &str) -> ListTasksRequest {
+    ListTasksRequest {
+        context_id: Some(context.to_owned()),
+        status: None,
+        page_size: None,
+        page_token: None,
+        history_length: None,
+        status_timestamp_after: None,
+        include_artifacts: None,
+        tenant: None,
+    }
+}
+
+/// The `a2a.*` code of a refused call.
+fn code(result: Result<impl std::fmt::Debug, TransportError>) -> String {
+    match result {
+        Err(e) => e.code_str().to_string(),
+        Ok(v) => panic!("the call is refused, got {v:?}"),
+    }
+}
+
+#[tokio::test]
+async fn the_card_names_the_grpc_door_at_the_servers_address_with_the_workflow_as_tenant() {
+    let (server, _) = serve().await;
+    let http = HttpClient::builder().build().unwrap();
+    let url = server.card_url("echo").unwrap();
+    let card = http
+        .fetch_agent_card(&url, &CallOptions::default())
+        .await
+        .unwrap();
+    let grpc = card
+        .supported_interfaces
+        .iter()
+        .find(|i| i.protocol_binding == "GRPC")
+        .expect("a GRPC interface");
+    assert_eq!(grpc.url, server.local_addr().to_string());
+    assert_eq!(grpc.tenant.as_deref(), Some("echo"));
+    assert_eq!(grpc.protocol_version, "1.0");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn send_get_and_list_by_context_over_grpc() {
+    let (server, host) = serve().await;
+    let rpc = client(&server, "echo", Binding::Grpc).await;
+    let opts = CallOptions::default();
+    let mut m = message("review");
+    m.parts.push(a2a::Part::data(json!({"repo": "x"})));
+    m.context_id = Some("ctx-g".into());
+    let task = task_of(rpc.send_message(&send(m, false), &opts).await.unwrap());
+    assert_eq!(task.status.state, TaskState::Completed);
+    assert_eq!(task.context_id, "ctx-g");
+    let document = result_data(&task).expect("the result artifact");
+    assert_eq!(document["executionId"], json!(task.id));
+    assert_eq!(document["success"], json!(true));
+    let seen = host.intents.lock().unwrap().clone();
+    assert_eq!(seen, [Some("review\n{\"repo\":\"x\"}".to_owned())]);
+    let got = rpc.get_task(&get(&task.id), &opts).await.unwrap();
+    assert_eq!(
+        (got.id.as_str(), got.status.state),
+        (task.id.as_str(), TaskState::Completed)
+    );
+    let mut other = message("another");
+    other.context_id = Some("ctx-g".into());
+    let second = task_of(rpc.send_message(&send(other, false), &opts).await.unwrap());
+    rpc.send_message(&send(message("elsewhere"), false), &opts)
+        .await
+        .unwrap();
+    let listed = rpc.list_tasks(&list("ctx-g"), &opts).await.unwrap();
+    let ids: Vec<&str> = listed.tasks.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(ids, [second.id.as_str(), task.id.as_str()], "newest first");
+    assert_eq!(listed.total_size, 2);
+    assert_eq!(listed.next_page_token, "");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_grpc_stream_starts_with_the_task_and_ends_completed_after_the_result() {
+    let (server, _) = serve().await;
+    let rpc = client(&server, "echo", Binding::Grpc).await;
+    let stream = rpc
+        .send_streaming_message(&send(message("stream me"), false), &CallOptions::default())
+        .await
+        .unwrap();
+    let events: Vec<StreamResponse> = tokio::time::timeout(HANG, stream.collect::<Vec<_>>())
+        .await
+        .expect("the stream ends")
+        .into_iter()
+        .map(|e| e.expect("event"))
+        .collect();
+    let StreamResponse::Task(first) = &events[0] else {
+        panic!("first event is the task, got {:?}", events[0]);
+    };
+    assert_eq!(first.status.state, TaskState::Submitted);
+    let Some(StreamResponse::StatusUpdate(last)) = events.last() else {
+        panic!("the last event is a status update: {events:?}");
+    };
+    assert_eq!(last.status.state, TaskState::Completed);
+    let artifact = events.iter().find_map(|e| match e {
+        StreamResponse::ArtifactUpdate(a) => Some(a),
+        _ => None,
+    });
+    assert_eq!(
+        artifact.expect("the result artifact").artifact.artifact_id,
+        format!("{}/result", first.id)
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_grpc_subscriber_sees_the_task_first_and_the_cancel_last() {
+    let (server, _) = serve().await;
+    let rpc = client(&server, "echo", Binding::Grpc).await;
+    let opts = CallOptions::default();
+    let task = task_of(
+        rpc.send_message(&send(message("slow"), true), &opts)
+            .await
+            .unwrap(),
+    );
+    assert!(
+        matches!(task.status.state, TaskState::Submitted | TaskState::Working),
+        "{:?}",
+        task.status.state
+    );
+    let subscribe = SubscribeToTaskRequest {
+        id: task.id.clone(),
+        tenant: None,
+    };
+    let mut stream = rpc.subscribe_to_task(&subscribe, &opts).await.unwrap();
+    let first = tokio::time::timeout(HANG, stream.next()).await.unwrap();
+    assert!(
+        matches!(first, Some(Ok(StreamResponse::Task(ref t))) if t.id == task.id),
+        "{first:?}"
+    );
+    let cancelled = rpc.cancel_task(&cancel(&task.id), &opts).await.unwrap();
+    assert_eq!(cancelled.status.state, TaskState::Canceled);
+    let rest: Vec<_> = tokio::time::timeout(HANG, stream.collect::<Vec<_>>())
+        .await
+        .expect("the stream ends after the cancel");
+    let last = rest.last().and_then(|e| e.as_ref().ok());
+    assert!(
+        matches!(last, Some(StreamResponse::StatusUpdate(s)) if s.status.state == TaskState::Canceled),
+        "{rest:?}"
+    );
+    assert_eq!(
+        code(rpc.cancel_task(&cancel(&task.id), &opts).await),
+        "a2a.task_not_cancelable"
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn unknown_ids_oversized_messages_and_unserved_operations_are_typed_refusals() {
+    let mut limits = Limits::default();
+    limits.max_body_bytes = 4096;
+    let (server, host) = serve_with(limits).await;
+    let rpc = client(&server, "echo", Binding::Grpc).await;
+    let opts = CallOptions::default();
+    assert_eq!(
+        code(rpc.get_task(&get("no-such-task"), &opts).await),
+        "a2a.task_not_found"
+    );
+    let big = message(&"x".repeat(8192));
+    match rpc.send_message(&send(big, false), &opts).await {
+        Err(TransportError::Remote(e)) => {
+            assert_eq!(e.reason.as_deref(), Some("INVALID_REQUEST"), "{e:?}");
+            assert_eq!(e.status.as_deref(), Some("INVALID_ARGUMENT"), "{e:?}");
+        }
+        other => panic!("an oversized message is refused by the server, got {other:?}"),
+    }
+    assert!(host.intents.lock().unwrap().is_empty(), "nothing ran");
+    assert_eq!(
+        code(rpc.get_extended_agent_card(&opts).await),
+        "a2a.unsupported_operation"
+    );
+    server.shutdown().await;
+}
+
+/// One caller's credentials as gRPC metadata.
+struct Credential(&'static str, &'static str);
+
+#[async_trait::async_trait]
+impl RequestHeaders for Credential {
+    async fn headers_for(&self, _: &Uri) -> Result<HeaderMap, Failure> {
+        let mut h = HeaderMap::new();
+        h.insert(
+            HeaderName::from_static(self.0),
+            HeaderValue::from_static(self.1),
+        );
+        Ok(h)
+    }
+}
+
+fn as_caller(name: &'static str, value: &'static str) -> HttpClient {
+    HttpClient::builder()
+        .request_headers(Arc::new(Credential(name, value)))
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn credentials_come_from_metadata_and_a_caller_sees_only_its_own_tasks() {
+    let callers = Callers::new()
+        .bearer("alice", Secret::new("alice-token"))
+        .unwrap()
+        .api_key("bob", "X-API-Key", Secret::new("bob-key"))
+        .unwrap();
+    let host = Arc::new(Host::default());
+    let server = builder(host.clone())
+        .callers(callers)
+        .start()
+        .await
+        .unwrap();
+    let opts = CallOptions::default();
+    let alice_http = as_caller("authorization", "Bearer alice-token");
+    let alice = client_with(&server, "echo", Binding::Grpc, &alice_http).await;
+    let bob_http = as_caller("x-api-key", "bob-key");
+    let bob = client_with(&server, "echo", Binding::Grpc, &bob_http).await;
+    let nobody_http = as_caller("authorization", "Bearer alice-tokeN");
+    let nobody = client_with(&server, "echo", Binding::Grpc, &nobody_http).await;
+
+    assert_eq!(
+        code(
+            nobody
+                .send_message(&send(message("hi"), false), &opts)
+                .await
+        ),
+        "auth.rejected"
+    );
+    assert!(host.intents.lock().unwrap().is_empty(), "nothing ran");
+
+    let mut m = message("alice's");
+    m.context_id = Some("shared-ctx".into());
+    let task = task_of(alice.send_message(&send(m, false), &opts).await.unwrap());
+    assert_eq!(task.status.state, TaskState::Completed);
+    let own = alice.get_task(&get(&task.id), &opts).await.unwrap();
+    assert_eq!(own.id, task.id);
+
+    // Bob: the same answer for alice's task as for one that never existed.
+    assert_eq!(
+        code(bob.get_task(&get(&task.id), &opts).await),
+        "a2a.task_not_found"
+    );
+    assert_eq!(
+        code(bob.cancel_task(&cancel(&task.id), &opts).await),
+        "a2a.task_not_found"
+    );
+    let subscribe = SubscribeToTaskRequest {
+        id: task.id.clone(),
+        tenant: None,
+    };
+    assert_eq!(
+        code(bob.subscribe_to_task(&subscribe, &opts).await.map(|_| ())),
+        "a2a.task_not_found"
+    );
+    let listed = bob.list_tasks(&list("shared-ctx"), &opts).await.unwrap();
+    assert!(listed.tasks.is_empty(), "{listed:?}");
+    let listed = alice.list_tasks(&list("shared-ctx"), &opts).await.unwrap();
+    assert_eq!(listed.tasks.len(), 1);
+    server.shutdown().await;
+}
+
+/// A bare tonic client of the stubs (no a2aflow transport): what a call without the version
+/// metadata, or naming no served workflow, is answered.
+#[tokio::test]
+async fn the_version_metadata_and_the_tenant_are_checked_first() {
+    use a2a_pb::a2a_service_client::A2aServiceClient;
+    let (server, host) = serve().await;
+    let mut bare = A2aServiceClient::connect(format!("http://{}", server.local_addr()))
+        .await
+        .unwrap();
+    let get = |tenant: &str| a2a_pb::GetTaskRequest {
+        tenant: tenant.to_owned(),
+        id: "nope".to_owned(),
+        ..Default::default()
+    };
+    let unversioned = bare.get_task(get("echo")).await.unwrap_err();
+    assert_eq!(unversioned.code(), tonic::Code::FailedPrecondition);
+    assert_eq!(
+        unversioned.message(),
+        "A2A version '0.3' is not supported by this handler. Expected version '1.0'."
+    );
+    let versioned = |tenant: &str| {
+        let mut r = tonic::Request::new(get(tenant));
+        r.metadata_mut()
+            .insert("a2a-version", "1.0".parse().unwrap());
+        r
+    };
+    let unknown = bare.get_task(versioned("echo")).await.unwrap_err();
+    assert_eq!(unknown.code(), tonic::Code::NotFound);
+    assert_eq!(unknown.message(), "Task not found");
+    let elsewhere = bare.get_task(versioned("other")).await.unwrap_err();
+    assert_eq!(elsewhere.code(), tonic::Code::NotFound);
+    assert!(elsewhere.message().contains("\"other\""), "{elsewhere:?}");
+    // One workflow served: a call without a tenant means it.
+    let untenanted = bare.get_task(versioned("")).await.unwrap_err();
+    assert_eq!(untenanted.message(), "Task not found");
+    assert!(host.intents.lock().unwrap().is_empty());
+    server.shutdown().await;
+}
