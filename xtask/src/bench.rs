@@ -1,5 +1,6 @@
 //! `cargo xtask bench`: every criterion benchmark (the fleet bench against a Postgres server of
-//! its own, `target/postgres-bench`, stopped at the end), the extensions load test, the soak,
+//! its own, `target/postgres-bench`, stopped at the end; the served-workflow load bench at 1,000
+//! clients beside the Python SDK's server on the interop venv), the extensions load test, the soak,
 //! load and cancellation test at full size, the crash test at 2,000 kills and the chaos test at
 //! 3,000 runs (same server); then one consolidated
 //! table written into `docs/benchmarks.md` between [`START`] and [`END`].
@@ -25,6 +26,30 @@ const SOAK_ENV: [(&str, &str); 3] = [
     ("A2AFLOW_LOAD_TASKS", "10000"),
     ("A2AFLOW_CANCEL_RUNS", "1000"),
 ];
+
+/// The served-workflow load bench (`a2aflow-server`'s `serve_load`) at the recorded size: 1,000
+/// concurrent streaming clients, two rounds of 10 s per server.
+const SLOAD_ENV: [(&str, &str); 3] = [
+    ("A2AFLOW_SLOAD_CLIENTS", "1000"),
+    ("A2AFLOW_SLOAD_SECS", "10"),
+    ("A2AFLOW_SLOAD_ROUNDS", "2"),
+];
+
+/// A `serve_load.*` row names the bench and the size that produced it (the workspace run sets
+/// [`SLOAD_ENV`]); other rows are returned unchanged.
+fn label_sload(row: Row) -> Row {
+    if !row.name.starts_with("serve_load.") {
+        return row;
+    }
+    let env: Vec<String> = SLOAD_ENV.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    Row {
+        command: format!(
+            "{} cargo bench -p a2aflow-server --bench serve_load",
+            env.join(" ")
+        ),
+        ..row
+    }
+}
 
 /// The crash test's kill count at bench size, unless `A2AFLOW_CRASH_KILLS` is set (the table's
 /// command then says the count that ran).
@@ -443,9 +468,22 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
     ];
     let pg_env: Vec<(&str, &str)> = pg_env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     if !args.iter().any(|a| a == "--no-criterion") {
-        let (out, failed) = capture(root, "cargo", &["bench", "--workspace"], &pg_env);
+        // The served-workflow load bench at full size, beside the Python SDK's server on the
+        // interop venv's python (built as `cargo xtask ci` builds it).
+        let python = crate::ci::interop::ensure_python_peer(root);
+        let mut envs = pg_env.clone();
+        envs.extend(SLOAD_ENV);
+        match &python {
+            Ok(python) => envs.push(("A2AFLOW_SLOAD_PYTHON", python.as_str())),
+            Err(e) => failures.push(format!("serve_load has no Python side: {e}")),
+        }
+        let (out, failed) = capture(root, "cargo", &["bench", "--workspace"], &envs);
         rows.extend(parse_criterion(&out, "cargo bench --workspace"));
-        rows.extend(parse_bench_lines(&out, "cargo bench --workspace"));
+        rows.extend(
+            parse_bench_lines(&out, "cargo bench --workspace")
+                .into_iter()
+                .map(label_sload),
+        );
         failures.extend(failed);
     }
     let ext = [
@@ -559,6 +597,23 @@ sse/serde_json_value_same_payloads
             bench[0].figure,
             "0.86 engine ÷ bare, median of 15 alternating pairs"
         );
+    }
+
+    #[test]
+    fn serve_load_rows_name_their_bench_and_size() {
+        let out =
+            "BENCH serve_load.ratio.requests_per_s=2.50 a2aflow ÷ Python SDK\nBENCH other=1 x\n";
+        let rows: Vec<Row> = parse_bench_lines(out, "cargo bench --workspace")
+            .into_iter()
+            .map(label_sload)
+            .collect();
+        assert_eq!(
+            rows[0].command,
+            "A2AFLOW_SLOAD_CLIENTS=1000 A2AFLOW_SLOAD_SECS=10 A2AFLOW_SLOAD_ROUNDS=2 cargo bench \
+             -p a2aflow-server --bench serve_load"
+        );
+        assert_eq!(rows[0].figure, "2.50 a2aflow ÷ Python SDK");
+        assert_eq!(rows[1].command, "cargo bench --workspace");
     }
 
     #[test]
