@@ -241,8 +241,16 @@ impl Worker {
                 match self.store.claim(&self.options.owner).await {
                     Ok(Some(lease)) => {
                         claimed_once = true;
-                        report.claimed += 1;
                         let id = lease.execution_id;
+                        if driving.values().any(|driven| *driven == id) {
+                            // This worker's own driver of the run is still at work: its lease
+                            // lapsed (a heartbeat came late) and the claim handed it back to
+                            // the same owner with the same fencing token. A second driver would
+                            // pass the same fence and send what the first one sends; the
+                            // running driver keeps the run (the claim renewed its lease).
+                            continue;
+                        }
+                        report.claimed += 1;
                         let drive = self.drive(&id, agents.clone(), control_point.clone(), config);
                         let handle = drivers.spawn(drive);
                         driving.insert(handle.id(), id);
