@@ -195,30 +195,8 @@ pub(crate) fn once_response(task: a2a::Task, framing: Framing) -> Response<Body>
     r
 }
 
-/// `%XX` escapes decoded (an invalid escape is kept as it is).
+/// `%XX` escapes decoded (an invalid escape is kept as it is; bytes that are not UTF-8 become
+/// U+FFFD).
 pub(crate) fn percent_decode(text: &str) -> Cow<'_, str> {
-    if !text.contains('%') {
-        return Cow::Borrowed(text);
-    }
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes.get(i + 1..i + 3).and_then(|h| {
-            std::str::from_utf8(h)
-                .ok()
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-        });
-        match (bytes[i], hex) {
-            (b'%', Some(b)) => {
-                out.push(b);
-                i += 3;
-            }
-            (b, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    Cow::Owned(String::from_utf8_lossy(&out).into_owned())
+    percent_encoding::percent_decode_str(text).decode_utf8_lossy()
 }

@@ -105,28 +105,9 @@ pub(crate) fn query_param(query: Option<&str>, name: &str) -> Option<String> {
 
 /// `%XX` and `+` decoding of a query value; an invalid escape is kept as it is.
 fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < bytes.len() => match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
-                (Some(hi), Some(lo)) => {
-                    out.push(hi << 4 | lo);
-                    i += 2;
-                }
-                _ => out.push(b'%'),
-            },
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-fn hex(b: u8) -> Option<u8> {
-    (b as char).to_digit(16).map(|d| d as u8)
+    percent_encoding::percent_decode_str(&text.replace('+', " "))
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 #[cfg(test)]
