@@ -43,6 +43,14 @@ pub struct Limits {
     /// At most this many open streams per task (SendStreamingMessage and SubscribeToTask).
     /// Default 16.
     pub subscribers_per_task: usize,
+    /// At most this many finished tasks (completed, failed, cancelled, rejected) are kept in
+    /// memory; past it the oldest finished are dropped and answered as tasks that never
+    /// existed (GetTask, SubscribeToTask and CancelTask: `TaskNotFoundError`; ListTasks: not
+    /// listed). A running task, or one waiting at a gate, is never dropped. With a store the
+    /// run stays journaled there (`a2aflow runs` shows it), and a restarted server keeps the
+    /// same newest finished tasks. Default 10,000 (each costs a few KiB: its record and its
+    /// result document).
+    pub finished_tasks_kept: usize,
     /// The deadline on producing a response's head; a blocking SendMessage whose run has not
     /// settled by then answers with the task as it stands. Default 660 s (a run's default
     /// budget of 600 s and a margin).
@@ -66,6 +74,7 @@ impl Default for Limits {
             runs_in_flight: 64,
             runs_per_caller: 64,
             subscribers_per_task: 16,
+            finished_tasks_kept: 10_000,
             request_timeout: Duration::from_secs(660),
             ping_interval: Duration::from_secs(15),
             shutdown_grace: Duration::from_secs(10),
@@ -269,6 +278,7 @@ impl ServerBuilder {
                 runs_in_flight: limits.runs_in_flight.max(1),
                 runs_per_caller: limits.runs_per_caller.max(1),
                 subscribers_per_task: limits.subscribers_per_task.max(1),
+                finished_tasks_kept: limits.finished_tasks_kept.max(1),
                 cancel_wait: limits.cancel_wait,
             },
         );

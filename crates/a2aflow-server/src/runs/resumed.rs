@@ -33,7 +33,10 @@ enum Tried {
 impl Runs {
     /// Starts driving every run of the index the store holds unfinished; returns how many.
     /// Each such task is live from here on: its snapshot starts from what the store says
-    /// (`RESUMING`, or the gate the run waits at) and follows the resumed run.
+    /// (`RESUMING`, or the gate the run waits at) and follows the resumed run. The runs the
+    /// store holds finished count, in the index's order, against the finished tasks kept in
+    /// memory: past the limit the oldest are dropped, as they would have been had this process
+    /// served them all.
     pub(crate) async fn resume_unfinished(&self) -> usize {
         let Some(store) = self.host.store.clone() else {
             return 0;
@@ -55,6 +58,8 @@ impl Runs {
                 continue;
             };
             if journal.finished().is_some() {
+                self.table()
+                    .finished(&meta.execution_id, self.limits.finished_tasks_kept);
                 continue;
             }
             let Ok(mut snapshot) = self.recorded(&meta).await else {
@@ -116,6 +121,8 @@ impl Runs {
             .map(|o| o.lease_ttl / 4)
             .unwrap_or(LOCKED_WAIT.1);
         let lineage = meta.lineage.as_ref().map(Lineage::from);
+        let table = self.table.clone();
+        let kept = self.limits.finished_tasks_kept;
         self.tracker.spawn(async move {
             let Driven {
                 state,
@@ -200,6 +207,9 @@ impl Runs {
                     () = stop.cancelled() => return,
                 }
             };
+            // Counted among the finished before anyone sees it finished, so that whoever does
+            // finds the oldest finished tasks already dropped.
+            super::mark_finished(&table, &execution_id, kept);
             state.send_replace(snapshot);
             drop(permit);
         });

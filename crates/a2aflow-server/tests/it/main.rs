@@ -13,5 +13,6 @@ mod errors;
 mod gates;
 mod grpc;
 mod jsonrpc;
+mod kept;
 mod rest;
 mod schema;
