@@ -143,13 +143,82 @@ fn non_grpc_answer(status: &Status) -> Option<TransportError> {
     })
 }
 
+/// The header [`Marked`] adds beside a failed status the agent sent (in the answer's headers or
+/// its trailers): tonic keeps every header but the status's own three as the status's metadata,
+/// so a status that has it came from the agent.
+const FROM_AGENT: &str = "a2aflow-status-from-agent";
+
+/// Whether tonic made `status` on this side (its decode limit, a frame it cannot read) rather
+/// than reading it from the agent's answer. The words alone cannot tell: a tonic server refusing
+/// the request as over its limit sends the very words tonic's client uses for an answer over
+/// the client's, and tonic adds the answer's headers to a status it makes while reading one.
+fn made_here(status: &Status) -> bool {
+    status.metadata().get(FROM_AGENT).is_none()
+}
+
+/// The gRPC channel with every failed status the agent sends marked ([`FROM_AGENT`]) before
+/// tonic reads it.
+#[derive(Debug, Clone)]
+pub(crate) struct Marked<S>(pub(crate) S);
+
+type GrpcResponse = http::Response<tonic::body::Body>;
+
+impl<S> tower_service::Service<http::Request<tonic::body::Body>> for Marked<S>
+where
+    S: tower_service::Service<http::Request<tonic::body::Body>, Response = GrpcResponse>,
+    S::Future: Send + 'static,
+{
+    type Response = GrpcResponse;
+    type Error = S::Error;
+    type Future =
+        std::pin::Pin<Box<dyn std::future::Future<Output = Result<GrpcResponse, S::Error>> + Send>>;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), S::Error>> {
+        self.0.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: http::Request<tonic::body::Body>) -> Self::Future {
+        let answer = self.0.call(request);
+        Box::pin(async move { answer.await.map(mark) })
+    }
+}
+
+/// Marks a failed status in `response`'s headers (a trailers-only answer) or trailers.
+fn mark(response: GrpcResponse) -> GrpcResponse {
+    use http_body_util::BodyExt as _;
+    let (mut parts, body) = response.into_parts();
+    mark_failed(&mut parts.headers);
+    let body = body.map_frame(|mut frame| {
+        if let Some(trailers) = frame.trailers_mut() {
+            mark_failed(trailers);
+        }
+        frame
+    });
+    http::Response::from_parts(parts, tonic::body::Body::new(body))
+}
+
+fn mark_failed(headers: &mut http::HeaderMap) {
+    if headers.get("grpc-status").is_some_and(|s| s != "0") {
+        headers.insert(FROM_AGENT, http::HeaderValue::from_static("1"));
+    }
+}
+
 /// What the client itself refused to read: tonic's own statuses for a message over the size
-/// limit, and for bytes that are not a gRPC answer (framing, compression, protobuf).
+/// limit (they name the client's own limit), and for bytes that are not a gRPC answer (framing,
+/// compression, protobuf). The same words from the agent — a tonic server refusing the
+/// *request* as over its limit, or as unreadable — are the agent's answer, mapped by its code.
 fn local_refusal(status: &Status, limit: usize) -> Option<TransportError> {
+    if !made_here(status) {
+        return None;
+    }
     let m = status.message();
+    let names_own_limit = || m.ends_with(&format!("the limit is: {limit} bytes"));
     match status.code() {
         Code::OutOfRange | Code::ResourceExhausted
-            if m.starts_with("Error, decoded message length too large")
+            if (m.starts_with("Error, decoded message length too large") && names_own_limit())
                 || m.starts_with("Error decompressing: size limit") =>
         {
             Some(TransportError::ResponseTooLarge {
@@ -426,6 +495,65 @@ mod tests {
         ] {
             let e = classify(&Status::internal(m), judged());
             assert_eq!(e.code_str(), "a2a.invalid_response", "{m}");
+        }
+    }
+
+    /// A status as the agent sent it (a trailers-only answer), read through [`Marked`].
+    fn from_the_agent(code: Code, message: &str) -> Status {
+        let mut answer = http::Response::new(tonic::body::Body::empty());
+        let headers = answer.headers_mut();
+        headers.insert("content-type", "application/grpc".parse().unwrap());
+        headers.insert("grpc-status", (code as i32).into());
+        headers.insert("grpc-message", message.parse().unwrap());
+        Status::from_header_map(mark(answer).headers()).unwrap()
+    }
+
+    /// A status tonic makes while reading an answer carries the answer's headers: still its own.
+    fn made_while_reading(status: Status) -> Status {
+        let mut answer = http::Response::new(tonic::body::Body::empty());
+        answer
+            .headers_mut()
+            .insert("content-type", "application/grpc".parse().unwrap());
+        let mut status = status;
+        *status.metadata_mut() =
+            tonic::metadata::MetadataMap::from_headers(mark(answer).headers().clone());
+        assert!(!status.metadata().is_empty());
+        status
+    }
+
+    /// tonic's words for a message over a limit, or for bytes it cannot read: the client's own
+    /// refusal when tonic made the status here (naming the client's limit), the agent's answer
+    /// when the agent sent it (a tonic server refusing the request), whatever limit it names.
+    #[test]
+    fn the_same_words_from_the_agent_are_the_agents_refusal() {
+        let own = "Error, decoded message length too large: found 2048 bytes, the limit is: \
+                   1024 bytes";
+        let other = "Error, decoded message length too large: found 2048 bytes, the limit is: \
+                     512 bytes";
+        let unreadable = "failed to decode Protobuf message: invalid wire type";
+        let table: &[(Status, &str)] = &[
+            (Status::out_of_range(own), "a2a.response_too_large"),
+            (
+                made_while_reading(Status::out_of_range(own)),
+                "a2a.response_too_large",
+            ),
+            (from_the_agent(Code::OutOfRange, own), "a2a.remote_error"),
+            (from_the_agent(Code::OutOfRange, other), "a2a.remote_error"),
+            // Made here and naming another limit: no decode limit of this client.
+            (Status::out_of_range(other), "a2a.remote_error"),
+            (
+                made_while_reading(Status::internal(unreadable)),
+                "a2a.invalid_response",
+            ),
+            (from_the_agent(Code::Internal, unreadable), "a2a.internal"),
+        ];
+        for (status, want) in table {
+            let e = classify(status, judged());
+            assert_eq!(e.code_str(), *want, "{status:?}: {e}");
+            if let TransportError::Remote(r) = &e {
+                assert_eq!(r.status.as_deref(), Some(code_name(status.code())));
+                assert_eq!(r.message, status.message());
+            }
         }
     }
 
