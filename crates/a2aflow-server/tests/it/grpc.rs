@@ -2,18 +2,18 @@
 //! server's one port, the workflow named by the tenant): send, stream, get, list by context,
 //! subscribe, cancel, credentials from metadata and per-caller scoping, and the typed refusals.
 
-use crate::support::{HANG, Host, builder, client, client_with, message, send, serve, serve_with};
+use crate::support::{
+    HANG, Host, as_caller, builder, client, client_with, message, send, serve, serve_with,
+};
 use a2a::{
     CancelTaskRequest, GetTaskRequest, ListTasksRequest, SendMessageResponse, StreamResponse,
     SubscribeToTaskRequest, TaskState,
 };
-use a2aflow::model::Failure;
 use a2aflow::model::delegation::result_data;
 use a2aflow::protocol::auth::Secret;
-use a2aflow::protocol::{Binding, CallOptions, HttpClient, RequestHeaders, TransportError};
+use a2aflow::protocol::{Binding, CallOptions, HttpClient, TransportError};
 use a2aflow_server::{Callers, Limits};
 use futures_util::StreamExt;
-use http::{HeaderMap, HeaderName, HeaderValue, Uri};
 use serde_json::json;
 use std::sync::Arc;
 
@@ -216,28 +216,6 @@ async fn unknown_ids_oversized_messages_and_unserved_operations_are_typed_refusa
         "a2a.unsupported_operation"
     );
     server.shutdown().await;
-}
-
-/// One caller's credentials as gRPC metadata.
-struct Credential(&'static str, &'static str);
-
-#[async_trait::async_trait]
-impl RequestHeaders for Credential {
-    async fn headers_for(&self, _: &Uri) -> Result<HeaderMap, Failure> {
-        let mut h = HeaderMap::new();
-        h.insert(
-            HeaderName::from_static(self.0),
-            HeaderValue::from_static(self.1),
-        );
-        Ok(h)
-    }
-}
-
-fn as_caller(name: &'static str, value: &'static str) -> HttpClient {
-    HttpClient::builder()
-        .request_headers(Arc::new(Credential(name, value)))
-        .build()
-        .unwrap()
 }
 
 #[tokio::test]

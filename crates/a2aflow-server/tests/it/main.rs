@@ -14,5 +14,6 @@ mod gates;
 mod grpc;
 mod jsonrpc;
 mod kept;
+mod limits;
 mod rest;
 mod schema;
