@@ -8,66 +8,20 @@ use std::time::Duration;
 use prost::Message as _;
 use serde_json::{Map, Value, json};
 use tonic::{Code, Status};
+use tonic_types::pb::{BadRequest, ErrorInfo, Status as RpcStatus};
 
 use crate::envelope::remote_error;
 use crate::error::{TimeoutPhase, TransportError};
 use crate::http_client::{Cause, chain, find_cause};
 
-/// `google.rpc.Status` on the wire.
-#[derive(Clone, PartialEq, prost::Message)]
-struct RpcStatus {
-    #[prost(int32, tag = "1")]
-    code: i32,
-    #[prost(string, tag = "2")]
-    message: String,
-    #[prost(message, repeated, tag = "3")]
-    details: Vec<ProtoAny>,
-}
-
-/// `google.protobuf.Any`.
-#[derive(Clone, PartialEq, prost::Message)]
-struct ProtoAny {
-    #[prost(string, tag = "1")]
-    type_url: String,
-    #[prost(bytes = "vec", tag = "2")]
-    value: Vec<u8>,
-}
-
-/// `google.rpc.ErrorInfo`.
-#[derive(Clone, PartialEq, prost::Message)]
-struct ErrorInfo {
-    #[prost(string, tag = "1")]
-    reason: String,
-    #[prost(string, tag = "2")]
-    domain: String,
-    #[prost(map = "string, string", tag = "3")]
-    metadata: std::collections::HashMap<String, String>,
-}
-
-/// `google.rpc.BadRequest`.
-#[derive(Clone, PartialEq, prost::Message)]
-struct BadRequest {
-    #[prost(message, repeated, tag = "1")]
-    field_violations: Vec<FieldViolation>,
-}
-
-/// `google.rpc.BadRequest.FieldViolation`.
-#[derive(Clone, PartialEq, prost::Message)]
-struct FieldViolation {
-    #[prost(string, tag = "1")]
-    field: String,
-    #[prost(string, tag = "2")]
-    description: String,
-}
-
-const ERROR_INFO: &str = "type.googleapis.com/google.rpc.ErrorInfo";
-const BAD_REQUEST: &str = "type.googleapis.com/google.rpc.BadRequest";
+const ERROR_INFO: &str = tonic_types::ErrorInfo::TYPE_URL;
+const BAD_REQUEST: &str = tonic_types::BadRequest::TYPE_URL;
 
 /// A detail as the ProtoJSON `Any` the other bindings carry: `ErrorInfo` and `BadRequest` with
 /// their fields, any other type by its `@type` alone.
-fn detail_json(any: &ProtoAny) -> Value {
-    match any.type_url.as_str() {
-        ERROR_INFO => match ErrorInfo::decode(any.value.as_slice()) {
+fn detail_json(type_url: &str, value: &[u8]) -> Value {
+    match type_url {
+        ERROR_INFO => match ErrorInfo::decode(value) {
             Ok(info) => json!({
                 "@type": ERROR_INFO,
                 "reason": info.reason,
@@ -76,7 +30,7 @@ fn detail_json(any: &ProtoAny) -> Value {
             }),
             Err(_) => json!({"@type": ERROR_INFO, "undecodable": true}),
         },
-        BAD_REQUEST => match BadRequest::decode(any.value.as_slice()) {
+        BAD_REQUEST => match BadRequest::decode(value) {
             Ok(b) => json!({
                 "@type": BAD_REQUEST,
                 "fieldViolations": b.field_violations.iter().map(|v| json!({"field": v.field, "description": v.description})).collect::<Vec<_>>(),
@@ -301,7 +255,12 @@ pub(crate) fn classify(status: &Status, judged: Judged) -> TransportError {
         return e;
     }
     let details: Vec<Value> = RpcStatus::decode(status.details())
-        .map(|s| s.details.iter().map(detail_json).collect())
+        .map(|s| {
+            s.details
+                .iter()
+                .map(|any| detail_json(&any.type_url, &any.value))
+                .collect()
+        })
         .unwrap_or_default();
     let has_reason = details.iter().any(|d| d.get("reason").is_some());
     if !has_reason && let Some(e) = by_code_alone(status, judged) {
@@ -367,20 +326,13 @@ mod tests {
     }
 
     fn with_reason(code: Code, reason: &str) -> Status {
-        let info = ErrorInfo {
-            reason: reason.into(),
-            domain: "a2a-protocol.org".into(),
-            metadata: [("taskId".to_owned(), "t-1".to_owned())].into(),
-        };
-        let rpc = RpcStatus {
-            code: code as i32,
-            message: "m".into(),
-            details: vec![ProtoAny {
-                type_url: ERROR_INFO.into(),
-                value: info.encode_to_vec(),
-            }],
-        };
-        Status::with_details(code, "from the agent", rpc.encode_to_vec().into())
+        use tonic_types::{ErrorDetail, StatusExt as _};
+        let info = tonic_types::ErrorInfo::new(
+            reason,
+            "a2a-protocol.org",
+            [("taskId".to_owned(), "t-1".to_owned())],
+        );
+        Status::with_error_details_vec(code, "from the agent", [ErrorDetail::ErrorInfo(info)])
     }
 
     /// Every gRPC code without an `ErrorInfo`: the code it maps to.
