@@ -14,7 +14,7 @@ use a2aflow::kernel::{ControlPoint, DelegationPolicy};
 use a2aflow::model::{ErrorCode, Failure, Workflow};
 use a2aflow::{AgentEndpoint, EngineConfig, RunStore, check_agents};
 use bytes::Bytes;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::service::TowerToHyperService;
 use std::collections::HashMap;
@@ -57,6 +57,14 @@ pub struct Limits {
     pub request_timeout: Duration,
     /// The interval of SSE `: ping` comments while a stream has nothing to say. Default 15 s.
     pub ping_interval: Duration,
+    /// The interval of HTTP/2 PING frames on every HTTP/2 connection (gRPC, and HTTP/2
+    /// clients of the HTTP bindings); a client that does not acknowledge one within
+    /// [`Limits::http2_keep_alive_timeout`] is gone: its connection is closed and the streams
+    /// it held (SendStreamingMessage, SubscribeToTask) are dropped, each giving its subscriber
+    /// place back. `None` sends no pings. Default 20 s.
+    pub http2_keep_alive_interval: Option<Duration>,
+    /// How long a PING may go unacknowledged. Default 20 s.
+    pub http2_keep_alive_timeout: Duration,
     /// How long a shutdown waits for open streams, then for cancelled runs. Default 10 s.
     pub shutdown_grace: Duration,
     /// How long CancelTask waits for its run to end. Default 30 s.
@@ -77,6 +85,8 @@ impl Default for Limits {
             finished_tasks_kept: 10_000,
             request_timeout: Duration::from_secs(660),
             ping_interval: Duration::from_secs(15),
+            http2_keep_alive_interval: Some(Duration::from_secs(20)),
+            http2_keep_alive_timeout: Duration::from_secs(20),
             shutdown_grace: Duration::from_secs(10),
             cancel_wait: Duration::from_secs(30),
             discovery_wait: Duration::from_secs(30),
@@ -452,7 +462,12 @@ async fn serve_connection(
         }
     });
     let service = wrap(service, limits.request_timeout, limits.max_body_bytes);
-    let builder = auto::Builder::new(TokioExecutor::new());
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .keep_alive_interval(limits.http2_keep_alive_interval)
+        .keep_alive_timeout(limits.http2_keep_alive_timeout);
     let conn = builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
     tokio::pin!(conn);
     tokio::select! {

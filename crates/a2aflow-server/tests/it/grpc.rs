@@ -1,6 +1,7 @@
 //! The gRPC door driven by a2aflow's own gRPC transport (the card's `GRPC` interface, on the
 //! server's one port, the workflow named by the tenant): send, stream, get, list by context,
-//! subscribe, cancel, credentials from metadata and per-caller scoping, and the typed refusals.
+//! subscribe, cancel, credentials from metadata and per-caller scoping, the typed refusals, and
+//! the HTTP/2 keep-alive that closes the connection of a client gone silent.
 
 use crate::support::{
     HANG, Host, as_caller, builder, client, client_with, message, send, serve, serve_with,
@@ -316,5 +317,63 @@ async fn the_version_metadata_and_the_tenant_are_checked_first() {
     let untenanted = bare.get_task(versioned("")).await.unwrap_err();
     assert_eq!(untenanted.message(), "Task not found");
     assert!(host.intents.lock().unwrap().is_empty());
+    server.shutdown().await;
+}
+
+/// An HTTP/2 client that stops answering (it acknowledged the server's settings, then went
+/// silent, as one whose host vanished): the server's keep-alive PING goes unacknowledged and the
+/// server closes the connection. Clients that answer pings (tonic's) are served as before.
+#[tokio::test]
+async fn an_http2_client_that_stops_answering_pings_is_disconnected() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut limits = Limits::default();
+    limits.http2_keep_alive_interval = Some(std::time::Duration::from_millis(50));
+    limits.http2_keep_alive_timeout = std::time::Duration::from_millis(50);
+    let (server, _) = serve_with(limits).await;
+    let mut conn = tokio::net::TcpStream::connect(server.local_addr())
+        .await
+        .unwrap();
+    // The connection preface and an empty SETTINGS frame.
+    let mut hello = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    hello.extend_from_slice(&[0, 0, 0, 4, 0, 0, 0, 0, 0]);
+    conn.write_all(&hello).await.unwrap();
+    let (mut pinged, mut went_away) = (false, false);
+    let watched = async {
+        loop {
+            let mut head = [0u8; 9];
+            if conn.read_exact(&mut head).await.is_err() {
+                return; // closed
+            }
+            let len = usize::from(head[0]) << 16 | usize::from(head[1]) << 8 | usize::from(head[2]);
+            let mut payload = vec![0u8; len];
+            if conn.read_exact(&mut payload).await.is_err() {
+                return;
+            }
+            let (kind, flags) = (head[3], head[4]);
+            match kind {
+                // The server's SETTINGS: acknowledged, as a client does.
+                4 if flags & 1 == 0 => {
+                    conn.write_all(&[0, 0, 0, 4, 1, 0, 0, 0, 0]).await.unwrap();
+                }
+                // A PING: never answered.
+                6 if flags & 1 == 0 => pinged = true,
+                7 => went_away = true,
+                _ => {}
+            }
+        }
+    };
+    tokio::time::timeout(HANG, watched)
+        .await
+        .expect("the server closes a connection whose client answers no ping");
+    assert!(pinged, "the server pinged the client");
+    assert!(went_away, "the server said GOAWAY before closing");
+    // A client that answers pings is served on the same server.
+    let rpc = client(&server, "echo", Binding::Grpc).await;
+    let task = task_of(
+        rpc.send_message(&send(message("hi"), false), &CallOptions::default())
+            .await
+            .unwrap(),
+    );
+    assert_eq!(task.status.state, TaskState::Completed);
     server.shutdown().await;
 }
