@@ -17,7 +17,7 @@ use a2aflow::kernel::{ControlPoint, DelegationPolicy, GateBoard, GatePolicy};
 use a2aflow::model::delegation::{ExecutionStatus, FlowRef, Lineage, RefusedDelegation};
 use a2aflow::model::{Event, Workflow};
 use a2aflow::{EngineConfig, HostHooks, RunStore, execute_workflow};
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
@@ -78,6 +78,8 @@ struct Table {
     tasks: HashMap<String, Entry>,
     /// The finished tasks, in the order they finished (oldest first): the next to drop.
     finished: VecDeque<String>,
+    /// With an index file: the tasks dropped since it was last compacted.
+    dropped: Option<Vec<String>>,
 }
 
 impl Table {
@@ -99,6 +101,9 @@ impl Table {
         while self.finished.len() > kept {
             if let Some(oldest) = self.finished.pop_front() {
                 self.tasks.remove(&oldest);
+                if let Some(dropped) = &mut self.dropped {
+                    dropped.push(oldest);
+                }
             }
         }
         if self.order.len() >= 2 * self.tasks.len() + COMPACT_SLACK {
@@ -106,18 +111,55 @@ impl Table {
             self.order.retain(|id| tasks.contains_key(id));
         }
     }
+
+    /// The tasks dropped since the index was last compacted, once they are as many as the
+    /// tasks kept (and at least [`INDEX_COMPACT_MIN`]): compacting then costs O(the lines
+    /// dropped), amortised O(1) per task. `force`: whatever their number (at start).
+    fn take_dropped(&mut self, force: bool) -> Option<HashSet<String>> {
+        let dropped = self.dropped.as_mut()?;
+        let due = dropped.len() >= self.tasks.len().max(INDEX_COMPACT_MIN);
+        if dropped.is_empty() || !(due || force) {
+            return None;
+        }
+        Some(std::mem::take(dropped).into_iter().collect())
+    }
 }
 
 /// How many dropped ids `order` may hold beyond the compaction rule's half (so a small table
 /// is not compacted on every drop).
 const COMPACT_SLACK: usize = 64;
 
-/// Marks task `id` of `table` finished (see [`Table::finished`]).
-fn mark_finished(table: &Mutex<Table>, id: &str, kept: usize) {
-    table
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .finished(id, kept);
+/// The fewest dropped tasks the index file is compacted for while the server runs.
+const INDEX_COMPACT_MIN: usize = 64;
+
+/// Marks task `id` of `table` finished (see [`Table::finished`]); the tasks dropped for the
+/// index file to be compacted without, when enough were ([`compact_off_thread`]).
+fn mark_finished(table: &Mutex<Table>, id: &str, kept: usize) -> Option<HashSet<String>> {
+    let mut table = table.lock().unwrap_or_else(|p| p.into_inner());
+    table.finished(id, kept);
+    table.take_dropped(false)
+}
+
+/// Compacts `index` without the tasks `dropped` on a blocking thread, awaited by the run's
+/// task after its end was announced (so that no client waits for it and the server's shutdown
+/// waits for it with the run).
+async fn compact_off_thread(index: Option<Arc<IndexFile>>, dropped: Option<HashSet<String>>) {
+    if let (Some(index), Some(dropped)) = (index, dropped) {
+        let _ = tokio::task::spawn_blocking(move || compact_index(&index, &dropped)).await;
+    }
+}
+
+/// Compacts `index` without the tasks `dropped` (a failure is logged: their lines stay, and
+/// are dropped again when the server next starts).
+fn compact_index(index: &IndexFile, dropped: &HashSet<String>) {
+    if let Err(f) = index.compact(dropped) {
+        tracing::warn!(
+            target: "a2aflow::serve",
+            code = %f.code,
+            "the served-task index was not compacted: {}",
+            f.message
+        );
+    }
 }
 
 /// A task's current state and where it belongs.
@@ -155,7 +197,7 @@ pub(crate) struct Runs {
     /// Where every served run's gates park; a follow-up message answers them here.
     board: GateBoard,
     table: Arc<Mutex<Table>>,
-    index: Option<IndexFile>,
+    index: Option<Arc<IndexFile>>,
     in_flight: Arc<Semaphore>,
     per_caller: CallerQuota,
     limits: RunLimits,
@@ -172,10 +214,11 @@ impl Runs {
     ) -> Runs {
         let mut table = Table::default();
         let index = index.map(|(file, tasks)| {
+            table.dropped = Some(Vec::new());
             for meta in tasks {
                 table.insert(meta, None);
             }
-            file
+            Arc::new(file)
         });
         Runs {
             host,
@@ -530,6 +573,7 @@ impl Runs {
         let lineage = meta.lineage.as_ref().map(Lineage::from);
         let give_up = hooks.run_options.cancel.clone();
         let table = self.table.clone();
+        let index = self.index.clone();
         let kept = self.limits.finished_tasks_kept;
         self.tracker.spawn(async move {
             let outcome = match host.agents.resolved(&give_up).await {
@@ -571,9 +615,10 @@ impl Runs {
             };
             // Counted among the finished before anyone sees it finished, so that whoever does
             // finds the oldest finished tasks already dropped.
-            mark_finished(&table, &execution_id, kept);
+            let dropped = mark_finished(&table, &execution_id, kept);
             state.send_replace(snapshot);
             drop(permit);
+            compact_off_thread(index, dropped).await;
         });
     }
 
@@ -890,5 +935,34 @@ mod tests {
         table.finished("t0", kept);
         table.finished("nope", kept);
         assert!(table.tasks.contains_key("t9980"));
+        // Without an index file nothing is collected for compacting it.
+        assert!(table.take_dropped(true).is_none());
+    }
+
+    /// With an index file the dropped tasks are handed over for compacting once they are as
+    /// many as the tasks kept (at least INDEX_COMPACT_MIN), and each only once.
+    #[test]
+    fn dropped_tasks_are_compacted_in_batches_as_large_as_the_table() {
+        let mut table = Table {
+            dropped: Some(Vec::new()),
+            ..Table::default()
+        };
+        let mut handed = Vec::new();
+        for i in 0..5_000 {
+            let id = format!("t{i}");
+            table.insert(meta(&id), None);
+            table.finished(&id, 100);
+            if let Some(batch) = table.take_dropped(false) {
+                assert!(batch.len() >= INDEX_COMPACT_MIN.max(table.tasks.len()));
+                handed.extend(batch);
+            }
+        }
+        let rest = table.take_dropped(true).unwrap_or_default();
+        assert!(rest.len() < INDEX_COMPACT_MIN);
+        handed.extend(rest);
+        handed.sort_by_key(|id| id[1..].parse::<usize>().unwrap_or(usize::MAX));
+        let want: Vec<String> = (0..4_900).map(|i| format!("t{i}")).collect();
+        assert_eq!(handed, want, "every dropped task, once");
+        assert!(table.take_dropped(true).is_none());
     }
 }

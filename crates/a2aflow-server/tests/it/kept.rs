@@ -202,6 +202,18 @@ async fn a_restarted_server_with_a_store_keeps_the_same_newest_finished_tasks() 
         assert_eq!(seen(rpc.as_ref(), id).await, Err(NOT_FOUND.to_owned()));
     }
     server.shutdown().await;
+    let lines = |path: &std::path::Path| {
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["executionId"].clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        lines(&index).len(),
+        4,
+        "a few drops leave the index as it is"
+    );
 
     let again = builder(Arc::new(Host::default()))
         .store(store(&db).await, &index)
@@ -221,5 +233,48 @@ async fn a_restarted_server_with_a_store_keeps_the_same_newest_finished_tasks() 
         .await
         .unwrap();
     assert_eq!(listed.total_size, 2, "{listed:?}");
+    assert_eq!(
+        lines(&index),
+        [json!(finished[2]), json!(finished[3])],
+        "the restarted server compacted the index to the tasks it answers for"
+    );
+    again.shutdown().await;
+}
+
+/// A server that runs on: the index file is compacted while it serves, so it holds about as
+/// many lines as the tasks the server answers for, not one per request ever served.
+#[tokio::test]
+async fn the_index_file_is_compacted_while_the_server_serves() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = dir.path().join("served.jsonl");
+    let server = builder(Arc::new(Host::default()))
+        .store(store(&dir.path().join("runs.db")).await, &index)
+        .limits(kept(2))
+        .start()
+        .await
+        .unwrap();
+    let rpc = client(&server, "echo", Binding::JsonRpc).await;
+    let runs = 200;
+    let mut last = String::new();
+    for i in 0..runs {
+        last = start(rpc.as_ref(), &format!("run {i}"), "ctx-c", false)
+            .await
+            .id;
+    }
+    // Compacted in the run's task after its end was announced: the shutdown waits for it.
+    server.shutdown().await;
+    let lines = std::fs::read_to_string(&index).unwrap().lines().count();
+    assert!(
+        lines < runs / 2,
+        "{lines} lines in the index after {runs} runs with 2 finished tasks kept"
+    );
+    let again = builder(Arc::new(Host::default()))
+        .store(store(&dir.path().join("runs.db")).await, &index)
+        .limits(kept(2))
+        .start()
+        .await
+        .unwrap();
+    let rpc = client(&again, "echo", Binding::Grpc).await;
+    assert_eq!(seen(rpc.as_ref(), &last).await, Ok(TaskState::Completed));
     again.shutdown().await;
 }
