@@ -184,8 +184,9 @@ impl ServerBuilder {
     /// two, GetTask and ListTasks answer for the runs of earlier processes, and the runs they
     /// left unfinished are resumed as soon as their last driver's lease lapsed or was released
     /// (the lease length is the configuration's `store_lease_secs` when the host opened the
-    /// store with it): the tasks follow the resumed runs. Without a store, runs live in memory
-    /// only.
+    /// store with it): the tasks follow the resumed runs. Either way the server answers for the
+    /// newest [`Limits::finished_tasks_kept`] finished tasks (the store keeps every run; the
+    /// index drops the lines of the others). Without a store, runs live in memory only.
     pub fn store(mut self, store: Arc<dyn RunStore>, index: impl Into<PathBuf>) -> Self {
         self.store = Some((store, index.into()));
         self
