@@ -197,7 +197,12 @@ async fn unknown_ids_oversized_messages_and_unserved_operations_are_typed_refusa
     let mut limits = Limits::default();
     limits.max_body_bytes = 4096;
     let (server, host) = serve_with(limits).await;
-    let rpc = client(&server, "echo", Binding::Grpc).await;
+    // The client reads answers up to the same 4096 bytes: the server's refusal of the request
+    // is still the server's, not taken for an answer over the client's own limit.
+    let mut client_limits = a2aflow::protocol::Limits::default();
+    client_limits.max_response_body = 4096;
+    let http = HttpClient::builder().limits(client_limits).build().unwrap();
+    let rpc = client_with(&server, "echo", Binding::Grpc, &http).await;
     let opts = CallOptions::default();
     assert_eq!(
         code(rpc.get_task(&get("no-such-task"), &opts).await),
