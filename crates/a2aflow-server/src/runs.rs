@@ -1,6 +1,6 @@
 //! The served runs: starting a run of a published workflow for an inbound message, its task
 //! snapshots while it runs (a `watch` channel per task), the record a store keeps after it, and
-//! the limits (runs in flight, subscribers per task).
+//! the limits (runs in flight, subscribers per task, finished tasks kept in memory).
 
 use crate::agents::Agents;
 use crate::auth::Who;
@@ -17,7 +17,7 @@ use a2aflow::kernel::{ControlPoint, DelegationPolicy, GateBoard, GatePolicy};
 use a2aflow::model::delegation::{ExecutionStatus, FlowRef, Lineage, RefusedDelegation};
 use a2aflow::model::{Event, Workflow};
 use a2aflow::{EngineConfig, HostHooks, RunStore, execute_workflow};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
@@ -46,6 +46,8 @@ pub(crate) struct RunLimits {
     /// At most this many runs in flight per caller.
     pub(crate) runs_per_caller: usize,
     pub(crate) subscribers_per_task: usize,
+    /// At most this many finished tasks are kept in memory; the oldest finished are dropped.
+    pub(crate) finished_tasks_kept: usize,
     /// How long a CancelTask waits for the run to end.
     pub(crate) cancel_wait: Duration,
 }
@@ -65,11 +67,99 @@ struct Entry {
     live: Option<Live>,
 }
 
+/// The served tasks this process answers for. A finished task is kept until
+/// [`RunLimits::finished_tasks_kept`] tasks finished after it; then it is dropped and answered
+/// as a task that never existed. Running and gate-parked tasks are never dropped.
 #[derive(Default)]
 struct Table {
-    /// Execution ids in the order the tasks were created (oldest first).
+    /// Execution ids in the order the tasks were created (oldest first). The ids of dropped
+    /// tasks leave it lazily: it is compacted when they are half of it.
     order: Vec<String>,
     tasks: HashMap<String, Entry>,
+    /// The finished tasks, in the order they finished (oldest first): the next to drop.
+    finished: VecDeque<String>,
+    /// With an index file: the tasks dropped since it was last compacted.
+    dropped: Option<Vec<String>>,
+}
+
+impl Table {
+    /// Adds task `meta` (newest).
+    fn insert(&mut self, meta: TaskMeta, live: Option<Live>) {
+        self.order.push(meta.execution_id.clone());
+        self.tasks
+            .insert(meta.execution_id.clone(), Entry { meta, live });
+    }
+
+    /// Records that task `id` finished, then drops the oldest finished tasks past `kept`.
+    /// Amortised O(1): each drop is O(1), and `order` is compacted (O(its length)) only once
+    /// the dropped ids are at least half of it.
+    fn finished(&mut self, id: &str, kept: usize) {
+        if !self.tasks.contains_key(id) {
+            return;
+        }
+        self.finished.push_back(id.to_owned());
+        while self.finished.len() > kept {
+            if let Some(oldest) = self.finished.pop_front() {
+                self.tasks.remove(&oldest);
+                if let Some(dropped) = &mut self.dropped {
+                    dropped.push(oldest);
+                }
+            }
+        }
+        if self.order.len() >= 2 * self.tasks.len() + COMPACT_SLACK {
+            let tasks = &self.tasks;
+            self.order.retain(|id| tasks.contains_key(id));
+        }
+    }
+
+    /// The tasks dropped since the index was last compacted, once they are as many as the
+    /// tasks kept (and at least [`INDEX_COMPACT_MIN`]): compacting then costs O(the lines
+    /// dropped), amortised O(1) per task. `force`: whatever their number (at start).
+    fn take_dropped(&mut self, force: bool) -> Option<HashSet<String>> {
+        let dropped = self.dropped.as_mut()?;
+        let due = dropped.len() >= self.tasks.len().max(INDEX_COMPACT_MIN);
+        if dropped.is_empty() || !(due || force) {
+            return None;
+        }
+        Some(std::mem::take(dropped).into_iter().collect())
+    }
+}
+
+/// How many dropped ids `order` may hold beyond the compaction rule's half (so a small table
+/// is not compacted on every drop).
+const COMPACT_SLACK: usize = 64;
+
+/// The fewest dropped tasks the index file is compacted for while the server runs.
+const INDEX_COMPACT_MIN: usize = 64;
+
+/// Marks task `id` of `table` finished (see [`Table::finished`]); the tasks dropped for the
+/// index file to be compacted without, when enough were ([`compact_off_thread`]).
+fn mark_finished(table: &Mutex<Table>, id: &str, kept: usize) -> Option<HashSet<String>> {
+    let mut table = table.lock().unwrap_or_else(|p| p.into_inner());
+    table.finished(id, kept);
+    table.take_dropped(false)
+}
+
+/// Compacts `index` without the tasks `dropped` on a blocking thread, awaited by the run's
+/// task after its end was announced (so that no client waits for it and the server's shutdown
+/// waits for it with the run).
+async fn compact_off_thread(index: Option<Arc<IndexFile>>, dropped: Option<HashSet<String>>) {
+    if let (Some(index), Some(dropped)) = (index, dropped) {
+        let _ = tokio::task::spawn_blocking(move || compact_index(&index, &dropped)).await;
+    }
+}
+
+/// Compacts `index` without the tasks `dropped` (a failure is logged: their lines stay, and
+/// are dropped again when the server next starts).
+fn compact_index(index: &IndexFile, dropped: &HashSet<String>) {
+    if let Err(f) = index.compact(dropped) {
+        tracing::warn!(
+            target: "a2aflow::serve",
+            code = %f.code,
+            "the served-task index was not compacted: {}",
+            f.message
+        );
+    }
 }
 
 /// A task's current state and where it belongs.
@@ -106,8 +196,8 @@ pub(crate) struct Runs {
     workflows: HashMap<String, Arc<Workflow>>,
     /// Where every served run's gates park; a follow-up message answers them here.
     board: GateBoard,
-    table: Mutex<Table>,
-    index: Option<IndexFile>,
+    table: Arc<Mutex<Table>>,
+    index: Option<Arc<IndexFile>>,
     in_flight: Arc<Semaphore>,
     per_caller: CallerQuota,
     limits: RunLimits,
@@ -124,19 +214,17 @@ impl Runs {
     ) -> Runs {
         let mut table = Table::default();
         let index = index.map(|(file, tasks)| {
+            table.dropped = Some(Vec::new());
             for meta in tasks {
-                table.order.push(meta.execution_id.clone());
-                table
-                    .tasks
-                    .insert(meta.execution_id.clone(), Entry { meta, live: None });
+                table.insert(meta, None);
             }
-            file
+            Arc::new(file)
         });
         Runs {
             host,
             workflows,
             board: GateBoard::new(),
-            table: Mutex::new(table),
+            table: Arc::new(Mutex::new(table)),
             index,
             in_flight: Arc::new(Semaphore::new(limits.runs_in_flight)),
             per_caller: CallerQuota::new(limits.runs_per_caller),
@@ -211,30 +299,26 @@ impl Runs {
         let subscribers = Arc::new(AtomicUsize::new(1));
         let guard = SubscriberGuard(subscribers.clone());
         let gates = Arc::new(GateWatch::default());
+        // In the table before the run can end (its end drops the oldest finished tasks).
+        self.table().insert(
+            meta.clone(),
+            Some(Live {
+                state: state.clone(),
+                cancel: cancel.clone(),
+                subscribers,
+                gates: gates.clone(),
+            }),
+        );
         self.spawn_run(
             definition,
             &meta,
             input,
             Driven {
-                state: state.clone(),
-                cancel: cancel.clone(),
-                gates: gates.clone(),
+                state,
+                cancel,
+                gates,
             },
             (permit, slot),
-        );
-        let mut table = self.table();
-        table.order.push(meta.execution_id.clone());
-        table.tasks.insert(
-            meta.execution_id.clone(),
-            Entry {
-                meta: meta.clone(),
-                live: Some(Live {
-                    state,
-                    cancel,
-                    subscribers,
-                    gates,
-                }),
-            },
         );
         Ok(Watch {
             meta,
@@ -488,6 +572,9 @@ impl Runs {
         ));
         let lineage = meta.lineage.as_ref().map(Lineage::from);
         let give_up = hooks.run_options.cancel.clone();
+        let table = self.table.clone();
+        let index = self.index.clone();
+        let kept = self.limits.finished_tasks_kept;
         self.tracker.spawn(async move {
             let outcome = match host.agents.resolved(&give_up).await {
                 Ok(resolved) => {
@@ -526,8 +613,12 @@ impl Runs {
                     }
                 }
             };
+            // Counted among the finished before anyone sees it finished, so that whoever does
+            // finds the oldest finished tasks already dropped.
+            let dropped = mark_finished(&table, &execution_id, kept);
             state.send_replace(snapshot);
             drop(permit);
+            compact_off_thread(index, dropped).await;
         });
     }
 
@@ -787,4 +878,91 @@ pub(crate) fn state_name(state: TaskState) -> String {
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
         .unwrap_or_else(|| format!("{state:?}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(id: &str) -> TaskMeta {
+        TaskMeta {
+            execution_id: id.into(),
+            context_id: "c".into(),
+            workflow: "w".into(),
+            workflow_id: "wid".into(),
+            created_ms: 0,
+            caller: None,
+            lineage: None,
+        }
+    }
+
+    /// Many tasks, every other one finishing: the finished kept never pass the limit, the
+    /// unfinished all stay, and `order` stays within twice what the table holds (plus slack).
+    #[test]
+    fn the_oldest_finished_are_dropped_and_the_order_stays_bounded() {
+        let mut table = Table::default();
+        let kept = 10;
+        for i in 0..10_000 {
+            let id = format!("t{i}");
+            table.insert(meta(&id), None);
+            if i % 2 == 0 {
+                table.finished(&id, kept);
+            }
+            assert!(table.finished.len() <= kept);
+            assert!(table.order.len() < 2 * table.tasks.len() + COMPACT_SLACK);
+        }
+        assert_eq!(table.tasks.len(), 5_000 + kept);
+        assert!(table.tasks.contains_key("t9998") && table.tasks.contains_key("t9980"));
+        assert!(
+            !table.tasks.contains_key("t9978"),
+            "the 11th newest finished is dropped"
+        );
+        assert!(
+            table.tasks.contains_key("t1"),
+            "an unfinished task is never dropped"
+        );
+        let listed: Vec<&String> = table
+            .order
+            .iter()
+            .filter(|id| table.tasks.contains_key(*id))
+            .collect();
+        assert_eq!(
+            listed.len(),
+            table.tasks.len(),
+            "order still names every task once"
+        );
+        // A task no longer in the table (or never in it) is not counted.
+        table.finished("t0", kept);
+        table.finished("nope", kept);
+        assert!(table.tasks.contains_key("t9980"));
+        // Without an index file nothing is collected for compacting it.
+        assert!(table.take_dropped(true).is_none());
+    }
+
+    /// With an index file the dropped tasks are handed over for compacting once they are as
+    /// many as the tasks kept (at least INDEX_COMPACT_MIN), and each only once.
+    #[test]
+    fn dropped_tasks_are_compacted_in_batches_as_large_as_the_table() {
+        let mut table = Table {
+            dropped: Some(Vec::new()),
+            ..Table::default()
+        };
+        let mut handed = Vec::new();
+        for i in 0..5_000 {
+            let id = format!("t{i}");
+            table.insert(meta(&id), None);
+            table.finished(&id, 100);
+            if let Some(batch) = table.take_dropped(false) {
+                assert!(batch.len() >= INDEX_COMPACT_MIN.max(table.tasks.len()));
+                handed.extend(batch);
+            }
+        }
+        let rest = table.take_dropped(true).unwrap_or_default();
+        assert!(rest.len() < INDEX_COMPACT_MIN);
+        handed.extend(rest);
+        handed.sort_by_key(|id| id[1..].parse::<usize>().unwrap_or(usize::MAX));
+        let want: Vec<String> = (0..4_900).map(|i| format!("t{i}")).collect();
+        assert_eq!(handed, want, "every dropped task, once");
+        assert!(table.take_dropped(true).is_none());
+    }
 }

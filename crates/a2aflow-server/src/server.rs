@@ -14,7 +14,7 @@ use a2aflow::kernel::{ControlPoint, DelegationPolicy};
 use a2aflow::model::{ErrorCode, Failure, Workflow};
 use a2aflow::{AgentEndpoint, EngineConfig, RunStore, check_agents};
 use bytes::Bytes;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::service::TowerToHyperService;
 use std::collections::HashMap;
@@ -43,12 +43,28 @@ pub struct Limits {
     /// At most this many open streams per task (SendStreamingMessage and SubscribeToTask).
     /// Default 16.
     pub subscribers_per_task: usize,
+    /// At most this many finished tasks (completed, failed, cancelled, rejected) are kept in
+    /// memory; past it the oldest finished are dropped and answered as tasks that never
+    /// existed (GetTask, SubscribeToTask and CancelTask: `TaskNotFoundError`; ListTasks: not
+    /// listed). A running task, or one waiting at a gate, is never dropped. With a store the
+    /// run stays journaled there (`a2aflow runs` shows it), and a restarted server keeps the
+    /// same newest finished tasks. Default 10,000 (each costs a few KiB: its record and its
+    /// result document).
+    pub finished_tasks_kept: usize,
     /// The deadline on producing a response's head; a blocking SendMessage whose run has not
     /// settled by then answers with the task as it stands. Default 660 s (a run's default
     /// budget of 600 s and a margin).
     pub request_timeout: Duration,
     /// The interval of SSE `: ping` comments while a stream has nothing to say. Default 15 s.
     pub ping_interval: Duration,
+    /// The interval of HTTP/2 PING frames on every HTTP/2 connection (gRPC, and HTTP/2
+    /// clients of the HTTP bindings); a client that does not acknowledge one within
+    /// [`Limits::http2_keep_alive_timeout`] is gone: its connection is closed and the streams
+    /// it held (SendStreamingMessage, SubscribeToTask) are dropped, each giving its subscriber
+    /// place back. `None` sends no pings. Default 20 s.
+    pub http2_keep_alive_interval: Option<Duration>,
+    /// How long a PING may go unacknowledged. Default 20 s.
+    pub http2_keep_alive_timeout: Duration,
     /// How long a shutdown waits for open streams, then for cancelled runs. Default 10 s.
     pub shutdown_grace: Duration,
     /// How long CancelTask waits for its run to end. Default 30 s.
@@ -66,8 +82,11 @@ impl Default for Limits {
             runs_in_flight: 64,
             runs_per_caller: 64,
             subscribers_per_task: 16,
+            finished_tasks_kept: 10_000,
             request_timeout: Duration::from_secs(660),
             ping_interval: Duration::from_secs(15),
+            http2_keep_alive_interval: Some(Duration::from_secs(20)),
+            http2_keep_alive_timeout: Duration::from_secs(20),
             shutdown_grace: Duration::from_secs(10),
             cancel_wait: Duration::from_secs(30),
             discovery_wait: Duration::from_secs(30),
@@ -165,8 +184,9 @@ impl ServerBuilder {
     /// two, GetTask and ListTasks answer for the runs of earlier processes, and the runs they
     /// left unfinished are resumed as soon as their last driver's lease lapsed or was released
     /// (the lease length is the configuration's `store_lease_secs` when the host opened the
-    /// store with it): the tasks follow the resumed runs. Without a store, runs live in memory
-    /// only.
+    /// store with it): the tasks follow the resumed runs. Either way the server answers for the
+    /// newest [`Limits::finished_tasks_kept`] finished tasks (the store keeps every run; the
+    /// index drops the lines of the others). Without a store, runs live in memory only.
     pub fn store(mut self, store: Arc<dyn RunStore>, index: impl Into<PathBuf>) -> Self {
         self.store = Some((store, index.into()));
         self
@@ -269,6 +289,7 @@ impl ServerBuilder {
                 runs_in_flight: limits.runs_in_flight.max(1),
                 runs_per_caller: limits.runs_per_caller.max(1),
                 subscribers_per_task: limits.subscribers_per_task.max(1),
+                finished_tasks_kept: limits.finished_tasks_kept.max(1),
                 cancel_wait: limits.cancel_wait,
             },
         );
@@ -442,7 +463,12 @@ async fn serve_connection(
         }
     });
     let service = wrap(service, limits.request_timeout, limits.max_body_bytes);
-    let builder = auto::Builder::new(TokioExecutor::new());
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .keep_alive_interval(limits.http2_keep_alive_interval)
+        .keep_alive_timeout(limits.http2_keep_alive_timeout);
     let conn = builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
     tokio::pin!(conn);
     tokio::select! {

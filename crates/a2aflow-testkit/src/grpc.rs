@@ -18,6 +18,7 @@ use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use prost::Message as _;
 use serde_json::Value;
+use tonic_types::{ErrorDetail, StatusExt as _};
 
 use crate::body::{self, Body, BodyError, SseSource};
 use crate::dispatch::{gate, refused, requested_extensions};
@@ -36,37 +37,6 @@ pub(crate) const PREFIX: &str = "/lf.a2a.v1.A2AService/";
 const MAX_REQUEST: usize = 16 * 1024 * 1024;
 /// Longest a `NeverAnswer` fault holds a call (the server stopping ends it sooner).
 const MAX_HOLD: Duration = Duration::from_secs(600);
-
-/// `google.rpc.Status`.
-#[derive(Clone, PartialEq, prost::Message)]
-struct RpcStatus {
-    #[prost(int32, tag = "1")]
-    code: i32,
-    #[prost(string, tag = "2")]
-    message: String,
-    #[prost(message, repeated, tag = "3")]
-    details: Vec<ProtoAny>,
-}
-
-/// `google.protobuf.Any`.
-#[derive(Clone, PartialEq, prost::Message)]
-struct ProtoAny {
-    #[prost(string, tag = "1")]
-    type_url: String,
-    #[prost(bytes = "vec", tag = "2")]
-    value: Vec<u8>,
-}
-
-/// `google.rpc.ErrorInfo`.
-#[derive(Clone, PartialEq, prost::Message)]
-struct ErrorInfo {
-    #[prost(string, tag = "1")]
-    reason: String,
-    #[prost(string, tag = "2")]
-    domain: String,
-    #[prost(map = "string, string", tag = "3")]
-    metadata: std::collections::HashMap<String, String>,
-}
 
 /// A served method.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -141,7 +111,7 @@ fn status_headers(code: i32, message: &str, details: Option<&A2aError>) -> Heade
         h.insert("grpc-message", grpc_message(message));
     }
     if let Some(e) = details {
-        let metadata = e
+        let metadata: std::collections::HashMap<String, String> = e
             .metadata
             .iter()
             .map(|(k, v)| {
@@ -152,20 +122,14 @@ fn status_headers(code: i32, message: &str, details: Option<&A2aError>) -> Heade
                 (k.clone(), v)
             })
             .collect();
-        let info = ErrorInfo {
-            reason: e.kind.reason().to_owned(),
-            domain: crate::wire_error::ERROR_DOMAIN.to_owned(),
-            metadata,
-        };
-        let status = RpcStatus {
-            code,
-            message: message.to_owned(),
-            details: vec![ProtoAny {
-                type_url: "type.googleapis.com/google.rpc.ErrorInfo".into(),
-                value: info.encode_to_vec(),
-            }],
-        };
-        let bin = base64::engine::general_purpose::STANDARD_NO_PAD.encode(status.encode_to_vec());
+        let info =
+            tonic_types::ErrorInfo::new(e.kind.reason(), crate::wire_error::ERROR_DOMAIN, metadata);
+        let status = tonic::Status::with_error_details_vec(
+            tonic::Code::from_i32(code),
+            message,
+            [ErrorDetail::ErrorInfo(info)],
+        );
+        let bin = base64::engine::general_purpose::STANDARD_NO_PAD.encode(status.details());
         if let Ok(v) = HeaderValue::from_str(&bin) {
             h.insert("grpc-status-details-bin", v);
         }

@@ -173,8 +173,8 @@ impl GrpcTransport {
             .clone()
     }
 
-    async fn client(&self, limit: usize) -> A2aServiceClient<Channel> {
-        A2aServiceClient::new(self.channel().await).max_decoding_message_size(limit)
+    async fn client(&self, limit: usize) -> A2aServiceClient<status::Marked<Channel>> {
+        A2aServiceClient::new(status::Marked(self.channel().await)).max_decoding_message_size(limit)
     }
 
     fn uri(&self, op: Op) -> &Uri {
@@ -224,7 +224,7 @@ impl GrpcTransport {
         call: F,
     ) -> Result<tonic::Response<R>, TransportError>
     where
-        F: Fn(A2aServiceClient<Channel>, tonic::Request<Q>) -> Fut,
+        F: Fn(A2aServiceClient<status::Marked<Channel>>, tonic::Request<Q>) -> Fut,
         Fut: Future<Output = Result<tonic::Response<R>, Status>>,
     {
         let uri = self.uri(op);
@@ -320,7 +320,7 @@ impl GrpcTransport {
     ) -> Result<T, TransportError>
     where
         T: Serialize,
-        F: Fn(A2aServiceClient<Channel>, tonic::Request<Q>) -> Fut,
+        F: Fn(A2aServiceClient<status::Marked<Channel>>, tonic::Request<Q>) -> Fut,
         Fut: Future<Output = Result<tonic::Response<R>, Status>>,
     {
         let budget = self.unary_budget(opts);
@@ -344,7 +344,7 @@ impl GrpcTransport {
         call: F,
     ) -> Result<StreamResponseStream, TransportError>
     where
-        F: Fn(A2aServiceClient<Channel>, tonic::Request<Q>) -> Fut,
+        F: Fn(A2aServiceClient<status::Marked<Channel>>, tonic::Request<Q>) -> Fut,
         Fut: Future<
             Output = Result<
                 tonic::Response<tonic::codec::Streaming<a2a_pb::StreamResponse>>,

@@ -8,66 +8,20 @@ use std::time::Duration;
 use prost::Message as _;
 use serde_json::{Map, Value, json};
 use tonic::{Code, Status};
+use tonic_types::pb::{BadRequest, ErrorInfo, Status as RpcStatus};
 
 use crate::envelope::remote_error;
 use crate::error::{TimeoutPhase, TransportError};
 use crate::http_client::{Cause, chain, find_cause};
 
-/// `google.rpc.Status` on the wire.
-#[derive(Clone, PartialEq, prost::Message)]
-struct RpcStatus {
-    #[prost(int32, tag = "1")]
-    code: i32,
-    #[prost(string, tag = "2")]
-    message: String,
-    #[prost(message, repeated, tag = "3")]
-    details: Vec<ProtoAny>,
-}
-
-/// `google.protobuf.Any`.
-#[derive(Clone, PartialEq, prost::Message)]
-struct ProtoAny {
-    #[prost(string, tag = "1")]
-    type_url: String,
-    #[prost(bytes = "vec", tag = "2")]
-    value: Vec<u8>,
-}
-
-/// `google.rpc.ErrorInfo`.
-#[derive(Clone, PartialEq, prost::Message)]
-struct ErrorInfo {
-    #[prost(string, tag = "1")]
-    reason: String,
-    #[prost(string, tag = "2")]
-    domain: String,
-    #[prost(map = "string, string", tag = "3")]
-    metadata: std::collections::HashMap<String, String>,
-}
-
-/// `google.rpc.BadRequest`.
-#[derive(Clone, PartialEq, prost::Message)]
-struct BadRequest {
-    #[prost(message, repeated, tag = "1")]
-    field_violations: Vec<FieldViolation>,
-}
-
-/// `google.rpc.BadRequest.FieldViolation`.
-#[derive(Clone, PartialEq, prost::Message)]
-struct FieldViolation {
-    #[prost(string, tag = "1")]
-    field: String,
-    #[prost(string, tag = "2")]
-    description: String,
-}
-
-const ERROR_INFO: &str = "type.googleapis.com/google.rpc.ErrorInfo";
-const BAD_REQUEST: &str = "type.googleapis.com/google.rpc.BadRequest";
+const ERROR_INFO: &str = tonic_types::ErrorInfo::TYPE_URL;
+const BAD_REQUEST: &str = tonic_types::BadRequest::TYPE_URL;
 
 /// A detail as the ProtoJSON `Any` the other bindings carry: `ErrorInfo` and `BadRequest` with
 /// their fields, any other type by its `@type` alone.
-fn detail_json(any: &ProtoAny) -> Value {
-    match any.type_url.as_str() {
-        ERROR_INFO => match ErrorInfo::decode(any.value.as_slice()) {
+fn detail_json(type_url: &str, value: &[u8]) -> Value {
+    match type_url {
+        ERROR_INFO => match ErrorInfo::decode(value) {
             Ok(info) => json!({
                 "@type": ERROR_INFO,
                 "reason": info.reason,
@@ -76,7 +30,7 @@ fn detail_json(any: &ProtoAny) -> Value {
             }),
             Err(_) => json!({"@type": ERROR_INFO, "undecodable": true}),
         },
-        BAD_REQUEST => match BadRequest::decode(any.value.as_slice()) {
+        BAD_REQUEST => match BadRequest::decode(value) {
             Ok(b) => json!({
                 "@type": BAD_REQUEST,
                 "fieldViolations": b.field_violations.iter().map(|v| json!({"field": v.field, "description": v.description})).collect::<Vec<_>>(),
@@ -143,13 +97,82 @@ fn non_grpc_answer(status: &Status) -> Option<TransportError> {
     })
 }
 
+/// The header [`Marked`] adds beside a failed status the agent sent (in the answer's headers or
+/// its trailers): tonic keeps every header but the status's own three as the status's metadata,
+/// so a status that has it came from the agent.
+const FROM_AGENT: &str = "a2aflow-status-from-agent";
+
+/// Whether tonic made `status` on this side (its decode limit, a frame it cannot read) rather
+/// than reading it from the agent's answer. The words alone cannot tell: a tonic server refusing
+/// the request as over its limit sends the very words tonic's client uses for an answer over
+/// the client's, and tonic adds the answer's headers to a status it makes while reading one.
+fn made_here(status: &Status) -> bool {
+    status.metadata().get(FROM_AGENT).is_none()
+}
+
+/// The gRPC channel with every failed status the agent sends marked ([`FROM_AGENT`]) before
+/// tonic reads it.
+#[derive(Debug, Clone)]
+pub(crate) struct Marked<S>(pub(crate) S);
+
+type GrpcResponse = http::Response<tonic::body::Body>;
+
+impl<S> tower_service::Service<http::Request<tonic::body::Body>> for Marked<S>
+where
+    S: tower_service::Service<http::Request<tonic::body::Body>, Response = GrpcResponse>,
+    S::Future: Send + 'static,
+{
+    type Response = GrpcResponse;
+    type Error = S::Error;
+    type Future =
+        std::pin::Pin<Box<dyn std::future::Future<Output = Result<GrpcResponse, S::Error>> + Send>>;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), S::Error>> {
+        self.0.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: http::Request<tonic::body::Body>) -> Self::Future {
+        let answer = self.0.call(request);
+        Box::pin(async move { answer.await.map(mark) })
+    }
+}
+
+/// Marks a failed status in `response`'s headers (a trailers-only answer) or trailers.
+fn mark(response: GrpcResponse) -> GrpcResponse {
+    use http_body_util::BodyExt as _;
+    let (mut parts, body) = response.into_parts();
+    mark_failed(&mut parts.headers);
+    let body = body.map_frame(|mut frame| {
+        if let Some(trailers) = frame.trailers_mut() {
+            mark_failed(trailers);
+        }
+        frame
+    });
+    http::Response::from_parts(parts, tonic::body::Body::new(body))
+}
+
+fn mark_failed(headers: &mut http::HeaderMap) {
+    if headers.get("grpc-status").is_some_and(|s| s != "0") {
+        headers.insert(FROM_AGENT, http::HeaderValue::from_static("1"));
+    }
+}
+
 /// What the client itself refused to read: tonic's own statuses for a message over the size
-/// limit, and for bytes that are not a gRPC answer (framing, compression, protobuf).
+/// limit (they name the client's own limit), and for bytes that are not a gRPC answer (framing,
+/// compression, protobuf). The same words from the agent — a tonic server refusing the
+/// *request* as over its limit, or as unreadable — are the agent's answer, mapped by its code.
 fn local_refusal(status: &Status, limit: usize) -> Option<TransportError> {
+    if !made_here(status) {
+        return None;
+    }
     let m = status.message();
+    let names_own_limit = || m.ends_with(&format!("the limit is: {limit} bytes"));
     match status.code() {
         Code::OutOfRange | Code::ResourceExhausted
-            if m.starts_with("Error, decoded message length too large")
+            if (m.starts_with("Error, decoded message length too large") && names_own_limit())
                 || m.starts_with("Error decompressing: size limit") =>
         {
             Some(TransportError::ResponseTooLarge {
@@ -232,7 +255,12 @@ pub(crate) fn classify(status: &Status, judged: Judged) -> TransportError {
         return e;
     }
     let details: Vec<Value> = RpcStatus::decode(status.details())
-        .map(|s| s.details.iter().map(detail_json).collect())
+        .map(|s| {
+            s.details
+                .iter()
+                .map(|any| detail_json(&any.type_url, &any.value))
+                .collect()
+        })
         .unwrap_or_default();
     let has_reason = details.iter().any(|d| d.get("reason").is_some());
     if !has_reason && let Some(e) = by_code_alone(status, judged) {
@@ -298,20 +326,13 @@ mod tests {
     }
 
     fn with_reason(code: Code, reason: &str) -> Status {
-        let info = ErrorInfo {
-            reason: reason.into(),
-            domain: "a2a-protocol.org".into(),
-            metadata: [("taskId".to_owned(), "t-1".to_owned())].into(),
-        };
-        let rpc = RpcStatus {
-            code: code as i32,
-            message: "m".into(),
-            details: vec![ProtoAny {
-                type_url: ERROR_INFO.into(),
-                value: info.encode_to_vec(),
-            }],
-        };
-        Status::with_details(code, "from the agent", rpc.encode_to_vec().into())
+        use tonic_types::{ErrorDetail, StatusExt as _};
+        let info = tonic_types::ErrorInfo::new(
+            reason,
+            "a2a-protocol.org",
+            [("taskId".to_owned(), "t-1".to_owned())],
+        );
+        Status::with_error_details_vec(code, "from the agent", [ErrorDetail::ErrorInfo(info)])
     }
 
     /// Every gRPC code without an `ErrorInfo`: the code it maps to.
@@ -426,6 +447,65 @@ mod tests {
         ] {
             let e = classify(&Status::internal(m), judged());
             assert_eq!(e.code_str(), "a2a.invalid_response", "{m}");
+        }
+    }
+
+    /// A status as the agent sent it (a trailers-only answer), read through [`Marked`].
+    fn from_the_agent(code: Code, message: &str) -> Status {
+        let mut answer = http::Response::new(tonic::body::Body::empty());
+        let headers = answer.headers_mut();
+        headers.insert("content-type", "application/grpc".parse().unwrap());
+        headers.insert("grpc-status", (code as i32).into());
+        headers.insert("grpc-message", message.parse().unwrap());
+        Status::from_header_map(mark(answer).headers()).unwrap()
+    }
+
+    /// A status tonic makes while reading an answer carries the answer's headers: still its own.
+    fn made_while_reading(status: Status) -> Status {
+        let mut answer = http::Response::new(tonic::body::Body::empty());
+        answer
+            .headers_mut()
+            .insert("content-type", "application/grpc".parse().unwrap());
+        let mut status = status;
+        *status.metadata_mut() =
+            tonic::metadata::MetadataMap::from_headers(mark(answer).headers().clone());
+        assert!(!status.metadata().is_empty());
+        status
+    }
+
+    /// tonic's words for a message over a limit, or for bytes it cannot read: the client's own
+    /// refusal when tonic made the status here (naming the client's limit), the agent's answer
+    /// when the agent sent it (a tonic server refusing the request), whatever limit it names.
+    #[test]
+    fn the_same_words_from_the_agent_are_the_agents_refusal() {
+        let own = "Error, decoded message length too large: found 2048 bytes, the limit is: \
+                   1024 bytes";
+        let other = "Error, decoded message length too large: found 2048 bytes, the limit is: \
+                     512 bytes";
+        let unreadable = "failed to decode Protobuf message: invalid wire type";
+        let table: &[(Status, &str)] = &[
+            (Status::out_of_range(own), "a2a.response_too_large"),
+            (
+                made_while_reading(Status::out_of_range(own)),
+                "a2a.response_too_large",
+            ),
+            (from_the_agent(Code::OutOfRange, own), "a2a.remote_error"),
+            (from_the_agent(Code::OutOfRange, other), "a2a.remote_error"),
+            // Made here and naming another limit: no decode limit of this client.
+            (Status::out_of_range(other), "a2a.remote_error"),
+            (
+                made_while_reading(Status::internal(unreadable)),
+                "a2a.invalid_response",
+            ),
+            (from_the_agent(Code::Internal, unreadable), "a2a.internal"),
+        ];
+        for (status, want) in table {
+            let e = classify(status, judged());
+            assert_eq!(e.code_str(), *want, "{status:?}: {e}");
+            if let TransportError::Remote(r) = &e {
+                assert_eq!(r.status.as_deref(), Some(code_name(status.code())));
+                assert_eq!(r.message, status.message());
+            }
         }
     }
 

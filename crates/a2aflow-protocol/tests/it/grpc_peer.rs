@@ -70,6 +70,12 @@ impl Running {
 
 impl GrpcPeer {
     pub async fn spawn(mode: Mode) -> Running {
+        Self::spawn_limited(mode, 4 * 1024 * 1024).await
+    }
+
+    /// [`GrpcPeer::spawn`] refusing a request message over `max_request` bytes (tonic's own
+    /// refusal: `OUT_OF_RANGE`, "decoded message length too large").
+    pub async fn spawn_limited(mode: Mode, max_request: usize) -> Running {
         let peer = GrpcPeer {
             calls: Arc::default(),
             mode: Arc::new(Mutex::new(mode)),
@@ -78,7 +84,9 @@ impl GrpcPeer {
         let addr = listener.local_addr().unwrap();
         let incoming = tonic::transport::server::TcpIncoming::from(listener);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let service = A2aServiceServer::new(peer.clone()).max_encoding_message_size(usize::MAX);
+        let service = A2aServiceServer::new(peer.clone())
+            .max_encoding_message_size(usize::MAX)
+            .max_decoding_message_size(max_request);
         tokio::spawn(
             tonic::transport::Server::builder()
                 .add_service(service)

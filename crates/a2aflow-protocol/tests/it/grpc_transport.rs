@@ -274,6 +274,37 @@ async fn a_message_over_the_limit_is_response_too_large() {
     assert_eq!(e.code_str(), "a2a.response_too_large", "{e}");
 }
 
+/// A tonic server refusing the request as over its limit says what tonic says of an answer
+/// over the client's own limit, with the same limit: it is the agent's refusal, not the
+/// client's.
+#[tokio::test]
+async fn the_agents_refusal_of_a_request_over_its_limit_is_the_agents_answer() {
+    let peer = GrpcPeer::spawn_limited(Mode::Answer, 16 * 1024).await;
+    let mut limits = Limits::default();
+    limits.max_response_body = 16 * 1024;
+    let client = HttpClient::builder().limits(limits).build().unwrap();
+    let t = plain(client, &peer, None);
+    let e = t
+        .send_message(&msg(&"x".repeat(64 * 1024)), &opts())
+        .await
+        .unwrap_err();
+    match &e {
+        TransportError::Remote(r) => {
+            assert_eq!(r.status.as_deref(), Some("OUT_OF_RANGE"), "{e}");
+            assert!(
+                r.message
+                    .starts_with("Error, decoded message length too large"),
+                "{e}"
+            );
+        }
+        other => panic!("the agent's refusal, got {other}"),
+    }
+    assert_eq!(e.code_str(), "a2a.remote_error");
+    assert!(peer.peer.calls().is_empty(), "the peer never saw the call");
+    // Under its limit the same peer answers.
+    t.send_message(&msg("hi"), &opts()).await.unwrap();
+}
+
 #[tokio::test]
 async fn a_refused_connection_is_a2a_connection() {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

@@ -26,8 +26,9 @@
 //! `A2AFLOW_SLOAD_SECS` per throughput round (default 2), `A2AFLOW_SLOAD_ROUNDS` (default 1).
 //! The Python: `A2AFLOW_SLOAD_PYTHON`, else `A2AFLOW_PY_PEER`, else `target/interop-venv`
 //! (`cargo xtask ci` builds it); without one the Python side is skipped, and says so. The
-//! a2aflow server's runs-in-flight limits are raised to twice the clients (printed); every
-//! other limit is the default.
+//! a2aflow server's runs-in-flight limits are raised to twice the clients (printed), its
+//! finished tasks kept in memory are `A2AFLOW_SLOAD_KEPT` when set (the RSS growth per
+//! finished request stops once that many have finished); every other limit is the default.
 //!
 //! Figures are printed as `BENCH serve_load.… = value unit` lines for `cargo xtask bench`.
 
@@ -116,8 +117,14 @@ async fn drive(config: &Config) -> Result<(), String> {
     let limits = served::limits(n);
     println!(
         "serve_load: {n} clients, {} s per round, {} round(s); a2aflow limits: runs_in_flight \
-         {} and runs_per_caller {} (default 64; raised to twice the clients), others default",
-        config.secs, config.rounds, limits.runs_in_flight, limits.runs_per_caller
+         {} and runs_per_caller {} (default 64; raised to twice the clients), \
+         finished_tasks_kept {} (default 10,000; {}), others default",
+        config.secs,
+        config.rounds,
+        limits.runs_in_flight,
+        limits.runs_per_caller,
+        limits.finished_tasks_kept,
+        served::KEPT_ENV
     );
     let mut targets = vec![start_a2aflow(n).await?];
     match python() {

@@ -73,13 +73,18 @@ fn workflow() -> Workflow {
 /// The limits for `clients` concurrent streaming clients: runs in flight (in all and per
 /// caller: every client is the one anonymous caller of an open server) raised from the default
 /// 64 to twice the clients, so that a run still finishing after its stream ended never refuses
-/// the client's next request. Everything else is the default.
+/// the client's next request; the finished tasks kept in memory from `A2AFLOW_SLOAD_KEPT` when
+/// set. Everything else is the default.
 pub fn limits(clients: usize) -> Limits {
     let mut limits = Limits::default();
     limits.runs_in_flight = (2 * clients).max(limits.runs_in_flight);
     limits.runs_per_caller = limits.runs_in_flight;
+    limits.finished_tasks_kept = crate::env_number(KEPT_ENV, limits.finished_tasks_kept);
     limits
 }
+
+/// The finished tasks the a2aflow server keeps in memory (default: the server's default).
+pub const KEPT_ENV: &str = "A2AFLOW_SLOAD_KEPT";
 
 /// Child side: serves `echo` until stdin closes; prints `ready PORT` once listening.
 pub fn serve(clients: usize) {

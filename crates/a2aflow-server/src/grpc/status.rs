@@ -6,57 +6,10 @@
 //! bindings.
 
 use crate::wire_error::{A2aError, ERROR_DOMAIN};
-use prost::Message as _;
 use serde_json::Value;
 use std::collections::HashMap;
 use tonic::{Code, Status};
-
-/// `google.rpc.Status`.
-#[derive(Clone, PartialEq, prost::Message)]
-struct RpcStatus {
-    #[prost(int32, tag = "1")]
-    code: i32,
-    #[prost(string, tag = "2")]
-    message: String,
-    #[prost(message, repeated, tag = "3")]
-    details: Vec<ProtoAny>,
-}
-
-/// `google.protobuf.Any`.
-#[derive(Clone, PartialEq, prost::Message)]
-struct ProtoAny {
-    #[prost(string, tag = "1")]
-    type_url: String,
-    #[prost(bytes = "vec", tag = "2")]
-    value: Vec<u8>,
-}
-
-/// `google.rpc.ErrorInfo`.
-#[derive(Clone, PartialEq, prost::Message)]
-struct ErrorInfo {
-    #[prost(string, tag = "1")]
-    reason: String,
-    #[prost(string, tag = "2")]
-    domain: String,
-    #[prost(map = "string, string", tag = "3")]
-    metadata: HashMap<String, String>,
-}
-
-/// `google.rpc.BadRequest`.
-#[derive(Clone, PartialEq, prost::Message)]
-struct BadRequest {
-    #[prost(message, repeated, tag = "1")]
-    field_violations: Vec<FieldViolation>,
-}
-
-/// `google.rpc.BadRequest.FieldViolation`.
-#[derive(Clone, PartialEq, prost::Message)]
-struct FieldViolation {
-    #[prost(string, tag = "1")]
-    field: String,
-    #[prost(string, tag = "2")]
-    description: String,
-}
+use tonic_types::{BadRequest, ErrorDetail, ErrorInfo, FieldViolation, StatusExt as _};
 
 /// The gRPC code of a `google.rpc.Code` name.
 fn code_named(name: &str) -> Code {
@@ -74,7 +27,7 @@ fn code_named(name: &str) -> Code {
 pub(crate) fn status(e: &A2aError) -> Status {
     let (_, name) = e.kind.rest_status();
     let code = code_named(name);
-    let metadata = e
+    let metadata: HashMap<String, String> = e
         .metadata
         .iter()
         .map(|(k, v)| {
@@ -85,43 +38,30 @@ pub(crate) fn status(e: &A2aError) -> Status {
             (k.clone(), v)
         })
         .collect();
-    let info = ErrorInfo {
-        reason: e.kind.reason().to_owned(),
-        domain: ERROR_DOMAIN.to_owned(),
+    let mut details = vec![ErrorDetail::ErrorInfo(ErrorInfo::new(
+        e.kind.reason(),
+        ERROR_DOMAIN,
         metadata,
-    };
-    let mut details = vec![ProtoAny {
-        type_url: "type.googleapis.com/google.rpc.ErrorInfo".into(),
-        value: info.encode_to_vec(),
-    }];
+    ))];
     if !e.violations.is_empty() {
-        let bad = BadRequest {
-            field_violations: e
-                .violations
+        details.push(ErrorDetail::BadRequest(BadRequest::new(
+            e.violations
                 .iter()
-                .map(|(field, description)| FieldViolation {
-                    field: field.clone(),
-                    description: description.clone(),
-                })
-                .collect(),
-        };
-        details.push(ProtoAny {
-            type_url: "type.googleapis.com/google.rpc.BadRequest".into(),
-            value: bad.encode_to_vec(),
-        });
+                .map(|(field, description)| FieldViolation::new(field, description))
+                .collect::<Vec<_>>(),
+        )));
     }
-    let rpc = RpcStatus {
-        code: code as i32,
-        message: e.message.clone(),
-        details,
-    };
-    Status::with_details(code, e.message.clone(), rpc.encode_to_vec().into())
+    Status::with_error_details_vec(code, e.message.clone(), details)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::wire_error::ErrorKind;
+    use prost::Message as _;
+    use tonic_types::pb::{
+        BadRequest as PbBadRequest, ErrorInfo as PbErrorInfo, Status as RpcStatus,
+    };
 
     #[test]
     fn each_kind_has_the_sdk_code_and_its_reason_in_the_details() {
@@ -160,7 +100,8 @@ mod tests {
             assert_eq!(s.message(), "words");
             let rpc = RpcStatus::decode(s.details()).unwrap();
             assert_eq!(rpc.code, code as i32);
-            let info = ErrorInfo::decode(rpc.details[0].value.as_slice()).unwrap();
+            let info = PbErrorInfo::decode(rpc.details[0].value.as_slice()).unwrap();
+            assert_eq!(rpc.details[0].type_url, ErrorInfo::TYPE_URL);
             assert_eq!(
                 (info.reason.as_str(), info.domain.as_str()),
                 (reason, ERROR_DOMAIN)
@@ -173,7 +114,8 @@ mod tests {
         let e = A2aError::fields(vec![("id".into(), "must not be empty".into())]);
         let rpc = RpcStatus::decode(status(&e).details()).unwrap();
         assert_eq!(rpc.details.len(), 2);
-        let bad = BadRequest::decode(rpc.details[1].value.as_slice()).unwrap();
+        assert_eq!(rpc.details[1].type_url, BadRequest::TYPE_URL);
+        let bad = PbBadRequest::decode(rpc.details[1].value.as_slice()).unwrap();
         assert_eq!(bad.field_violations[0].field, "id");
         assert_eq!(bad.field_violations[0].description, "must not be empty");
     }

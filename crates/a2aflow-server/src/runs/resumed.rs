@@ -33,7 +33,10 @@ enum Tried {
 impl Runs {
     /// Starts driving every run of the index the store holds unfinished; returns how many.
     /// Each such task is live from here on: its snapshot starts from what the store says
-    /// (`RESUMING`, or the gate the run waits at) and follows the resumed run.
+    /// (`RESUMING`, or the gate the run waits at) and follows the resumed run. The runs the
+    /// store holds finished count, in the index's order, against the finished tasks kept in
+    /// memory: past the limit the oldest are dropped, as they would have been had this process
+    /// served them all, and their lines leave the index file.
     pub(crate) async fn resume_unfinished(&self) -> usize {
         let Some(store) = self.host.store.clone() else {
             return 0;
@@ -55,6 +58,8 @@ impl Runs {
                 continue;
             };
             if journal.finished().is_some() {
+                self.table()
+                    .finished(&meta.execution_id, self.limits.finished_tasks_kept);
                 continue;
             }
             let Ok(mut snapshot) = self.recorded(&meta).await else {
@@ -65,6 +70,11 @@ impl Runs {
             }
             self.drive_again(&meta, snapshot, store.clone());
             resumed += 1;
+        }
+        // The lines of the tasks dropped at start leave the index now, whatever their number.
+        let dropped = self.table().take_dropped(true);
+        if let (Some(index), Some(dropped)) = (&self.index, dropped) {
+            super::compact_index(index, &dropped);
         }
         if resumed > 0 {
             tracing::info!(
@@ -116,6 +126,9 @@ impl Runs {
             .map(|o| o.lease_ttl / 4)
             .unwrap_or(LOCKED_WAIT.1);
         let lineage = meta.lineage.as_ref().map(Lineage::from);
+        let table = self.table.clone();
+        let index = self.index.clone();
+        let kept = self.limits.finished_tasks_kept;
         self.tracker.spawn(async move {
             let Driven {
                 state,
@@ -200,8 +213,12 @@ impl Runs {
                     () = stop.cancelled() => return,
                 }
             };
+            // Counted among the finished before anyone sees it finished, so that whoever does
+            // finds the oldest finished tasks already dropped.
+            let dropped = super::mark_finished(&table, &execution_id, kept);
             state.send_replace(snapshot);
             drop(permit);
+            super::compact_off_thread(index, dropped).await;
         });
     }
 }

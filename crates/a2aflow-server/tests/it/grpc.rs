@@ -1,19 +1,20 @@
 //! The gRPC door driven by a2aflow's own gRPC transport (the card's `GRPC` interface, on the
 //! server's one port, the workflow named by the tenant): send, stream, get, list by context,
-//! subscribe, cancel, credentials from metadata and per-caller scoping, and the typed refusals.
+//! subscribe, cancel, credentials from metadata and per-caller scoping, the typed refusals, and
+//! the HTTP/2 keep-alive that closes the connection of a client gone silent.
 
-use crate::support::{HANG, Host, builder, client, client_with, message, send, serve, serve_with};
+use crate::support::{
+    HANG, Host, as_caller, builder, client, client_with, message, send, serve, serve_with,
+};
 use a2a::{
     CancelTaskRequest, GetTaskRequest, ListTasksRequest, SendMessageResponse, StreamResponse,
     SubscribeToTaskRequest, TaskState,
 };
-use a2aflow::model::Failure;
 use a2aflow::model::delegation::result_data;
 use a2aflow::protocol::auth::Secret;
-use a2aflow::protocol::{Binding, CallOptions, HttpClient, RequestHeaders, TransportError};
+use a2aflow::protocol::{Binding, CallOptions, HttpClient, TransportError};
 use a2aflow_server::{Callers, Limits};
 use futures_util::StreamExt;
-use http::{HeaderMap, HeaderName, HeaderValue, Uri};
 use serde_json::json;
 use std::sync::Arc;
 
@@ -196,7 +197,12 @@ async fn unknown_ids_oversized_messages_and_unserved_operations_are_typed_refusa
     let mut limits = Limits::default();
     limits.max_body_bytes = 4096;
     let (server, host) = serve_with(limits).await;
-    let rpc = client(&server, "echo", Binding::Grpc).await;
+    // The client reads answers up to the same 4096 bytes: the server's refusal of the request
+    // is still the server's, not taken for an answer over the client's own limit.
+    let mut client_limits = a2aflow::protocol::Limits::default();
+    client_limits.max_response_body = 4096;
+    let http = HttpClient::builder().limits(client_limits).build().unwrap();
+    let rpc = client_with(&server, "echo", Binding::Grpc, &http).await;
     let opts = CallOptions::default();
     assert_eq!(
         code(rpc.get_task(&get("no-such-task"), &opts).await),
@@ -216,28 +222,6 @@ async fn unknown_ids_oversized_messages_and_unserved_operations_are_typed_refusa
         "a2a.unsupported_operation"
     );
     server.shutdown().await;
-}
-
-/// One caller's credentials as gRPC metadata.
-struct Credential(&'static str, &'static str);
-
-#[async_trait::async_trait]
-impl RequestHeaders for Credential {
-    async fn headers_for(&self, _: &Uri) -> Result<HeaderMap, Failure> {
-        let mut h = HeaderMap::new();
-        h.insert(
-            HeaderName::from_static(self.0),
-            HeaderValue::from_static(self.1),
-        );
-        Ok(h)
-    }
-}
-
-fn as_caller(name: &'static str, value: &'static str) -> HttpClient {
-    HttpClient::builder()
-        .request_headers(Arc::new(Credential(name, value)))
-        .build()
-        .unwrap()
 }
 
 #[tokio::test]
@@ -338,5 +322,63 @@ async fn the_version_metadata_and_the_tenant_are_checked_first() {
     let untenanted = bare.get_task(versioned("")).await.unwrap_err();
     assert_eq!(untenanted.message(), "Task not found");
     assert!(host.intents.lock().unwrap().is_empty());
+    server.shutdown().await;
+}
+
+/// An HTTP/2 client that stops answering (it acknowledged the server's settings, then went
+/// silent, as one whose host vanished): the server's keep-alive PING goes unacknowledged and the
+/// server closes the connection. Clients that answer pings (tonic's) are served as before.
+#[tokio::test]
+async fn an_http2_client_that_stops_answering_pings_is_disconnected() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut limits = Limits::default();
+    limits.http2_keep_alive_interval = Some(std::time::Duration::from_millis(50));
+    limits.http2_keep_alive_timeout = std::time::Duration::from_millis(50);
+    let (server, _) = serve_with(limits).await;
+    let mut conn = tokio::net::TcpStream::connect(server.local_addr())
+        .await
+        .unwrap();
+    // The connection preface and an empty SETTINGS frame.
+    let mut hello = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    hello.extend_from_slice(&[0, 0, 0, 4, 0, 0, 0, 0, 0]);
+    conn.write_all(&hello).await.unwrap();
+    let (mut pinged, mut went_away) = (false, false);
+    let watched = async {
+        loop {
+            let mut head = [0u8; 9];
+            if conn.read_exact(&mut head).await.is_err() {
+                return; // closed
+            }
+            let len = usize::from(head[0]) << 16 | usize::from(head[1]) << 8 | usize::from(head[2]);
+            let mut payload = vec![0u8; len];
+            if conn.read_exact(&mut payload).await.is_err() {
+                return;
+            }
+            let (kind, flags) = (head[3], head[4]);
+            match kind {
+                // The server's SETTINGS: acknowledged, as a client does.
+                4 if flags & 1 == 0 => {
+                    conn.write_all(&[0, 0, 0, 4, 1, 0, 0, 0, 0]).await.unwrap();
+                }
+                // A PING: never answered.
+                6 if flags & 1 == 0 => pinged = true,
+                7 => went_away = true,
+                _ => {}
+            }
+        }
+    };
+    tokio::time::timeout(HANG, watched)
+        .await
+        .expect("the server closes a connection whose client answers no ping");
+    assert!(pinged, "the server pinged the client");
+    assert!(went_away, "the server said GOAWAY before closing");
+    // A client that answers pings is served on the same server.
+    let rpc = client(&server, "echo", Binding::Grpc).await;
+    let task = task_of(
+        rpc.send_message(&send(message("hi"), false), &CallOptions::default())
+            .await
+            .unwrap(),
+    );
+    assert_eq!(task.status.state, TaskState::Completed);
     server.shutdown().await;
 }

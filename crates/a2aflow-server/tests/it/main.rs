@@ -13,5 +13,7 @@ mod errors;
 mod gates;
 mod grpc;
 mod jsonrpc;
+mod kept;
+mod limits;
 mod rest;
 mod schema;

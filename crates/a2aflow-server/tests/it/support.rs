@@ -3,12 +3,15 @@
 #![allow(dead_code)]
 
 use a2aflow::kernel::{CallbackError, ControlPoint};
+use a2aflow::model::Failure;
 use a2aflow::model::{LoadOptions, Output, TaskRequest, TaskResult, Workflow, load_workflow_str};
 use a2aflow::protocol::grpc::Schemeless;
 use a2aflow::protocol::{
-    Binding, CallOptions, HttpClient, Transport, connect_interface_with, select_interface,
+    Binding, CallOptions, HttpClient, RequestHeaders, Transport, connect_interface_with,
+    select_interface,
 };
 use a2aflow_server::{Limits, Server, ServerBuilder, ServerHandle};
+use http::{HeaderMap, HeaderName, HeaderValue, Uri};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -103,6 +106,29 @@ pub async fn client_with(
         .expect("card");
     let (binding, interface) = select_interface(&card, &[binding]).expect("the binding is served");
     connect_interface_with(binding, interface, http, Schemeless::Plaintext).expect("transport")
+}
+
+/// One caller's credentials, as a header (gRPC: metadata) on every request.
+struct Credential(&'static str, &'static str);
+
+#[async_trait::async_trait]
+impl RequestHeaders for Credential {
+    async fn headers_for(&self, _: &Uri) -> Result<HeaderMap, Failure> {
+        let mut h = HeaderMap::new();
+        h.insert(
+            HeaderName::from_static(self.0),
+            HeaderValue::from_static(self.1),
+        );
+        Ok(h)
+    }
+}
+
+/// A client sending header `name` (lower case) with `value` on every request.
+pub fn as_caller(name: &'static str, value: &'static str) -> HttpClient {
+    HttpClient::builder()
+        .request_headers(Arc::new(Credential(name, value)))
+        .build()
+        .unwrap()
 }
 
 /// A user message with `text`.
