@@ -50,11 +50,18 @@ pub(crate) enum SinkKind {
     Parent(Arc<EventHub>),
 }
 
-/// Per-run event hub: assigns `seq` under one lock so concurrent emitters stay totally ordered.
+/// Per-run event hub: numbers events under one lock so concurrent emitters stay totally ordered.
 pub(crate) struct EventHub {
     execution_id: Arc<str>,
     sink: SinkKind,
-    seq: Mutex<u64>,
+    /// The next event's `seq`. Held only to number an event (and, in a durable run, to put its
+    /// text in the journal's buffer, which so stays in `seq` order), never across an await: the
+    /// tasks of a run that emit at once do not queue behind each other's wake-ups.
+    next_seq: std::sync::Mutex<u64>,
+    /// Held by an event that goes to a sink or through a hook from its numbering to its
+    /// delivery, so the sink sees the events in `seq` order. A run whose events go only to its
+    /// journal never takes it but for its child runs' events.
+    delivery: Mutex<()>,
     /// Cancelled when the channel consumer went away (it is the run's token: that cancels the run).
     consumer_gone: CancellationToken,
     /// The channel consumer went away: nothing more is sent. A run cancelled for any other reason
@@ -84,7 +91,8 @@ impl EventHub {
         EventHub {
             execution_id,
             sink,
-            seq: Mutex::new(0),
+            next_seq: std::sync::Mutex::new(0),
+            delivery: Mutex::new(()),
             consumer_gone,
             gone: std::sync::atomic::AtomicBool::new(false),
             hard_deadline,
@@ -120,7 +128,7 @@ impl EventHub {
     /// continues the sequence its store holds).
     pub(crate) fn journaled(mut self, log: Arc<EventLog>, first_seq: u64) -> Self {
         self.tee = Some(log);
-        self.seq = Mutex::new(first_seq);
+        self.next_seq = std::sync::Mutex::new(first_seq);
         self
     }
 
@@ -158,7 +166,10 @@ impl EventHub {
             let event = self.event(0, EventTime::now(), step, task_id, Arc::new(payload()));
             return parent.forward(event).await;
         }
-        let mut seq = self.seq.lock().await;
+        if self.journal_only() {
+            return self.journal(step, task_id, closed, payload());
+        }
+        let _delivery = self.delivery.lock().await;
         if closed.is_some_and(|c| c.load(Ordering::Acquire)) {
             return;
         }
@@ -166,20 +177,24 @@ impl EventHub {
         // The event's time: one clock read, written out as text only when serialised.
         let time = EventTime::now();
         if self.hook.is_some() || self.recorded.is_some() {
-            let event = self.event(*seq, time, step, task_id, payload);
-            return Box::pin(self.publish(&mut seq, event)).await;
+            let event = self.event(*self.numbering(), time, step, task_id, payload);
+            return Box::pin(self.publish(event)).await;
         }
-        if let Some(log) = &self.tee
-            && let Some(encoded) = self.encoded(*seq, time, step, task_id, &payload)
-        {
-            log.push(encoded);
-        }
+        let seq = {
+            let mut next = self.numbering();
+            let seq = *next;
+            if let Some(log) = &self.tee
+                && let Some(encoded) = self.encoded(seq, time, step, task_id, &payload)
+            {
+                log.push(encoded);
+            }
+            *next += 1;
+            seq
+        };
         if matches!(self.sink, SinkKind::None) {
-            *seq += 1;
             return;
         }
-        let event = self.event(*seq, time, step, task_id, payload);
-        *seq += 1;
+        let event = self.event(seq, time, step, task_id, payload);
         if let SinkKind::Callback(cb) = &self.sink {
             return call_sink(cb, &event);
         }
@@ -187,6 +202,61 @@ impl EventHub {
         // future that may emit (each task's, each dispatch's) would otherwise carry it inline,
         // also when no sink is set. Only events sent to a channel pay for the allocation.
         Box::pin(self.deliver(event)).await;
+    }
+
+    /// The next event's `seq`, locked (see [`EventHub::next_seq`]).
+    fn numbering(&self) -> std::sync::MutexGuard<'_, u64> {
+        // Every update is one increment: a poisoned counter is still right.
+        self.next_seq
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Whether the run's events go only to its journal (a durable run without a sink, hook or
+    /// finish hook): then [`EventHub::journal`] writes them.
+    fn journal_only(&self) -> bool {
+        self.tee.is_some()
+            && matches!(self.sink, SinkKind::None)
+            && self.hook.is_none()
+            && self.recorded.is_none()
+    }
+
+    /// An event of a run whose events go only to its journal: its text is written before the
+    /// event takes its place in the sequence, and the place is taken under the numbering lock
+    /// alone (a plain mutex, held to number, time and buffer the event). Serialising under the
+    /// async ordering lock made a wide step's tasks queue behind each other's wake-ups.
+    fn journal(
+        &self,
+        step: Option<&str>,
+        task_id: Option<&str>,
+        closed: Option<&AtomicBool>,
+        payload: EventPayload,
+    ) {
+        let view = EventView {
+            seq: 0,
+            kind: payload.kind(),
+            time: None,
+            execution_id: &self.execution_id,
+            depth: self.depth,
+            step,
+            task_id,
+            data: &payload,
+        };
+        let tail = view.tail();
+        let mut seq = self.numbering();
+        if closed.is_some_and(|c| c.load(Ordering::Acquire)) {
+            return;
+        }
+        let time = EventTime::now();
+        let encoded = match &tail {
+            Ok(tail) => Some(EncodedEvent::from_parts(*seq, tail.finish(*seq, Some(time)))),
+            // The slow path keeps the event's place with `null` data.
+            Err(_) => self.encoded(*seq, time, step, task_id, &payload),
+        };
+        if let (Some(log), Some(encoded)) = (&self.tee, encoded) {
+            log.push(encoded);
+        }
+        *seq += 1;
     }
 
     /// The journal's copy of an event: its JSON text written straight from the typed payload
@@ -265,30 +335,33 @@ impl EventHub {
             if let SinkKind::Parent(parent) = &self.sink {
                 return parent.forward(event).await;
             }
-            let mut seq = self.seq.lock().await;
-            event.seq = *seq;
-            self.publish(&mut seq, event).await;
+            let _delivery = self.delivery.lock().await;
+            event.seq = *self.numbering();
+            self.publish(event).await;
         })
     }
 
-    /// Passes an event through the hook, then numbers each resulting event from `*seq` and
-    /// hands it to the store's copy, the finish hook's record and the sink (called with the
-    /// sequence lock held; `event.seq` is the slot it was given). An event the hook made
-    /// without a time gets the time of the event it was given.
-    async fn publish(&self, seq: &mut u64, event: Event) {
+    /// Passes an event through the hook, then numbers each resulting event and hands it to the
+    /// store's copy, the finish hook's record and the sink (called with the delivery lock held;
+    /// `event.seq` is the slot it was given). An event the hook made without a time gets the
+    /// time of the event it was given.
+    async fn publish(&self, event: Event) {
         let time = event.time;
         for mut event in self.edited(event) {
-            event.seq = *seq;
-            *seq += 1;
-            if event.time.is_none() {
-                event.time = time;
-            }
-            if let Some(log) = &self.tee {
-                match EncodedEvent::encode(&event) {
-                    Ok(encoded) => log.push(encoded),
-                    Err(e) => {
-                        let (code, error) = (&e.code, &e.message);
-                        tracing::warn!(%code, %error, "an event was not journaled");
+            {
+                let mut next = self.numbering();
+                event.seq = *next;
+                *next += 1;
+                if event.time.is_none() {
+                    event.time = time;
+                }
+                if let Some(log) = &self.tee {
+                    match EncodedEvent::encode(&event) {
+                        Ok(encoded) => log.push(encoded),
+                        Err(e) => {
+                            let (code, error) = (&e.code, &e.message);
+                            tracing::warn!(%code, %error, "an event was not journaled");
+                        }
                     }
                 }
             }
@@ -327,7 +400,7 @@ impl EventHub {
         }
     }
 
-    /// Hands a numbered event to the sink (called with the sequence lock held).
+    /// Hands a numbered event to the sink (called with the delivery lock held).
     async fn deliver(&self, event: Event) {
         match &self.sink {
             SinkKind::None | SinkKind::Parent(_) => {}

@@ -178,6 +178,65 @@ pub struct EventView<'a> {
 impl EventView<'_> {
     /// The event's JSON text (fails only where [`EventPayload::to_data`] would).
     pub fn to_json(&self) -> Result<String, serde_json::Error> {
-        serde_json::to_string(self)
+        Ok(self.tail()?.finish(self.seq, self.time))
+    }
+
+    /// The event's text but for its `seq` and `time` (see [`EventTail`]): written before the
+    /// event takes its place in its run's sequence, so that the place is held only for
+    /// [`EventTail::finish`].
+    pub fn tail(&self) -> Result<EventTail, serde_json::Error> {
+        /// The fields after `time`, in [`EventView`]'s order and spelling.
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Rest<'a> {
+            execution_id: &'a str,
+            depth: u32,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            step: Option<&'a str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            task_id: Option<&'a str>,
+            data: &'a EventPayload,
+        }
+        let rest = serde_json::to_string(&Rest {
+            execution_id: self.execution_id,
+            depth: self.depth,
+            step: self.step,
+            task_id: self.task_id,
+            data: self.data,
+        })?;
+        let kind = serde_json::to_string(&self.kind)?;
+        Ok(EventTail { kind, rest })
+    }
+}
+
+/// An event's JSON text without its `seq` and `time` ([`EventView::tail`]), finished once they
+/// are known ([`EventTail::finish`]) into the bytes [`EventView::to_json`] gives.
+#[derive(Debug, Clone)]
+pub struct EventTail {
+    /// The kind as a JSON string.
+    kind: String,
+    /// `{"executionId":…,"data":…}`: the fields after `time`.
+    rest: String,
+}
+
+impl EventTail {
+    /// The event's JSON text numbered `seq`, at `time`.
+    pub fn finish(&self, seq: u64, time: Option<EventTime>) -> String {
+        use std::fmt::Write;
+        let mut out = String::with_capacity(self.rest.len() + self.kind.len() + 64);
+        // Writing into a `String` cannot fail.
+        let _ = write!(out, "{{\"seq\":{seq},\"kind\":{}", self.kind);
+        if let Some(time) = time {
+            let _ = write!(out, ",\"time\":\"{time}\"");
+        }
+        // `rest` is a JSON object: its fields follow the ones above.
+        match self.rest.strip_prefix('{') {
+            Some(fields) if fields != "}" => {
+                out.push(',');
+                out.push_str(fields);
+            }
+            _ => out.push('}'),
+        }
+        out
     }
 }

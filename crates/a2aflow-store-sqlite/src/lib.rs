@@ -13,7 +13,10 @@
 //!
 //! **Threads.** SQLite is blocking: the store's one connection lives on its own thread and
 //! async callers hand it jobs through a bounded channel; opening runs on
-//! `tokio::task::spawn_blocking`. The store never builds a runtime.
+//! `tokio::task::spawn_blocking`. The store never builds a runtime. Every write of the store
+//! waits for that one thread, so it does only SQL: records are written as JSON by the caller
+//! before the job is queued, and a run's events are kept one row per batch (the texts one per
+//! line), not one row per event.
 //!
 //! **Leases.** One driver per run: a lease row with an owner, a fencing token and an expiry
 //! ([`StoreOptions::lease_ttl`]), taken in a `BEGIN IMMEDIATE` transaction so two processes

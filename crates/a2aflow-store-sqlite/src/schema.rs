@@ -7,7 +7,7 @@ use rusqlite::Connection;
 pub const APPLICATION_ID: i32 = 0x4132_4146;
 
 /// The schema version this build writes and reads.
-pub const CURRENT_VERSION: i32 = 3;
+pub const CURRENT_VERSION: i32 = 4;
 
 /// The step that brings a store from version `n - 1` to `n` is `MIGRATIONS[n - 1]`.
 const MIGRATIONS: &[&str] = &[
@@ -44,6 +44,9 @@ const MIGRATIONS: &[&str] = &[
      CREATE INDEX runs_newest ON runs (started_at_ms DESC, execution_id DESC);",
     // 2 -> 3: when a run finished (NULL for runs that finished before this version).
     "ALTER TABLE runs ADD COLUMN finished_at_ms INTEGER;",
+    // 3 -> 4: events kept per batch: a row holds the events `seq..=last_seq`, their JSON texts
+    // one per line (`last_seq` NULL: the row's one event, as every row before this version).
+    "ALTER TABLE events ADD COLUMN last_seq INTEGER;",
 ];
 
 /// Runs every step after `from` up to [`CURRENT_VERSION`] and records the new version, inside

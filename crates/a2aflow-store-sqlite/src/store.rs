@@ -276,15 +276,68 @@ fn insert_run(conn: &Connection, path: &Path, run: &RunStarted) -> Result<(), St
     .map_err(|e| error::sqlite(path, "creating a run", &e))
 }
 
+/// A batch of journal records written as JSON text by the caller, before its job reaches the
+/// store's thread (the one thread every write of the store waits for does only SQL), and
+/// checked as far as it can be without the run's row ([`check_append`] for a run not finished).
+struct EncodedRecords {
+    /// Each record's kind and text, in order.
+    rows: Vec<(&'static str, String)>,
+    /// The run state the last record that ends the run sets, if one does.
+    final_state: Option<&'static str>,
+}
+
+impl EncodedRecords {
+    fn new(id: &str, records: &[JournalRecord]) -> Result<Self, StoreError> {
+        check_append(id, false, records)?;
+        let rows = records
+            .iter()
+            .map(|r| Ok((r.kind(), encode(r)?)))
+            .collect::<Result<_, StoreError>>()?;
+        let final_state = records
+            .iter()
+            .rev()
+            .find_map(JournalRecord::final_state)
+            .map(RunState::as_str);
+        Ok(EncodedRecords { rows, final_state })
+    }
+}
+
+/// What an append came to on the store's thread.
+enum Appended {
+    /// The records' `seq`s.
+    At(Range<u64>),
+    /// Nothing was written: the run had already finished (the caller, which kept the records,
+    /// says which one was refused: [`refuse_finished`]).
+    RunFinished,
+}
+
+/// The answer to an append of `records` to run `id`.
+fn refuse_finished(
+    id: &str,
+    records: &[JournalRecord],
+    appended: Result<Appended, StoreError>,
+) -> Result<Range<u64>, StoreError> {
+    match appended? {
+        Appended::At(at) => Ok(at),
+        Appended::RunFinished => match check_append(id, true, records) {
+            Err(e) => Err(e),
+            // An empty append to a finished run: nothing to refuse.
+            Ok(()) => Ok(0..0),
+        },
+    }
+}
+
 fn insert_records(
     conn: &Connection,
     cache: &mut GroupCache,
     path: &Path,
     id: &str,
-    records: &[JournalRecord],
-) -> Result<Range<u64>, StoreError> {
+    records: &EncodedRecords,
+) -> Result<Appended, StoreError> {
     let (start, finished) = cached_run_row(conn, cache, path, id)?;
-    check_append(id, finished, records)?;
+    if finished && !records.rows.is_empty() {
+        return Ok(Appended::RunFinished);
+    }
     let fail = |e: rusqlite::Error| error::sqlite(path, "appending", &e);
     let mut insert = conn
         .prepare_cached(
@@ -292,18 +345,14 @@ fn insert_records(
         )
         .map_err(fail)?;
     let mut seq = start;
-    let mut final_state = None;
-    let mut finished_at_ms = None;
-    for record in records {
+    for (kind, body) in &records.rows {
         insert
-            .execute(params![id, sql_i64(seq), record.kind(), encode(record)?])
+            .execute(params![id, sql_i64(seq), kind, body])
             .map_err(fail)?;
-        if let Some(state) = record.final_state() {
-            final_state = Some(state.as_str());
-            finished_at_ms = Some(sql_i64(wall_clock_ms()));
-        }
         seq += 1;
     }
+    let final_state = records.final_state;
+    let finished_at_ms = final_state.map(|_| sql_i64(wall_clock_ms()));
     conn.prepare_cached(
         "UPDATE runs SET next_seq = ?2, final_state = COALESCE(?3, final_state), \
          finished_at_ms = COALESCE(?4, finished_at_ms) WHERE execution_id = ?1",
@@ -311,7 +360,7 @@ fn insert_records(
     .and_then(|mut s| s.execute(params![id, sql_i64(seq), final_state, finished_at_ms]))
     .map_err(fail)?;
     cache.run(id).row = Some((seq, finished || final_state.is_some()));
-    Ok(start..seq)
+    Ok(Appended::At(start..seq))
 }
 
 fn read_journal(conn: &Connection, path: &Path, id: &str) -> Result<RunJournal, StoreError> {
@@ -422,7 +471,10 @@ fn insert_events(
     insert_encoded_events(conn, cache, path, id, &encoded)
 }
 
-/// Keeps events as the text they came in (one row each, one prepared statement).
+/// Keeps a batch of events as the text they came in, in ONE row: `seq` the batch's first
+/// event, `last_seq` its last, `body` their texts one per line (compact JSON holds no raw
+/// line break). A wide step's thousands of events cost the store a few rows, not one each.
+/// Rows of stores older than version 4 hold one event each (`last_seq` NULL).
 fn insert_encoded_events(
     conn: &Connection,
     cache: &mut GroupCache,
@@ -432,22 +484,41 @@ fn insert_encoded_events(
 ) -> Result<(), StoreError> {
     cached_run_row(conn, cache, path, id)?;
     let fail = |e: rusqlite::Error| error::sqlite(path, "recording events", &e);
-    let last: Option<i64> = conn
-        .prepare_cached("SELECT max(seq) FROM events WHERE execution_id = ?1")
-        .and_then(|mut s| s.query_row([id], |r| r.get(0)))
+    let (Some(first), Some(last)) = (events.first(), events.last()) else {
+        return Ok(());
+    };
+    let stored_last: Option<i64> = conn
+        .prepare_cached(
+            "SELECT COALESCE(last_seq, seq) FROM events WHERE execution_id = ?1 \
+             ORDER BY seq DESC LIMIT 1",
+        )
+        .and_then(|mut s| s.query_row([id], |r| r.get(0)).optional())
         .map_err(fail)?;
-    check_encoded_event_order(id, last.map(sql_u64), events)?;
-    let mut insert = conn
-        .prepare_cached("INSERT INTO events (execution_id, seq, body) VALUES (?1, ?2, ?3)")
-        .map_err(fail)?;
-    for e in events {
-        insert
-            .execute(params![id, sql_i64(e.seq()), e.json()])
-            .map_err(fail)?;
+    check_encoded_event_order(id, stored_last.map(sql_u64), events)?;
+    let mut body = String::with_capacity(events.iter().map(|e| e.json().len() + 1).sum());
+    for (i, e) in events.iter().enumerate() {
+        if i > 0 {
+            body.push('\n');
+        }
+        body.push_str(e.json());
     }
+    conn.prepare_cached(
+        "INSERT INTO events (execution_id, seq, last_seq, body) VALUES (?1, ?2, ?3, ?4)",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            id,
+            sql_i64(first.seq()),
+            sql_i64(last.seq()),
+            body
+        ])
+    })
+    .map_err(fail)?;
     Ok(())
 }
 
+/// Up to `limit` events of run `id` after `after_seq`, oldest first: the rows from the one
+/// holding the first event after `after_seq` on, each row's events read line by line.
 fn read_events(
     conn: &Connection,
     path: &Path,
@@ -457,25 +528,34 @@ fn read_events(
 ) -> Result<Vec<Event>, StoreError> {
     run_row(conn, path, id)?;
     let fail = |e: rusqlite::Error| error::sqlite(path, "reading events", &e);
+    // The first row may end before `after_seq`'s successor: `limit` rows after it are enough.
     let mut stmt = conn
         .prepare_cached(
-            "SELECT seq, body FROM events WHERE execution_id = ?1 AND seq > ?2 ORDER BY seq \
-             LIMIT ?3",
+            "SELECT seq, body FROM events WHERE execution_id = ?1 AND seq >= COALESCE( \
+               (SELECT max(seq) FROM events WHERE execution_id = ?1 AND seq <= ?2), ?2) \
+             ORDER BY seq LIMIT ?3",
         )
         .map_err(fail)?;
     let after = after_seq.map_or(-1, sql_i64);
     let rows = stmt
-        .query_map(params![id, after, sql_i64(limit as u64)], |r| {
+        .query_map(params![id, after, sql_i64(limit as u64 + 1)], |r| {
             Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
         })
         .map_err(fail)?;
     let mut out = Vec::new();
     for row in rows {
         let (seq, body) = row.map_err(fail)?;
-        out.push(
-            serde_json::from_str(&body)
-                .map_err(|e| error::undecodable(path, &format!("event {seq} of run '{id}'"), &e))?,
-        );
+        for line in body.split('\n') {
+            if out.len() == limit {
+                return Ok(out);
+            }
+            let event: Event = serde_json::from_str(line).map_err(|e| {
+                error::undecodable(path, &format!("event row {seq} of run '{id}'"), &e)
+            })?;
+            if after_seq.is_none_or(|a| event.seq > a) {
+                out.push(event);
+            }
+        }
     }
     Ok(out)
 }
@@ -496,9 +576,12 @@ impl RunStore for SqliteStore {
     ) -> Result<Range<u64>, StoreError> {
         let path = self.path().to_owned();
         let id = execution_id.to_owned();
-        self.worker
-            .write_cached(move |conn, cache| insert_records(conn, cache, &path, &id, &records))
-            .await
+        let encoded = EncodedRecords::new(&id, &records)?;
+        let appended = self
+            .worker
+            .write_cached(move |conn, cache| insert_records(conn, cache, &path, &id, &encoded))
+            .await;
+        refuse_finished(execution_id, &records, appended)
     }
 
     async fn append_driven(
@@ -508,12 +591,15 @@ impl RunStore for SqliteStore {
     ) -> Result<Range<u64>, StoreError> {
         let path = self.path().to_owned();
         let held = lease.clone();
-        self.worker
+        let encoded = EncodedRecords::new(&lease.execution_id, &records)?;
+        let appended = self
+            .worker
             .write_cached(move |conn, cache| {
                 fence(conn, cache, &path, &held)?;
-                insert_records(conn, cache, &path, &held.execution_id, &records)
+                insert_records(conn, cache, &path, &held.execution_id, &encoded)
             })
-            .await
+            .await;
+        refuse_finished(&lease.execution_id, &records, appended)
     }
 
     async fn record_driven_events(

@@ -30,5 +30,15 @@ fn every_sample_writes_the_bytes_of_its_value_event() {
             "{} differs",
             event.kind
         );
+        // The text finished from the tail (seq and time written last) is what serde writes
+        // of the whole view, for any place and time.
+        let tail = view.tail().unwrap();
+        for (seq, time) in [(0, None), (u64::MAX, Some(EventTime::from_unix_ms(0)))] {
+            let placed = EventView { seq, time, ..view };
+            assert_eq!(
+                tail.finish(seq, time),
+                serde_json::to_string(&placed).unwrap()
+            );
+        }
     }
 }

@@ -1,4 +1,4 @@
-//! A store written by a previous schema version (1 or 2) opens, is migrated to the current one,
+//! A store written by a previous schema version (1, 2 or 3) opens, is migrated to the current one,
 //! and keeps its runs.
 
 use crate::support::{block_on, event, intent, started};
@@ -94,12 +94,67 @@ fn write_v2_store(path: &std::path::Path) {
     .unwrap();
 }
 
+/// What version 3 added to version 2, exactly as that version wrote it.
+const V3: &str = "ALTER TABLE runs ADD COLUMN finished_at_ms INTEGER;";
+
+/// A version-3 store: `old-run` with two events kept one per row, as versions 2 and 3 kept
+/// them.
+fn write_v3_store(path: &std::path::Path) {
+    write_v2_store(path);
+    let conn = Connection::open(path).unwrap();
+    conn.execute_batch(V3).unwrap();
+    conn.pragma_update(None, "user_version", 3).unwrap();
+    for seq in 0..2 {
+        let body = serde_json::to_string(&event("old-run", seq)).unwrap();
+        conn.execute(
+            "INSERT INTO events VALUES ('old-run', ?1, ?2)",
+            (seq as i64, &body),
+        )
+        .unwrap();
+    }
+}
+
 #[test]
-fn a_version_2_store_opens_migrated_and_new_ends_are_timed() {
+fn a_version_3_store_opens_migrated_and_its_events_read_with_the_new_batches() {
     assert_eq!(
-        CURRENT_VERSION, 3,
+        CURRENT_VERSION, 4,
         "add a fixture for the version this replaces"
     );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v3.db");
+    write_v3_store(&path);
+    assert_eq!(version(&path), 3);
+    block_on(async {
+        let store = SqliteStore::open(&path).await.unwrap();
+        let seqs = |events: Vec<a2aflow_model::Event>| -> Vec<u64> {
+            events.iter().map(|e| e.seq).collect()
+        };
+        assert_eq!(seqs(store.events("old-run", None, 10).await.unwrap()), [0, 1]);
+        // A batch after the old rows: one row of three events.
+        let batch = (2..5).map(|seq| event("old-run", seq)).collect();
+        store.record_events("old-run", batch).await.unwrap();
+        assert_eq!(
+            seqs(store.events("old-run", None, 10).await.unwrap()),
+            [0, 1, 2, 3, 4]
+        );
+        // Reading from inside a batch, and a limit that ends inside one.
+        assert_eq!(seqs(store.events("old-run", Some(0), 2).await.unwrap()), [1, 2]);
+        assert_eq!(seqs(store.events("old-run", Some(2), 10).await.unwrap()), [3, 4]);
+        assert_eq!(seqs(store.events("old-run", Some(3), 1).await.unwrap()), [4]);
+        assert!(store.events("old-run", Some(4), 10).await.unwrap().is_empty());
+        // An event not after the batch's last one is refused, old rows or new.
+        let e = store
+            .record_events("old-run", vec![event("old-run", 4)])
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, a2aflow_model::ErrorCode::StoreInvalidAppend);
+        store.close().await;
+    });
+    assert_eq!(version(&path), CURRENT_VERSION);
+}
+
+#[test]
+fn a_version_2_store_opens_migrated_and_new_ends_are_timed() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v2.db");
     write_v2_store(&path);
