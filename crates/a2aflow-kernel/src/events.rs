@@ -249,7 +249,10 @@ impl EventHub {
         }
         let time = EventTime::now();
         let encoded = match &tail {
-            Ok(tail) => Some(EncodedEvent::from_parts(*seq, tail.finish(*seq, Some(time)))),
+            Ok(tail) => Some(EncodedEvent::from_parts(
+                *seq,
+                tail.finish(*seq, Some(time)),
+            )),
             // The slow path keeps the event's place with `null` data.
             Err(_) => self.encoded(*seq, time, step, task_id, &payload),
         };

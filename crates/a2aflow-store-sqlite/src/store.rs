@@ -505,14 +505,7 @@ fn insert_encoded_events(
     conn.prepare_cached(
         "INSERT INTO events (execution_id, seq, last_seq, body) VALUES (?1, ?2, ?3, ?4)",
     )
-    .and_then(|mut s| {
-        s.execute(params![
-            id,
-            sql_i64(first.seq()),
-            sql_i64(last.seq()),
-            body
-        ])
-    })
+    .and_then(|mut s| s.execute(params![id, sql_i64(first.seq()), sql_i64(last.seq()), body]))
     .map_err(fail)?;
     Ok(())
 }

@@ -129,7 +129,10 @@ fn a_version_3_store_opens_migrated_and_its_events_read_with_the_new_batches() {
         let seqs = |events: Vec<a2aflow_model::Event>| -> Vec<u64> {
             events.iter().map(|e| e.seq).collect()
         };
-        assert_eq!(seqs(store.events("old-run", None, 10).await.unwrap()), [0, 1]);
+        assert_eq!(
+            seqs(store.events("old-run", None, 10).await.unwrap()),
+            [0, 1]
+        );
         // A batch after the old rows: one row of three events.
         let batch = (2..5).map(|seq| event("old-run", seq)).collect();
         store.record_events("old-run", batch).await.unwrap();
@@ -138,10 +141,25 @@ fn a_version_3_store_opens_migrated_and_its_events_read_with_the_new_batches() {
             [0, 1, 2, 3, 4]
         );
         // Reading from inside a batch, and a limit that ends inside one.
-        assert_eq!(seqs(store.events("old-run", Some(0), 2).await.unwrap()), [1, 2]);
-        assert_eq!(seqs(store.events("old-run", Some(2), 10).await.unwrap()), [3, 4]);
-        assert_eq!(seqs(store.events("old-run", Some(3), 1).await.unwrap()), [4]);
-        assert!(store.events("old-run", Some(4), 10).await.unwrap().is_empty());
+        assert_eq!(
+            seqs(store.events("old-run", Some(0), 2).await.unwrap()),
+            [1, 2]
+        );
+        assert_eq!(
+            seqs(store.events("old-run", Some(2), 10).await.unwrap()),
+            [3, 4]
+        );
+        assert_eq!(
+            seqs(store.events("old-run", Some(3), 1).await.unwrap()),
+            [4]
+        );
+        assert!(
+            store
+                .events("old-run", Some(4), 10)
+                .await
+                .unwrap()
+                .is_empty()
+        );
         // An event not after the batch's last one is refused, old rows or new.
         let e = store
             .record_events("old-run", vec![event("old-run", 4)])
