@@ -169,6 +169,12 @@ impl EventHub {
         if self.journal_only() {
             return self.journal(step, task_id, closed, payload());
         }
+        if let SinkKind::Callback(cb) = &self.sink
+            && self.hook.is_none()
+            && self.recorded.is_none()
+        {
+            return self.call_back(cb, step, task_id, closed, payload);
+        }
         let _delivery = self.delivery.lock().await;
         if closed.is_some_and(|c| c.load(Ordering::Acquire)) {
             return;
@@ -219,6 +225,33 @@ impl EventHub {
             && matches!(self.sink, SinkKind::None)
             && self.hook.is_none()
             && self.recorded.is_none()
+    }
+
+    /// An event for a callback sink (no hook, no finish hook): numbered, journaled and handed to
+    /// the callback under the numbering lock alone. The callback is synchronous, so it sees the
+    /// events in `seq` order without the async delivery lock.
+    fn call_back(
+        &self,
+        cb: &EventCallback,
+        step: Option<&str>,
+        task_id: Option<&str>,
+        closed: Option<&AtomicBool>,
+        payload: impl FnOnce() -> EventPayload,
+    ) {
+        let mut next = self.numbering();
+        if closed.is_some_and(|c| c.load(Ordering::Acquire)) {
+            return;
+        }
+        let payload = Arc::new(payload());
+        let time = EventTime::now();
+        let seq = *next;
+        if let Some(log) = &self.tee
+            && let Some(encoded) = self.encoded(seq, time, step, task_id, &payload)
+        {
+            log.push(encoded);
+        }
+        *next += 1;
+        call_sink(cb, &self.event(seq, time, step, task_id, payload));
     }
 
     /// An event of a run whose events go only to its journal: its text is written before the
@@ -347,11 +380,12 @@ impl EventHub {
     /// Passes an event through the hook, then numbers each resulting event and hands it to the
     /// store's copy, the finish hook's record and the sink (called with the delivery lock held;
     /// `event.seq` is the slot it was given). An event the hook made without a time gets the
-    /// time of the event it was given.
+    /// time of the event it was given. All but a channel's send happen under the numbering lock,
+    /// so a callback sink sees the order [`EventHub::call_back`] keeps.
     async fn publish(&self, event: Event) {
         let time = event.time;
         for mut event in self.edited(event) {
-            {
+            let to_channel = {
                 let mut next = self.numbering();
                 event.seq = *next;
                 *next += 1;
@@ -367,21 +401,37 @@ impl EventHub {
                         }
                     }
                 }
-            }
-            if let Some(recorded) = &self.recorded {
-                let mut recorded = recorded
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
-                if recorded.len() < RECORDED_EVENTS_LIMIT {
-                    recorded.push(event.clone());
-                } else if !self.recorded_full.swap(true, Ordering::Relaxed) {
-                    tracing::warn!(
-                        limit = RECORDED_EVENTS_LIMIT,
-                        "the finish hook sees only the run's first events"
-                    );
+                self.record(&event);
+                match &self.sink {
+                    SinkKind::Callback(cb) => {
+                        call_sink(cb, &event);
+                        None
+                    }
+                    SinkKind::Channel(_) => Some(event),
+                    SinkKind::None | SinkKind::Parent(_) => None,
                 }
+            };
+            if let Some(event) = to_channel {
+                self.deliver(event).await;
             }
-            self.deliver(event).await;
+        }
+    }
+
+    /// Keeps `event` for the finish hook, when there is one (up to [`RECORDED_EVENTS_LIMIT`]).
+    fn record(&self, event: &Event) {
+        let Some(recorded) = &self.recorded else {
+            return;
+        };
+        let mut recorded = recorded
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if recorded.len() < RECORDED_EVENTS_LIMIT {
+            recorded.push(event.clone());
+        } else if !self.recorded_full.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                limit = RECORDED_EVENTS_LIMIT,
+                "the finish hook sees only the run's first events"
+            );
         }
     }
 
