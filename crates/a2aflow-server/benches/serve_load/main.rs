@@ -15,20 +15,28 @@
 //! - memory: one warm-up request per client, then every connection closed and the idle RSS
 //!   read; then every client opens a new connection with a stream held open (`hold K`: the step
 //!   waits for a release the bench sends on the server's stdin), and once every stream has its
-//!   first event and a second has passed, the RSS is read (the lowest of three readings) and
-//!   the streams released. Memory per open stream = (held RSS − idle RSS) ÷ clients: a stream,
-//!   its connection and its running task.
+//!   first event and a second has passed, the RSS is read (the lowest of three readings); then
+//!   as many streams again are opened on top of those, and the RSS read again, for
+//!   `A2AFLOW_SLOAD_HOLD_STEPS` steps (default 2) of one stream per client; then every stream is
+//!   released. Memory per open stream = (RSS at the last step − RSS at the step before) ÷
+//!   clients: a stream, its connection and its running task, measured marginally. The first
+//!   step is not used for it: a server's allocator keeps what the warm-up freed and the first
+//!   streams reuse it (CPython's did: its RSS with 1,000 streams held came out below its idle
+//!   RSS), so the first step says too little. The older figure, (RSS at the first step − idle
+//!   RSS) ÷ clients, is printed beside it as `memory_per_open_stream_over_idle` when positive.
 //! - throughput: every client sends back-to-back requests for a fixed time (alternating the
 //!   servers, round after round): requests/s, p50/p99 latency of a whole stream, and the
 //!   server's CPU time (user + system) per request, which a shared machine's load moves less.
 //!
 //! Sizes: `A2AFLOW_SLOAD_CLIENTS` (default 50; 1000 for the recorded figure),
-//! `A2AFLOW_SLOAD_SECS` per throughput round (default 2), `A2AFLOW_SLOAD_ROUNDS` (default 1).
+//! `A2AFLOW_SLOAD_SECS` per throughput round (default 2), `A2AFLOW_SLOAD_ROUNDS` (default 1),
+//! `A2AFLOW_SLOAD_HOLD_STEPS` (default 2, at least 2).
 //! The Python: `A2AFLOW_SLOAD_PYTHON`, else `A2AFLOW_PY_PEER`, else `target/interop-venv`
 //! (`cargo xtask ci` builds it); without one the Python side is skipped, and says so. The
-//! a2aflow server's runs-in-flight limits are raised to twice the clients (printed), its
-//! finished tasks kept in memory are `A2AFLOW_SLOAD_KEPT` when set (the RSS growth per
-//! finished request stops once that many have finished); every other limit is the default.
+//! a2aflow server's runs-in-flight limits are raised to twice the clients, or to the streams
+//! held at the last step if more (printed), its finished tasks kept in memory are
+//! `A2AFLOW_SLOAD_KEPT` when set (the RSS growth per finished request stops once that many have
+//! finished); every other limit is the default.
 //!
 //! Figures are printed as `BENCH serve_load.… = value unit` lines for `cargo xtask bench`.
 
@@ -56,6 +64,15 @@ struct Config {
     clients: usize,
     secs: f64,
     rounds: usize,
+    hold_steps: usize,
+}
+
+/// Steps of one held stream per client the memory figure is read over (see the module docs).
+const HOLD_STEPS_ENV: &str = "A2AFLOW_SLOAD_HOLD_STEPS";
+
+/// [`HOLD_STEPS_ENV`], at least 2 (the figure is the last step's growth over the one before).
+fn hold_steps() -> usize {
+    env_number(HOLD_STEPS_ENV, 2usize).max(2)
 }
 
 fn env_number<T: std::str::FromStr>(name: &str, default: T) -> T {
@@ -78,10 +95,12 @@ fn main() {
     client::self_check();
     children::self_check();
     served::self_check();
+    self_check();
     let config = Config {
         clients,
         secs: env_number("A2AFLOW_SLOAD_SECS", 2.0f64).max(0.1),
         rounds: env_number("A2AFLOW_SLOAD_ROUNDS", 1usize).max(1),
+        hold_steps: hold_steps(),
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -116,11 +135,13 @@ async fn drive(config: &Config) -> Result<(), String> {
     let n = config.clients;
     let limits = served::limits(n);
     println!(
-        "serve_load: {n} clients, {} s per round, {} round(s); a2aflow limits: runs_in_flight \
-         {} and runs_per_caller {} (default 64; raised to twice the clients), \
+        "serve_load: {n} clients, {} s per round, {} round(s), {} hold steps; a2aflow limits: \
+         runs_in_flight {} and runs_per_caller {} (default 64; raised to twice the clients or \
+         the streams held at the last step), \
          finished_tasks_kept {} (default 10,000; {}), others default",
         config.secs,
         config.rounds,
+        config.hold_steps,
         limits.runs_in_flight,
         limits.runs_per_caller,
         limits.finished_tasks_kept,
@@ -134,9 +155,9 @@ async fn drive(config: &Config) -> Result<(), String> {
              or run `cargo xtask ci` once to build target/interop-venv); no ratios"
         ),
     }
-    let mut per_stream = Vec::new();
+    let mut memories = Vec::new();
     for target in &mut targets {
-        per_stream.push(memory(target, n).await?);
+        memories.push(memory(target, n, config.hold_steps).await?);
     }
     let mut retained_from = Vec::new();
     for target in &targets {
@@ -149,7 +170,7 @@ async fn drive(config: &Config) -> Result<(), String> {
     }
     let ticks = children::ticks_per_second();
     let mut rates = Vec::new();
-    for ((target, bytes), rss_before) in targets.iter_mut().zip(&per_stream).zip(&retained_from) {
+    for ((target, memory), rss_before) in targets.iter_mut().zip(&memories).zip(&retained_from) {
         let t = &mut target.totals;
         t.latencies.sort();
         let rate = t.completed as f64 / t.seconds;
@@ -158,14 +179,17 @@ async fn drive(config: &Config) -> Result<(), String> {
             target.server.rss_kib().saturating_sub(*rss_before) * 1024 / t.completed.max(1) as u64;
         println!(
             "serve_load: {}: {} streams ({} events) in {:.1} s: {rate:.0} requests/s, p50 \
-             {:.1} ms, p99 {:.1} ms, server CPU {cpu_us:.0} µs per request; {bytes} bytes per \
-             open stream; RSS grew {retained} bytes per finished request (tasks kept in memory)",
+             {:.1} ms, p99 {:.1} ms, server CPU {cpu_us:.0} µs per request; {} per open \
+             stream (marginal), {} over idle; RSS grew {retained} bytes per finished request \
+             (tasks kept in memory)",
             target.name,
             t.completed,
             t.events,
             t.seconds,
             ms(percentile(&t.latencies, 0.50)),
             ms(percentile(&t.latencies, 0.99)),
+            shown(memory.marginal),
+            shown(memory.over_idle),
         );
         let name = target.name;
         bench(
@@ -184,11 +208,18 @@ async fn drive(config: &Config) -> Result<(), String> {
             "ms",
         );
         bench(&format!("serve_load.{name}.cpu_per_request"), cpu_us, "µs");
-        // 0: the held RSS was not above the idle RSS, which is no figure (see the ratio below).
-        if *bytes > 0 {
+        // None: the RSS did not grow over that step, which is no figure (see `Memory`).
+        if let Some(bytes) = memory.marginal {
             bench(
                 &format!("serve_load.{name}.memory_per_open_stream"),
-                *bytes as f64,
+                bytes as f64,
+                "bytes",
+            );
+        }
+        if let Some(bytes) = memory.over_idle {
+            bench(
+                &format!("serve_load.{name}.memory_per_open_stream_over_idle"),
+                bytes as f64,
                 "bytes",
             );
         }
@@ -199,7 +230,7 @@ async fn drive(config: &Config) -> Result<(), String> {
         n as f64,
         "concurrent streaming clients",
     );
-    if let ([(a_rate, a_cpu), (p_rate, p_cpu)], [a_mem, p_mem]) = (&rates[..], &per_stream[..]) {
+    if let ([(a_rate, a_cpu), (p_rate, p_cpu)], [a_mem, p_mem]) = (&rates[..], &memories[..]) {
         bench(
             "serve_load.ratio.requests_per_s",
             a_rate / p_rate,
@@ -210,17 +241,17 @@ async fn drive(config: &Config) -> Result<(), String> {
             a_cpu / p_cpu,
             "a2aflow ÷ Python SDK",
         );
-        if *p_mem > 0 {
-            bench(
+        match (a_mem.marginal, p_mem.marginal) {
+            (Some(a), Some(p)) => bench(
                 "serve_load.ratio.memory_per_open_stream",
-                *a_mem as f64 / *p_mem as f64,
+                a as f64 / p as f64,
                 "a2aflow ÷ Python SDK",
-            );
-        } else {
-            println!(
-                "serve_load: no memory ratio: the Python server's RSS with the streams held was \
-                 not above its idle RSS (the memory its warm-up freed is reused, not returned)"
-            );
+            ),
+            _ => println!(
+                "serve_load: no memory ratio: a server's RSS did not grow over the last step of \
+                 held streams (the memory freed before is reused, not returned); try more \
+                 {HOLD_STEPS_ENV}"
+            ),
         }
     }
     for target in targets {
@@ -232,6 +263,14 @@ async fn drive(config: &Config) -> Result<(), String> {
 /// Prints one machine-readable figure for `cargo xtask bench` (two decimals: ratios are small).
 fn bench(name: &str, value: f64, unit: &str) {
     println!("BENCH {name}={value:.2} {unit}");
+}
+
+/// A per-stream figure, or why there is none.
+fn shown(bytes: Option<u64>) -> String {
+    bytes.map_or_else(
+        || "no figure (the RSS did not grow)".to_owned(),
+        |b| format!("{b} bytes"),
+    )
 }
 
 fn ms(d: Duration) -> f64 {
@@ -322,8 +361,29 @@ async fn connected(endpoint: &Endpoint, n: usize) -> Result<Vec<Client>, String>
     Ok(clients)
 }
 
-/// Memory per open stream, bytes (see the module docs).
-async fn memory(target: &mut Target, n: usize) -> Result<u64, String> {
+/// Memory per open stream, bytes (see the module docs); `None` where the RSS did not grow.
+struct Memory {
+    /// (RSS at the last step − RSS at the step before) ÷ clients: the figure, and the ratio's.
+    marginal: Option<u64>,
+    /// (RSS at the first step − idle RSS after the warm-up) ÷ clients: the older figure.
+    over_idle: Option<u64>,
+}
+
+/// Bytes per stream of growing from `from` to `to` KiB with `n` more streams, if it grew.
+fn per_stream(from: u64, to: u64, n: usize) -> Option<u64> {
+    (to > from).then(|| (to - from) * 1024 / n as u64)
+}
+
+/// The per-stream arithmetic gives a figure only for growth (run before the bench).
+fn self_check() {
+    assert_eq!(per_stream(1000, 1010, 10), Some(1024));
+    assert_eq!(per_stream(1010, 1000, 10), None);
+    assert_eq!(per_stream(1000, 1000, 10), None);
+}
+
+/// Memory per open stream (see the module docs): `steps` steps of `n` streams held on top of
+/// each other.
+async fn memory(target: &mut Target, n: usize, steps: usize) -> Result<Memory, String> {
     // Warm-up: one request per client, then every connection closed.
     let clients = connected(&target.endpoint, n).await?;
     let warm: Vec<_> = clients
@@ -339,12 +399,15 @@ async fn memory(target: &mut Target, n: usize) -> Result<u64, String> {
     tokio::time::sleep(SETTLE).await;
     let idle = target.server.rss_kib();
 
-    // Every client holds a stream open on a new connection.
+    // Every step: every client holds one more stream open, on a new connection.
     target.releases += 1;
     let text = format!("hold {}", target.releases);
     let opened = Arc::new((AtomicUsize::new(0), Notify::new()));
-    let held: Vec<_> = (0..n)
-        .map(|_| {
+    let mut held = Vec::with_capacity(n * steps);
+    let mut held_rss = Vec::with_capacity(steps);
+    let mut late = None;
+    for step in 1..=steps {
+        held.extend((0..n).map(|_| {
             let endpoint = target.endpoint.clone();
             let text = text.clone();
             let opened = opened.clone();
@@ -357,21 +420,32 @@ async fn memory(target: &mut Target, n: usize) -> Result<u64, String> {
                     })
                     .await
             })
-        })
-        .collect();
-    let all_open = async {
-        while opened.0.load(Ordering::SeqCst) < n {
-            opened.1.notified().await;
+        }));
+        let want = step * n;
+        let all_open = async {
+            while opened.0.load(Ordering::SeqCst) < want {
+                opened.1.notified().await;
+            }
+        };
+        if tokio::time::timeout(client::HOLD_LIMIT, all_open)
+            .await
+            .is_err()
+        {
+            late = Some(format!(
+                "{}: only {} of {want} held streams opened in time",
+                target.name,
+                opened.0.load(Ordering::SeqCst)
+            ));
+            break;
         }
-    };
-    let open_in_time = tokio::time::timeout(client::HOLD_LIMIT, all_open).await;
-    tokio::time::sleep(SETTLE).await;
-    let mut held_rss = u64::MAX;
-    for _ in 0..3 {
-        held_rss = held_rss.min(target.server.rss_kib());
-        tokio::time::sleep(SETTLE / 4).await;
+        tokio::time::sleep(SETTLE).await;
+        let mut rss = u64::MAX;
+        for _ in 0..3 {
+            rss = rss.min(target.server.rss_kib());
+            tokio::time::sleep(SETTLE / 4).await;
+        }
+        held_rss.push(rss);
     }
-    let open_count = opened.0.load(Ordering::SeqCst);
     target.server.release().await?;
     for handle in held {
         handle
@@ -379,21 +453,33 @@ async fn memory(target: &mut Target, n: usize) -> Result<u64, String> {
             .map_err(|e| format!("client task: {e}"))?
             .map_err(|e| format!("{} held stream: {e}", target.name))?;
     }
-    if open_in_time.is_err() {
-        return Err(format!(
-            "{}: only {open_count} of {n} held streams opened in time",
-            target.name
-        ));
+    if let Some(late) = late {
+        return Err(late);
     }
-    let per_stream = held_rss.saturating_sub(idle) * 1024 / n as u64;
+    let (first, before_last, last) = match held_rss[..] {
+        [first, .., before_last, last] => (first, before_last, last),
+        [first, last] => (first, first, last),
+        _ => return Err(format!("{}: fewer than two hold steps", target.name)),
+    };
+    let memory = Memory {
+        marginal: per_stream(before_last, last, n),
+        over_idle: per_stream(idle, first, n),
+    };
+    let steps_shown: Vec<String> = held_rss
+        .iter()
+        .enumerate()
+        .map(|(i, kib)| format!("{} held {:.1} MiB", (i + 1) * n, *kib as f64 / 1024.0))
+        .collect();
     println!(
-        "serve_load: {}: RSS idle {:.1} MiB, {n} streams held open {:.1} MiB: {per_stream} bytes \
-         per open stream",
+        "serve_load: {}: RSS idle {:.1} MiB, {}: {} per open stream (the last {n}), {} over \
+         idle (the first {n})",
         target.name,
         idle as f64 / 1024.0,
-        held_rss as f64 / 1024.0
+        steps_shown.join(", "),
+        shown(memory.marginal),
+        shown(memory.over_idle),
     );
-    Ok(per_stream)
+    Ok(memory)
 }
 
 /// One throughput round: every client sends back-to-back for `secs`.

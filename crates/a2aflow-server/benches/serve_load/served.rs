@@ -73,11 +73,12 @@ fn workflow() -> Workflow {
 /// The limits for `clients` concurrent streaming clients: runs in flight (in all and per
 /// caller: every client is the one anonymous caller of an open server) raised from the default
 /// 64 to twice the clients, so that a run still finishing after its stream ended never refuses
-/// the client's next request; the finished tasks kept in memory from `A2AFLOW_SLOAD_KEPT` when
+/// the client's next request, or to the streams held at the memory figure's last step if more
+/// (`A2AFLOW_SLOAD_HOLD_STEPS` × the clients); the finished tasks kept in memory from `A2AFLOW_SLOAD_KEPT` when
 /// set. Everything else is the default.
 pub fn limits(clients: usize) -> Limits {
     let mut limits = Limits::default();
-    limits.runs_in_flight = (2 * clients).max(limits.runs_in_flight);
+    limits.runs_in_flight = (crate::hold_steps().max(2) * clients).max(limits.runs_in_flight);
     limits.runs_per_caller = limits.runs_in_flight;
     limits.finished_tasks_kept = crate::env_number(KEPT_ENV, limits.finished_tasks_kept);
     limits
