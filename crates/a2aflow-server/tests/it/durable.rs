@@ -1,16 +1,10 @@
 //! Runs journaled in a store: a restarted server answers GetTask and ListTasks for the runs of
 //! the process before it.
 
-use crate::support::{Host, builder, client, message, send};
+use crate::support::{Host, builder, client, message, send, store};
 use a2a::{SendMessageResponse, TaskState};
-use a2aflow::RunStore;
 use a2aflow::protocol::{Binding, CallOptions};
-use a2aflow::store_sqlite::SqliteStore;
 use std::sync::Arc;
-
-async fn store(path: &std::path::Path) -> Arc<dyn RunStore> {
-    Arc::new(SqliteStore::open(path).await.expect("store"))
-}
 
 #[tokio::test]
 async fn get_task_answers_after_a_restart() {

@@ -4,12 +4,10 @@
 //! the HTTP/2 keep-alive that closes the connection of a client gone silent.
 
 use crate::support::{
-    HANG, Host, as_caller, builder, client, client_with, message, send, serve, serve_with,
+    HANG, Host, as_caller, builder, cancel, client, client_with, get, list, message, send, serve,
+    serve_with,
 };
-use a2a::{
-    CancelTaskRequest, GetTaskRequest, ListTasksRequest, SendMessageResponse, StreamResponse,
-    SubscribeToTaskRequest, TaskState,
-};
+use a2a::{SendMessageResponse, StreamResponse, SubscribeToTaskRequest, TaskState};
 use a2aflow::model::delegation::result_data;
 use a2aflow::protocol::auth::Secret;
 use a2aflow::protocol::{Binding, CallOptions, HttpClient, TransportError};
@@ -22,35 +20,6 @@ fn task_of(response: SendMessageResponse) -> a2a::Task {
     match response {
         SendMessageResponse::Task(t) => t,
         SendMessageResponse::Message(m) => panic!("a served workflow answers a task, got {m:?}"),
-    }
-}
-
-fn get(id: &str) -> GetTaskRequest {
-    GetTaskRequest {
-        id: id.to_owned(),
-        history_length: None,
-        tenant: None,
-    }
-}
-
-fn cancel(id: &str) -> CancelTaskRequest {
-    CancelTaskRequest {
-        id: id.to_owned(),
-        metadata: None,
-        tenant: None,
-    }
-}
-
-fn list(context: &str) -> ListTasksRequest {
-    ListTasksRequest {
-        context_id: Some(context.to_owned()),
-        status: None,
-        page_size: None,
-        page_token: None,
-        history_length: None,
-        status_timestamp_after: None,
-        include_artifacts: None,
-        tenant: None,
     }
 }
 

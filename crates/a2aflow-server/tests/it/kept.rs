@@ -2,14 +2,11 @@
 //! finished tasks are dropped and answered, over every binding, exactly as ids that never
 //! existed; a running task is never dropped; a restarted server with a store keeps the same.
 
-use crate::support::{Host, builder, client, message, rpc, send, serve_with};
-use a2a::{
-    CancelTaskRequest, GetTaskRequest, ListTasksRequest, SendMessageResponse,
-    SubscribeToTaskRequest, TaskState,
+use crate::support::{
+    Host, builder, cancel, client, get, list, message, rpc, send, serve_with, store,
 };
-use a2aflow::RunStore;
+use a2a::{SendMessageResponse, SubscribeToTaskRequest, TaskState};
 use a2aflow::protocol::{Binding, CallOptions, Transport, TransportError};
-use a2aflow::store_sqlite::SqliteStore;
 use a2aflow_server::Limits;
 use serde_json::json;
 use std::sync::Arc;
@@ -19,27 +16,6 @@ fn kept(n: usize) -> Limits {
     limits.finished_tasks_kept = n;
     limits.shutdown_grace = std::time::Duration::from_millis(200);
     limits
-}
-
-fn get(id: &str) -> GetTaskRequest {
-    GetTaskRequest {
-        id: id.to_owned(),
-        history_length: None,
-        tenant: None,
-    }
-}
-
-fn list(context: &str) -> ListTasksRequest {
-    ListTasksRequest {
-        context_id: Some(context.to_owned()),
-        status: None,
-        page_size: None,
-        page_token: None,
-        history_length: None,
-        status_timestamp_after: None,
-        include_artifacts: None,
-        tenant: None,
-    }
 }
 
 /// Sends `text` in `context` and returns the task once the send answers (`immediately`: at
@@ -71,16 +47,11 @@ async fn seen(rpc: &dyn Transport, id: &str) -> Result<TaskState, String> {
     match rpc.get_task(&get(id), &opts).await {
         Ok(task) => Ok(task.status.state),
         Err(e) => {
-            let cancel = CancelTaskRequest {
-                id: id.to_owned(),
-                metadata: None,
-                tenant: None,
-            };
             let subscribe = SubscribeToTaskRequest {
                 id: id.to_owned(),
                 tenant: None,
             };
-            let cancelled = code(rpc.cancel_task(&cancel, &opts).await);
+            let cancelled = code(rpc.cancel_task(&cancel(id), &opts).await);
             let subscribed = code(rpc.subscribe_to_task(&subscribe, &opts).await.map(|_| ()));
             let got = e.code_str().to_string();
             assert_eq!((&cancelled, &subscribed), (&got, &got), "task {id}");
@@ -149,13 +120,8 @@ async fn past_the_limit_the_oldest_finished_tasks_are_unknown_over_every_binding
     assert_eq!(dropped["error"]["code"], json!(-32001), "{dropped}");
 
     // Cancelled, the running task is finished too: the oldest kept one makes room for it.
-    let cancel = CancelTaskRequest {
-        id: running.id.clone(),
-        metadata: None,
-        tenant: None,
-    };
     let cancelled = grpc
-        .cancel_task(&cancel, &CallOptions::default())
+        .cancel_task(&cancel(&running.id), &CallOptions::default())
         .await
         .unwrap();
     assert_eq!(cancelled.status.state, TaskState::Canceled);
@@ -172,10 +138,6 @@ async fn past_the_limit_the_oldest_finished_tasks_are_unknown_over_every_binding
         Ok(TaskState::Completed)
     );
     server.shutdown().await;
-}
-
-async fn store(path: &std::path::Path) -> Arc<dyn RunStore> {
-    Arc::new(SqliteStore::open(path).await.expect("store"))
 }
 
 #[tokio::test]

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+use a2a::{CancelTaskRequest, GetTaskRequest, ListTasksRequest};
+use a2aflow::RunStore;
 use a2aflow::kernel::{CallbackError, ControlPoint};
 use a2aflow::model::Failure;
 use a2aflow::model::{LoadOptions, Output, TaskRequest, TaskResult, Workflow, load_workflow_str};
@@ -10,6 +12,7 @@ use a2aflow::protocol::{
     Binding, CallOptions, HttpClient, RequestHeaders, Transport, connect_interface_with,
     select_interface,
 };
+use a2aflow::store_sqlite::SqliteStore;
 use a2aflow_server::{Limits, Server, ServerBuilder, ServerHandle};
 use http::{HeaderMap, HeaderName, HeaderValue, Uri};
 use serde_json::{Value, json};
@@ -291,4 +294,41 @@ pub async fn rpc(server: &ServerHandle, body: &Value) -> Raw {
         body.to_string().as_bytes(),
     )
     .await
+}
+
+/// GetTask of `id` (no history, no tenant).
+pub fn get(id: &str) -> GetTaskRequest {
+    GetTaskRequest {
+        id: id.to_owned(),
+        history_length: None,
+        tenant: None,
+    }
+}
+
+/// CancelTask of `id`.
+pub fn cancel(id: &str) -> CancelTaskRequest {
+    CancelTaskRequest {
+        id: id.to_owned(),
+        metadata: None,
+        tenant: None,
+    }
+}
+
+/// ListTasks filtered by `context`.
+pub fn list(context: &str) -> ListTasksRequest {
+    ListTasksRequest {
+        context_id: Some(context.to_owned()),
+        status: None,
+        page_size: None,
+        page_token: None,
+        history_length: None,
+        status_timestamp_after: None,
+        include_artifacts: None,
+        tenant: None,
+    }
+}
+
+/// The SQLite store at `path`, opened (created on first use).
+pub async fn store(path: &std::path::Path) -> Arc<dyn RunStore> {
+    Arc::new(SqliteStore::open(path).await.expect("store"))
 }
