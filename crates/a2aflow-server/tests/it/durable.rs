@@ -1,7 +1,7 @@
 //! Runs journaled in a store: a restarted server answers GetTask and ListTasks for the runs of
 //! the process before it.
 
-use crate::support::{Host, builder, client, message, send, store};
+use crate::support::{Host, builder, client, get, list, message, send, store};
 use a2a::{SendMessageResponse, TaskState};
 use a2aflow::protocol::{Binding, CallOptions};
 use std::sync::Arc;
@@ -36,14 +36,7 @@ async fn get_task_answers_after_a_restart() {
         .unwrap();
     let rpc = client(&again, "echo", Binding::HttpJson).await;
     let got = rpc
-        .get_task(
-            &a2a::GetTaskRequest {
-                id: task.id.clone(),
-                history_length: None,
-                tenant: None,
-            },
-            &CallOptions::default(),
-        )
+        .get_task(&get(&task.id), &CallOptions::default())
         .await
         .unwrap();
     assert_eq!(got.status.state, TaskState::Completed);
@@ -69,15 +62,10 @@ async fn an_index_entry_without_a_run_is_not_listed() {
         .await
         .unwrap();
     let rpc = client(&server, "echo", Binding::JsonRpc).await;
+    // Every task, in no context.
     let request = a2a::ListTasksRequest {
         context_id: None,
-        status: None,
-        page_size: None,
-        page_token: None,
-        history_length: None,
-        status_timestamp_after: None,
-        include_artifacts: None,
-        tenant: None,
+        ..list("")
     };
     let listed = rpc
         .list_tasks(&request, &CallOptions::default())
