@@ -531,9 +531,10 @@ fn read_events(
         .map_err(fail)?;
     let after = after_seq.map_or(-1, sql_i64);
     let rows = stmt
-        .query_map(params![id, after, sql_i64(limit as u64 + 1)], |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
-        })
+        .query_map(
+            params![id, after, sql_i64((limit as u64).saturating_add(1))],
+            |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)),
+        )
         .map_err(fail)?;
     let mut out = Vec::new();
     for row in rows {

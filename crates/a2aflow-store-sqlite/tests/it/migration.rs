@@ -160,6 +160,9 @@ fn a_version_3_store_opens_migrated_and_its_events_read_with_the_new_batches() {
                 .unwrap()
                 .is_empty()
         );
+        // No limit at all reads every event.
+        let all = store.events("old-run", None, usize::MAX).await.unwrap();
+        assert_eq!(all.len(), 5);
         // An event not after the batch's last one is refused, old rows or new.
         let e = store
             .record_events("old-run", vec![event("old-run", 4)])
