@@ -319,11 +319,15 @@ fn refuse_finished(
 ) -> Result<Range<u64>, StoreError> {
     match appended? {
         Appended::At(at) => Ok(at),
-        Appended::RunFinished => match check_append(id, true, records) {
-            Err(e) => Err(e),
-            // An empty append to a finished run: nothing to refuse.
-            Ok(()) => Ok(0..0),
-        },
+        // `insert_records` answers this only for a non-empty batch, which `check_append`
+        // refuses for a finished run: the refusal names the first record.
+        Appended::RunFinished => Err(check_append(id, true, records).err().unwrap_or_else(|| {
+            StoreError::new(
+                ErrorCode::StoreInvalidAppend,
+                format!("cannot append to run '{id}': the run already finished"),
+            )
+            .with_detail("executionId", id)
+        })),
     }
 }
 
