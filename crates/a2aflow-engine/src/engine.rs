@@ -29,6 +29,7 @@ use a2aflow_model::{
     ClientEvent, ErrorCode, Failure, Gate, MessageContent, NegotiationReply, NegotiationRequest,
     ReceivedKind, TaskRequest,
 };
+use a2aflow_protocol::SendGate;
 use a2aflow_protocol::channel::{AgentChannel, AgentTable};
 use a2aflow_protocol::end_state::{Observation, observe, with_identity};
 use a2aflow_protocol::error::{TimeoutPhase, TransportError};
@@ -830,9 +831,14 @@ impl<'a> Interaction<'a> {
             .deadline
             .checked_add(self.config.cancel_timeout)
             .unwrap_or(self.deadline);
-        let options = CallOptions::default()
+        let mut options = CallOptions::default()
             .with_deadline(send_deadline)
             .with_extensions(plan.header);
+        if let Some(check) = self.journal.send_check() {
+            // Asked on the connection when the message's bytes would be written: a driver
+            // paused past its lease since `before_send` sends nothing.
+            options = options.with_send_gate(SendGate::new(move || check()));
+        }
         // Nothing is sent (or announced) once the run is over.
         self.stop.bounded(std::future::ready(())).await?;
         let announced = self.events.is_enabled().then(|| RemoteRequestData {

@@ -154,6 +154,11 @@ pub struct SendIntent<'a> {
     pub content: &'a MessageContent,
 }
 
+/// The last check before a journaled send is written (see [`DispatchJournal::send_check`]):
+/// `false` means the message must not go. Cheap and non-blocking: a client calls it inside a
+/// poll, on the connection's task, at the moment the request's bytes would be written.
+pub type SendCheck = std::sync::Arc<dyn Fn() -> bool + Send + Sync>;
+
 /// Where a client reports what a dispatch is doing, so that the kernel can journal it. Without a
 /// run store every call returns at once and [`DispatchJournal::is_enabled`] is false.
 #[async_trait]
@@ -163,6 +168,17 @@ pub trait DispatchJournal: Send + Sync {
     /// Records `send` before it goes out. An `Err` (the store failed) means: do not send; the
     /// task fails with it.
     async fn before_send(&self, send: SendIntent<'_>) -> Result<(), Failure>;
+    /// The check a client makes at the last moment before the message [`before_send`] admitted
+    /// is written (after its connection is ready), when the journal has one: a durable run's
+    /// driver that was paused past its lease must not send, because another driver may have
+    /// taken the run over and sent the command itself. A client that cannot check that late
+    /// checks just before it hands the message over. `false`: nothing is sent; the run has
+    /// already been stopped with the reason. Default: none.
+    ///
+    /// [`before_send`]: DispatchJournal::before_send
+    fn send_check(&self) -> Option<SendCheck> {
+        None
+    }
     /// Records the remote task id, as soon as the agent names it.
     async fn remote_task_known(&self, context_id: &str, remote_task_id: &str);
     /// Records the last remote state seen.

@@ -9,7 +9,8 @@
 //! second send; a context it never received is resent only when the request allows it.
 
 use crate::client::{
-    AttachRequest, DispatchRequest, RemoteClient, SendIntent, TaskFailure, TaskOutcome,
+    AttachRequest, DispatchJournal, DispatchRequest, RemoteClient, SendIntent, TaskFailure,
+    TaskOutcome,
 };
 use a2aflow_model::a2a::{Artifact, Message, Part, Role, TaskState};
 use a2aflow_model::event_data::{LocalRequestData, LocalResponseData};
@@ -329,6 +330,7 @@ impl RemoteClient for InMemoryClient {
                 .before_send(intent)
                 .await
                 .map_err(TaskFailure::new)?;
+            last_check(request.journal).map_err(TaskFailure::new)?;
             self.stats().contexts.entry(context_id).or_insert(0);
         }
         match request.continues {
@@ -630,9 +632,23 @@ impl InMemoryClient {
                 content,
             };
             request.journal.before_send(intent).await?;
+            last_check(request.journal)?;
             self.stats().contexts.insert(context_id.to_owned(), round);
         }
         self.note_sent(request.agent, request.local_task_id, content);
         Ok(())
+    }
+}
+
+/// The journal's last check before a message would be written, as a network client makes it
+/// on its connection: a closed check sends nothing (`workflow.cancelled`; the journal has
+/// stopped the run with its reason).
+fn last_check(journal: &dyn DispatchJournal) -> Result<(), Failure> {
+    match journal.send_check() {
+        Some(check) if !check() => Err(Failure::new(
+            ErrorCode::WorkflowCancelled,
+            "the message was withheld at the last moment: the run's journal closed its send check",
+        )),
+        _ => Ok(()),
     }
 }

@@ -77,7 +77,7 @@ mod view;
 pub use agent_check::{check_agents, unknown_agents};
 pub use client::{
     AttachRequest, DispatchJournal, DispatchRequest, NegotiationHook, NoJournal, RemoteClient,
-    SendIntent, TaskFailure, TaskOutcome, project_outputs,
+    SendCheck, SendIntent, TaskFailure, TaskOutcome, project_outputs,
 };
 pub use control_point::{CallbackError, ControlPoint};
 pub use delegation::{

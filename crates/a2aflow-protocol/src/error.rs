@@ -193,6 +193,13 @@ pub enum TransportError {
     /// The request-headers hook (credentials) failed; its failure is passed through unchanged.
     #[error("{0}")]
     Headers(Failure),
+    /// The call's [`SendGate`](crate::SendGate) was closed at the last moment: nothing of the
+    /// request reached the agent (its caller withdrew it, as a cancel would).
+    #[error(
+        "the request was withheld: its send gate closed before the request was written, so \
+         nothing reached the agent"
+    )]
+    Withheld,
 }
 
 impl TransportError {
@@ -212,6 +219,7 @@ impl TransportError {
             TransportError::UnsupportedBinding { .. } => ErrorCode::A2aUnsupportedBinding,
             TransportError::InvalidRequest(_) => ErrorCode::ConfigInvalid,
             TransportError::Headers(f) => f.error_code().unwrap_or(ErrorCode::ConfigInvalid),
+            TransportError::Withheld => ErrorCode::WorkflowCancelled,
         }
     }
 

@@ -7,6 +7,9 @@ use a2aflow_model::{ErrorCode, Failure};
 use async_trait::async_trait;
 use http::{HeaderMap, HeaderName, HeaderValue, Uri};
 
+use crate::error::TransportError;
+use crate::gate::SendGate;
+
 /// `A2A-Version`, sent on every request, the card fetch included.
 pub const A2A_VERSION: &str = "A2A-Version";
 /// `A2A-Extensions`: the comma-separated URIs a call activates.
@@ -57,6 +60,9 @@ pub struct CallOptions {
     /// An absolute deadline for this call (the run's budget); the earlier of this and the
     /// timeout applies.
     pub deadline: Option<tokio::time::Instant>,
+    /// Asked at the last moment before the request is written; a closed gate withholds it
+    /// ([`crate::TransportError::Withheld`]). See [`SendGate`].
+    pub send_gate: Option<SendGate>,
 }
 
 impl CallOptions {
@@ -80,6 +86,21 @@ impl CallOptions {
     pub fn with_deadline(mut self, deadline: tokio::time::Instant) -> Self {
         self.deadline = Some(deadline);
         self
+    }
+
+    /// Options whose request is withheld when `gate` is closed at the last moment.
+    pub fn with_send_gate(mut self, gate: SendGate) -> Self {
+        self.send_gate = Some(gate);
+        self
+    }
+
+    /// [`TransportError::Withheld`] when this call's gate withheld its request (whatever the
+    /// connection made of the aborted request), else `e`.
+    pub(crate) fn withheld_or(&self, e: TransportError) -> TransportError {
+        match &self.send_gate {
+            Some(g) if g.withheld() => TransportError::Withheld,
+            _ => e,
+        }
     }
 }
 

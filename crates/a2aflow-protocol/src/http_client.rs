@@ -22,6 +22,7 @@ use tokio::time::Instant;
 use crate::envelope::classify_error_body;
 use crate::error::{TimeoutPhase, TransportError};
 use crate::error::{with_redirect, with_retry_after};
+use crate::gate::GatedBody;
 use crate::headers::{CallOptions, RequestHeaders, merge_hook_headers, protocol_headers};
 use crate::limits::Limits;
 use crate::wirelog::WireLog;
@@ -37,8 +38,11 @@ pub struct HttpClient {
     inner: Arc<Inner>,
 }
 
+/// What every request carries: its bytes, behind the call's send gate when it has one.
+type SendBody = GatedBody<Full<Bytes>>;
+
 struct Inner {
-    client: Client<Connector, Full<Bytes>>,
+    client: Client<Connector, SendBody>,
     /// The rustls configuration the pool connects with; the gRPC binding's HTTP/2 connector is
     /// built from the same one.
     tls: Arc<rustls::ClientConfig>,
@@ -452,7 +456,7 @@ impl HttpClient {
             let mut req = Request::builder()
                 .method(request.method)
                 .uri(request.uri.clone())
-                .body(Full::new(request.body))
+                .body(GatedBody::new(Full::new(request.body), None))
                 .map_err(|e| TransportError::InvalidRequest(e.to_string()))?;
             *req.headers_mut() = headers;
             let over_tls = request.uri.scheme() == Some(&http::uri::Scheme::HTTPS);
@@ -587,7 +591,10 @@ impl HttpClient {
         let mut req = Request::builder()
             .method(out.method.clone())
             .uri(out.uri.clone())
-            .body(Full::new(out.body.clone().unwrap_or_default()))
+            .body(GatedBody::new(
+                Full::new(out.body.clone().unwrap_or_default()),
+                opts.send_gate.clone(),
+            ))
             .map_err(|e| TransportError::InvalidRequest(e.to_string()))?;
         let tap = &self.inner.wire;
         tap.request(
@@ -599,7 +606,7 @@ impl HttpClient {
         *req.headers_mut() = headers;
         self.inner.client.request(req).await.map_err(|e| {
             let over_tls = out.uri.scheme() == Some(&http::uri::Scheme::HTTPS);
-            classify_client_error(&e, &self.inner.limits, over_tls)
+            opts.withheld_or(classify_client_error(&e, &self.inner.limits, over_tls))
         })
     }
 }

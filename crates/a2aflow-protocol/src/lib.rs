@@ -36,6 +36,7 @@ pub mod channel;
 pub mod end_state;
 pub mod envelope;
 pub mod error;
+pub mod gate;
 pub mod grpc;
 pub mod headers;
 pub mod http_client;
@@ -59,6 +60,7 @@ pub use channel::{
 };
 pub use end_state::end_state_code;
 pub use error::{RemoteDetails, RemoteError, TimeoutPhase, TransportError};
+pub use gate::SendGate;
 pub use grpc::GrpcTransport;
 pub use headers::{CallOptions, RequestHeaders};
 pub use http_client::HttpClient;

@@ -4,7 +4,7 @@
 use a2aflow_engine::{A2aEngineClient, ClientConfig};
 use a2aflow_kernel::{
     AttachRequest, DispatchJournal, DispatchRequest, EventEmitter, NegotiationHook, RemoteClient,
-    SendIntent, TaskFailure, TaskOutcome,
+    SendCheck, SendIntent, TaskFailure, TaskOutcome,
 };
 use a2aflow_model::a2a::{AgentCard, PartContent, TaskState};
 use a2aflow_model::{
@@ -110,11 +110,13 @@ pub enum Record {
     },
 }
 
-/// A journal that records everything, optionally refusing every send.
+/// A journal that records everything, optionally refusing every send, optionally with a last
+/// check before each send is written.
 pub struct Recorder {
     server: Arc<TestServer>,
     records: Mutex<Vec<Record>>,
     refuse: Option<Failure>,
+    check: Option<SendCheck>,
 }
 
 impl Recorder {
@@ -123,6 +125,15 @@ impl Recorder {
             server: Arc::clone(server),
             records: Mutex::default(),
             refuse: None,
+            check: None,
+        }
+    }
+
+    /// A journal whose last check before each send is `check`.
+    pub fn checking(server: &Arc<TestServer>, check: SendCheck) -> Self {
+        Recorder {
+            check: Some(check),
+            ..Recorder::new(server)
         }
     }
 
@@ -192,6 +203,9 @@ impl DispatchJournal for Recorder {
             Some(f) => Err(f.clone()),
             None => Ok(()),
         }
+    }
+    fn send_check(&self) -> Option<SendCheck> {
+        self.check.clone()
     }
     async fn remote_task_known(&self, context_id: &str, remote_task_id: &str) {
         self.records.lock().unwrap().push(Record::Known {

@@ -12,3 +12,4 @@ mod journal_hooks;
 mod journal_support;
 mod reattach;
 mod reattach_negotiation;
+mod send_gate;

@@ -52,6 +52,8 @@ impl ResumePolicy {
 
 /// The journal of one running root run: its store, its lease and what it replays.
 pub(crate) struct Durable {
+    /// This journal itself, for the send checks that outlive a borrow of it.
+    me: Weak<Durable>,
     store: Arc<dyn RunStore>,
     execution_id: String,
     lease: Mutex<Option<Lease>>,
@@ -192,7 +194,8 @@ impl Durable {
             next_event_seq,
             journal_seen,
         } = d;
-        let durable = Arc::new(Durable {
+        let durable = Arc::new_cyclic(|me| Durable {
+            me: me.clone(),
             store,
             execution_id,
             lease: Mutex::new(Some(lease)),
@@ -275,24 +278,81 @@ impl Durable {
     /// may wake after another driver took the run over and resent the command: when the lease
     /// lapsed by this host's clock, it is renewed first (a store round trip), which fails when
     /// another driver took it (`store.lease_lost`: nothing is sent, the run stops here) and
-    /// keeps the run when nobody did. The window left is the time between this check and the
-    /// send itself, plus any skew between this host's clock and the store's.
+    /// keeps the run when nobody did. The window this leaves (a pause between this check and
+    /// the write) is closed by the send's last check, [`Durable::send_check`]; what is left is
+    /// any skew between this host's clock and the store's.
     pub(crate) async fn may_send(&self) -> Result<(), Failure> {
         let lease = self.held_lease().map_err(Failure::from)?;
         if wall_clock_ms() < lease.expires_at_ms {
             return Ok(());
         }
         match self.store.renew(&lease).await {
-            Ok(renewed) => {
-                *lock(&self.lease) = Some(renewed);
-                Ok(())
-            }
+            Ok(renewed) => match self.renewed(renewed) {
+                true => Ok(()),
+                // Given up meanwhile: `held_lease` says so.
+                false => self.held_lease().map(drop).map_err(Failure::from),
+            },
             Err(e) => {
                 let f = Failure::from(e);
                 self.fail(f.clone());
                 Err(f)
             }
         }
+    }
+
+    /// Keeps a renewed lease, unless the lease was given up while the renewal was under way
+    /// (a send's last check found it lapsed): a lease given up never comes back, so nothing
+    /// more is written under it.
+    /// `false` when it was given up.
+    fn renewed(&self, lease: Lease) -> bool {
+        match lock(&self.lease).as_mut() {
+            Some(held) => {
+                *held = lease;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The check a send makes at the last moment, on the connection's task (see
+    /// [`DispatchJournal::send_check`](crate::DispatchJournal::send_check)): closed once the
+    /// journal is gone or the lease lapsed by this host's clock. It cannot renew (that is a
+    /// store round trip), so a lapsed lease is given up here and the run stops with
+    /// `store.lease_lost`: whether or not another driver took the run over, this one sends and
+    /// writes nothing more, and the run is resumed from its journal (by a worker once the lease
+    /// is claimable), which finds the unsent message missing and sends it then.
+    pub(crate) fn send_check(&self) -> crate::SendCheck {
+        let me = self.me.clone();
+        Arc::new(move || me.upgrade().is_some_and(|d| d.lease_current()))
+    }
+
+    /// Whether the lease is still this driver's by this host's clock; gives it up and stops the
+    /// run when it lapsed.
+    fn lease_current(&self) -> bool {
+        let lapsed = {
+            let mut held = lock(&self.lease);
+            match held.as_ref() {
+                Some(l) if wall_clock_ms() < l.expires_at_ms => return true,
+                Some(_) => held.take(),
+                None => None,
+            }
+        };
+        if let Some(lease) = lapsed {
+            self.fail(Failure::from(
+                StoreError::new(
+                    ErrorCode::StoreLeaseLost,
+                    format!(
+                        "the lease of run '{}' lapsed (by this host's clock) before a message \
+                         could be written: another driver may have taken the run over, so this \
+                         one sent nothing and stops; resume the run to go on",
+                        self.execution_id
+                    ),
+                )
+                .with_detail("executionId", self.execution_id.as_str())
+                .with_detail("expiresAtMs", lease.expires_at_ms),
+            ));
+        }
+        false
     }
 
     /// Appends `records` under this driver's lease (awaited: the kernel acts only after this
@@ -613,7 +673,8 @@ async fn renew_lease(durable: Weak<Durable>) {
         };
         match d.store.heartbeat(&held).await {
             Ok(beat) => {
-                *lock(&d.lease) = Some(beat.lease);
+                // A lease given up meanwhile stays given up (see `renewed`).
+                let _ = d.renewed(beat.lease);
                 if beat.cancel_requested && !cancel_seen {
                     tracing::info!("the run's journal holds a cancel request; the run stops");
                     cancel_seen = true;

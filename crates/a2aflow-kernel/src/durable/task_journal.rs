@@ -43,6 +43,10 @@ impl DispatchJournal for TaskJournal<'_> {
         self.durable.may_send().await
     }
 
+    fn send_check(&self) -> Option<crate::SendCheck> {
+        Some(self.durable.send_check())
+    }
+
     async fn remote_task_known(&self, _context_id: &str, remote_task_id: &str) {
         let local = &self.request.local_task_id;
         if self.durable.remote_id(local).as_deref() == Some(remote_task_id) {

@@ -104,10 +104,25 @@ impl RunStore for Paused {
     }
 }
 
-/// Journals each send and counts the ones it lets go.
+impl Paused {
+    /// The pause of a stopped process: renewals wait, the lease lapses, and another driver
+    /// takes the run over when the test says so.
+    async fn pause_now(&self, id: &str) {
+        let _paused = self.pause.write().await;
+        tokio::time::sleep(PAUSE).await;
+        if self.take_over {
+            self.inner.acquire(id, "another driver").await.unwrap();
+        }
+    }
+}
+
+/// Journals each send and counts the ones it lets go (after the journal's last check, as a
+/// network client asks it when the bytes would be written).
 #[derive(Default)]
 struct Counting {
     sent: AtomicUsize,
+    /// Pauses between `before_send` and the last check (the process stopped while connecting).
+    paused_before_write: Option<Arc<Paused>>,
 }
 
 #[async_trait]
@@ -124,21 +139,47 @@ impl RemoteClient for Counting {
             })
             .await
             .map_err(TaskFailure::new)?;
+        if let Some(store) = &self.paused_before_write {
+            store.pause_now(request.execution_id).await;
+        }
+        let check = request.journal.send_check().expect("a durable run checks");
+        if !check() {
+            return Err(TaskFailure::new(a2aflow_model::Failure::new(
+                ErrorCode::WorkflowCancelled,
+                "withheld",
+            )));
+        }
         self.sent.fetch_add(1, Ordering::SeqCst);
         Ok(TaskOutcome::default())
     }
 }
 
-/// Runs one task on a store that pauses its first send's append past the lease; what was
-/// sent and the run's result.
-async fn run_paused(take_over: bool) -> (usize, a2aflow_model::ExecutionResult) {
+/// Where the test pauses the driver.
+#[derive(Clone, Copy, PartialEq)]
+enum PauseAt {
+    /// In the `taskIntent` append (before the lease is checked).
+    Append,
+    /// After the check, before the bytes are written.
+    Write,
+}
+
+/// Runs one task on a store that pauses its first send past the lease at `at`; what was sent,
+/// the run's result and the kinds of its journal's records.
+async fn run_paused_at(
+    take_over: bool,
+    at: PauseAt,
+) -> (usize, a2aflow_model::ExecutionResult, Vec<&'static str>) {
     let store = Arc::new(Paused {
         inner: MemoryStore::with_lease_ttl(TTL),
         take_over,
         pause: RwLock::new(()),
-        paused_once: AtomicUsize::new(0),
+        // Already "used" when the pause is elsewhere.
+        paused_once: AtomicUsize::new(usize::from(at == PauseAt::Write)),
     });
-    let client = Arc::new(Counting::default());
+    let client = Arc::new(Counting {
+        paused_before_write: (at == PauseAt::Write).then(|| Arc::clone(&store)),
+        ..Counting::default()
+    });
     let options = RunOptions {
         store: Some(store.clone()),
         execution_id: Some("exec".into()),
@@ -157,7 +198,40 @@ async fn run_paused(take_over: bool) -> (usize, a2aflow_model::ExecutionResult) 
     )
     .await
     .expect("the run ends");
-    (client.sent.load(Ordering::SeqCst), r)
+    let kinds = store
+        .inner
+        .load("exec")
+        .await
+        .unwrap()
+        .entries
+        .iter()
+        .map(|e| e.record.kind())
+        .collect();
+    (client.sent.load(Ordering::SeqCst), r, kinds)
+}
+
+async fn run_paused(take_over: bool) -> (usize, a2aflow_model::ExecutionResult) {
+    let (sent, r, _) = run_paused_at(take_over, PauseAt::Append).await;
+    (sent, r)
+}
+
+/// The window the append's check leaves: a driver stopped after it, before its bytes go. The
+/// last check (made where the bytes are written) finds the lease lapsed: nothing is sent,
+/// nothing more is journaled, and the run stops with `store.lease_lost`, whether or not another
+/// driver took it over (the check cannot ask the store; a resume goes on from the journal).
+#[tokio::test]
+async fn a_driver_paused_between_its_check_and_the_write_sends_nothing() {
+    for take_over in [true, false] {
+        let (sent, r, kinds) = run_paused_at(take_over, PauseAt::Write).await;
+        assert_eq!(sent, 0, "take_over {take_over}: a lapsed lease sent");
+        let failure = r.failure.expect("a failure");
+        assert_eq!(failure.code, ErrorCode::StoreLeaseLost, "{failure:?}");
+        assert_eq!(
+            kinds.last(),
+            Some(&"taskIntent"),
+            "take_over {take_over}: nothing journaled after the withheld send: {kinds:?}"
+        );
+    }
 }
 
 #[tokio::test]

@@ -243,9 +243,14 @@ impl GrpcTransport {
                 let body = serde_json::to_vec(shown).unwrap_or_default();
                 tap.request(&Method::POST, uri, &headers, &body);
             }
+            let mut extensions = tonic::Extensions::new();
+            if let Some(gate) = &opts.send_gate {
+                // `Marked` puts the gate in front of the request's body.
+                extensions.insert(gate.clone());
+            }
             let mut request = tonic::Request::from_parts(
                 MetadataMap::from_headers(headers),
-                Default::default(),
+                extensions,
                 message(),
             );
             if let Some(told) = budget.told {
@@ -271,12 +276,12 @@ impl GrpcTransport {
                         None => false,
                     };
                     if !again {
-                        return Err(status::classify(&s, judged));
+                        return Err(opts.withheld_or(status::classify(&s, judged)));
                     }
                 }
                 Err(s) => {
                     self.log_answer(uri, s.metadata(), || status_shown(&s));
-                    return Err(status::classify(&s, judged));
+                    return Err(opts.withheld_or(status::classify(&s, judged)));
                 }
             }
         }

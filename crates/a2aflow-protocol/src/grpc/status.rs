@@ -134,8 +134,15 @@ where
         self.0.poll_ready(cx)
     }
 
+    /// A request that carries a [`SendGate`](crate::SendGate) in its extensions (a business
+    /// command) gets the gate in front of its body.
     fn call(&mut self, request: http::Request<tonic::body::Body>) -> Self::Future {
-        let answer = self.0.call(request);
+        let (mut parts, body) = request.into_parts();
+        let body = match parts.extensions.remove::<crate::SendGate>() {
+            Some(gate) => tonic::body::Body::new(crate::gate::GatedBody::new(body, Some(gate))),
+            None => body,
+        };
+        let answer = self.0.call(http::Request::from_parts(parts, body));
         Box::pin(async move { answer.await.map(mark) })
     }
 }
