@@ -35,6 +35,11 @@ pub struct ClientConfig {
     /// Largest evidence of one task ([`Limits::max_task_evidence`]); past it the interaction
     /// fails with `a2a.response_too_large`. Default 64 MiB, ≥ 1.
     pub max_task_evidence_bytes: usize,
+    /// On re-attach, how long to wait before the agent is asked once more for a journaled send
+    /// it does not list, when that send may be resent: a driver that stopped just after writing
+    /// it (its lease about to lapse) may have left it on its way in, not yet handled by the
+    /// agent. Default 1 s; zero resends after the first look.
+    pub resend_grace: Duration,
 }
 
 impl Default for ClientConfig {
@@ -49,6 +54,7 @@ impl Default for ClientConfig {
             cancel_gated_tasks: false,
             max_artifact_bytes: Limits::DEFAULT_MAX_ARTIFACT,
             max_task_evidence_bytes: Limits::DEFAULT_MAX_TASK_EVIDENCE,
+            resend_grace: Duration::from_secs(1),
         }
     }
 }
@@ -121,6 +127,13 @@ impl ClientConfig {
     /// With another resubscribe policy.
     pub fn with_resubscribe(mut self, policy: ResubscribePolicy) -> Self {
         self.resubscribe = policy;
+        self
+    }
+
+    /// With another wait before a journaled send the agent does not list is looked for once
+    /// more and then resent ([`ClientConfig::resend_grace`]).
+    pub fn with_resend_grace(mut self, d: Duration) -> Self {
+        self.resend_grace = d;
         self
     }
 

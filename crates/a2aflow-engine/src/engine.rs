@@ -445,9 +445,11 @@ impl RemoteClient for A2aEngineClient {
     ///   else the newest (by status timestamp; the first listed among equals).
     /// * No task found, or an agent that cannot list tasks (UNSUPPORTED_OPERATION, method not
     ///   found, HTTP 404/405 on the list route): `workflow.outcome_unknown` and nothing is sent,
-    ///   unless `request.resend`: then the journaled message goes again with the same message id
-    ///   and context id (the journal's `before_send` is told once more) and is waited on as a
-    ///   dispatch, negotiation included.
+    ///   unless `request.resend`: then the agent is asked once more after the configured
+    ///   `resend_grace` (the send may still be on its way in), and only when it still lists
+    ///   nothing does the journaled message go again, with the same message id and context id
+    ///   (the journal's `before_send` is told once more), waited on as a dispatch, negotiation
+    ///   included.
     /// * A found task in INPUT_REQUIRED with a Negotiation-T proposal is negotiated as in a
     ///   dispatch, from the journaled submission (`dispatch.content`): the hook numbers the
     ///   exchanges of this attachment from 1, so a proposal of the first exchange is answered
@@ -478,10 +480,18 @@ impl RemoteClient for A2aEngineClient {
             Some(self.negotiation_of(dispatch)),
             dispatch.journal,
         );
-        let start = match run
+        let found = match run
             .find_again(request.remote_task_id, request.message_id)
             .await
         {
+            Ok(
+                lost @ Found::Lost {
+                    resendable: true, ..
+                },
+            ) if request.resend => run.find_after_grace(lost, request.message_id).await,
+            other => other,
+        };
+        let start = match found {
             Ok(Found::Task(task)) => Start::Seeded(task),
             Ok(Found::Lost {
                 resendable: true, ..
@@ -1207,6 +1217,19 @@ impl<'a> Interaction<'a> {
             }),
             Err(e) => Err(transport_failure(&e)),
         }
+    }
+
+    /// Looks for a journaled send by its context id once more, after the configured
+    /// `resend_grace` (bounded by the run's deadline and cancel), before it is resent: the
+    /// driver that wrote it may have stopped just after, leaving it on its way in and not yet
+    /// handled by the agent (the first look, `lost`, found nothing). A zero grace keeps `lost`.
+    async fn find_after_grace(&mut self, lost: Found, message_id: &str) -> Result<Found, Failure> {
+        let grace = self.config.resend_grace;
+        if grace.is_zero() {
+            return Ok(lost);
+        }
+        self.stop.bounded(tokio::time::sleep(grace)).await?;
+        self.find_again(None, message_id).await
     }
 
     /// GetTask of a journaled remote task, asked again after a transient failure.

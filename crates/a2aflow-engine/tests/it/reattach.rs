@@ -3,9 +3,10 @@
 //! allowed a resend of the journaled message.
 
 use crate::journal_support::{
-    Journaled, Recorder, WIRES, Wire, client_for, count, crash_once_known, data_outputs, dispatch,
-    listed, reattach, sent_messages, serve, transport_for,
+    Journaled, Recorder, WIRES, Wire, client_for, client_with, count, crash_once_known,
+    data_outputs, dispatch, listed, reattach, sent_messages, serve, transport_for,
 };
+use a2aflow_engine::ClientConfig;
 use a2aflow_kernel::{TaskFailure, TaskOutcome};
 use a2aflow_model::a2a::{Message, Part, Role, SendMessageRequest, SendMessageResponse};
 use a2aflow_model::{ErrorCode, Gate};
@@ -13,6 +14,7 @@ use a2aflow_protocol::CallOptions;
 use a2aflow_testkit::{ListTasks, Route, TestServer};
 use serde_json::json;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// The context and message id of the first send the journal recorded.
 fn first_send(journal: &Recorder) -> (String, String) {
@@ -370,6 +372,41 @@ async fn an_input_required_task_found_again_is_the_not_negotiable_gate() {
             0,
             "{wire:?}: a gate stays open"
         );
+        server.shutdown().await.unwrap();
+    }
+}
+
+/// A send the agent does not list at the first look may still be on its way in (its driver
+/// stopped just after writing it): with a resend allowed, the agent is asked once more after the
+/// grace, and the send that arrived meanwhile is the task waited on — nothing is resent.
+#[tokio::test]
+async fn a_send_that_arrives_within_the_grace_is_found_and_not_resent() {
+    for wire in WIRES {
+        let server = serve(wire, |a| a).await;
+        let config = ClientConfig::default().with_resend_grace(Duration::from_millis(600));
+        let client = client_with(&server, wire, config).await;
+        let journal = Recorder::new(&server);
+        let journaled = Journaled {
+            text: "task late",
+            context_id: "ctx-journaled",
+            message_id: "msg-journaled",
+            remote_task_id: None,
+            resend: true,
+        };
+        let resumed = reattach(&client, journaled, &journal);
+        let late = async {
+            // The first look found nothing; the old driver's send arrives now.
+            while count(&server, Route::List) == 0 {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            send_raw(&server, wire, "ctx-journaled", "msg-journaled", "task late").await;
+        };
+        let (result, ()) = tokio::join!(resumed, late);
+        let out = result.unwrap();
+        assert_eq!(sent_messages(&server).len(), 1, "{wire:?}: nothing resent");
+        assert_eq!(count(&server, Route::List), 2, "{wire:?}: looked twice");
+        assert!(journal.sends().is_empty(), "{wire:?}: no send journaled");
+        assert!(out.remote_task_id.is_some(), "{wire:?}");
         server.shutdown().await.unwrap();
     }
 }
