@@ -193,13 +193,27 @@ impl Default for ExtensionsSection {
 /// again (no task for its context id, or an agent that cannot list tasks) is resent, with the
 /// same message id and context id, only where this allows it; otherwise that task ends
 /// `workflow.outcome_unknown` and nothing is sent.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ResumeSection {
     /// Resend for agents without their own entry. Default false.
     pub resend: bool,
     /// Per agent name (the workflow's name for it): overrides `resend`.
     pub per_agent: std::collections::HashMap<String, bool>,
+    /// Before a resend, the wait after which the agent is asked once more for the journaled
+    /// message, milliseconds: a send written just before its driver stopped may still be on its
+    /// way in. Default 1000; `0` resends after the first look.
+    pub resend_grace_ms: u64,
+}
+
+impl Default for ResumeSection {
+    fn default() -> Self {
+        ResumeSection {
+            resend: false,
+            per_agent: std::collections::HashMap::new(),
+            resend_grace_ms: ClientConfig::default().resend_grace.as_millis() as u64,
+        }
+    }
 }
 
 impl ResumeSection {
@@ -630,6 +644,7 @@ impl EngineConfig {
             .with_max_negotiation_exchanges(self.negotiation.max_exchanges)
             .with_poll_interval(Duration::from_millis(self.poll_interval_ms))
             .with_cancel_timeout(secs("cancel_timeout_secs", self.cancel_timeout_secs)?)
+            .with_resend_grace(Duration::from_millis(self.resume.resend_grace_ms))
             .with_limits(&self.limits()?);
         config.validate()?;
         Ok(config)
@@ -639,6 +654,16 @@ impl EngineConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_resend_grace_reaches_the_engine_client() {
+        let default = EngineConfig::default().client_config().unwrap();
+        assert_eq!(default.resend_grace, Duration::from_secs(1));
+        let c =
+            EngineConfig::from_toml_str("[resume]\nresend = true\nresend_grace_ms = 0").unwrap();
+        assert_eq!(c.client_config().unwrap().resend_grace, Duration::ZERO);
+        assert!(c.resume.policy().resend);
+    }
 
     #[test]
     fn assembly_caps_reach_the_engine_client() {
