@@ -127,8 +127,13 @@ async fn the_run_page_follows_a_run_live_answers_its_gate_and_cancels_it() {
          new KeyboardEvent('keydown', {key: 'Enter', bubbles: true}))",
     )
     .await;
+    // The panel shows at once; its artifacts come from the task's events, which may be shown a
+    // frame after its state: wait for them.
     let panel = b
-        .wait_for("document.getElementById('panel').innerText")
+        .wait_for(
+            "(() => { const t = document.getElementById('panel').innerText; \
+             return t.includes('Step ask') && t.includes('Artifacts\\nresult') && t; })()",
+        )
         .await;
     let panel = panel.as_str().unwrap().to_owned();
     for needle in [
@@ -212,7 +217,7 @@ async fn the_run_page_follows_a_run_live_answers_its_gate_and_cancels_it() {
         serde_json::json!({"width": 400, "height": 900, "deviceScaleFactor": 1, "mobile": true}),
     )
     .await;
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    b.wait_for("window.innerWidth === 400").await;
     let overflow = b
         .eval("document.documentElement.scrollWidth - document.documentElement.clientWidth")
         .await;
