@@ -39,6 +39,9 @@ function svg(tag, attrs) {
 }
 function mark() { return Math.round(performance.now() - ui.t0); }
 function status(text) { $("status").textContent = text || ""; }
+// What an action did, said on the stream's line; once the stream ended its "finished" stays (an
+// action's answer may arrive after the stream's end).
+function streamNote(text) { if (!ui.ended) $("stream-state").textContent = text; }
 
 // Times are shown in the viewer's zone, with the UTC time in the title (on hover). `precise`:
 // the time of day to the millisecond (an event's), else the date and time to the second.
@@ -204,6 +207,9 @@ function openStream() {
   });
   source.addEventListener("end", () => {
     ui.ended = true; closeStream();
+    // Events wait for the next frame to be shown (flushEvents); the run's last ones arrive
+    // just before `end`, so show them now: "every event shown" must be true when it is said.
+    if (ui.frame) { cancelAnimationFrame(ui.frame); flushEvents(); }
     $("stream-state").textContent = "finished: every event shown";
   });
   source.onmessage = (m) => {
@@ -295,7 +301,7 @@ async function gateAction(task, action, body, div) {
   for (const b of div.querySelectorAll("button")) b.disabled = true;
   try {
     const r = await post(`/api/runs/${encodeURIComponent(ui.runId)}/gates/${encodeURIComponent(task)}/${action}`, body);
-    status(""); $("stream-state").textContent = `${action} sent (${r.delivered})`;
+    status(""); streamNote(`${action} sent (${r.delivered})`);
     div.dataset.sent = action;
   } catch (e) {
     status(e.message);
@@ -307,7 +313,7 @@ async function cancelRun() {
   $("cancel").disabled = true;
   try {
     const r = await post(`/api/runs/${encodeURIComponent(ui.runId)}/cancel`);
-    $("stream-state").textContent = "cancel " + r.delivered;
+    streamNote("cancel " + r.delivered);
   } catch (e) { status(e.message); $("cancel").disabled = !!(ui.run && ui.run.finished); }
 }
 
@@ -317,7 +323,7 @@ async function resumeRun() {
   button.disabled = true; ui.resuming = true;
   try {
     await post(`/api/runs/${encodeURIComponent(ui.runId)}/resume`);
-    $("stream-state").textContent = "resumed in the page's process";
+    streamNote("resumed in the page's process");
     button.hidden = true;
   } catch (e) { status(e.message); }
   button.disabled = false; ui.resuming = false;

@@ -1,8 +1,9 @@
 //! The page in headless chromium: a live run's nodes change state while it runs, its parked gate
 //! is answered from the page, its cancel reaches the agent (CancelTask), a request without the
-//! token gets 401 and no data, an unknown run is said so; a screenshot of the run page is saved
-//! to target/ui-screenshots/run.png, and a 1,000-step run's render time is printed as a `BENCH`
-//! line (recorded in docs/benchmarks.md, never asserted).
+//! token gets 401 and no data, an unknown run is said so; the stream is said finished only once
+//! every stored event is in the table (even with no frame drawn, or the cancel's answer late);
+//! a screenshot of the run page is saved to target/ui-screenshots/run.png, and a 1,000-step run's
+//! render time is printed as a `BENCH` line (recorded in docs/benchmarks.md, never asserted).
 
 use crate::cdp::{Browser, HANG};
 use crate::support::Fixture;
@@ -21,6 +22,19 @@ const LIVE: &str = r#"{"id": "live", "name": "Live page run", "steps": [
   {"name": "wait", "subtasks": [{"agent": "alpha", "description": "hang until cancelled"}]},
   {"name": "never", "subtasks": [{"agent": "alpha", "description": "hang never sent"}]}
 ]}"#;
+
+/// Run in the page before its cancel is clicked: the answer to `POST …/cancel` reaches the page
+/// only once `releaseCancel()` is called (it exists once the answer arrived); `cancelAnswered`
+/// is set after the page has handled it.
+const HOLD_CANCEL_ANSWER: &str = "(() => { const real = window.fetch; \
+    window.fetch = async (url, options) => { \
+      const r = await real(url, options); \
+      if (!String(url).endsWith('/cancel')) return r; \
+      await new Promise((go) => { window.releaseCancel = go; }); \
+      const json = r.json.bind(r); \
+      r.json = async () => { const v = await json(); \
+        setTimeout(() => { window.cancelAnswered = true; }); return v; }; \
+      return r; }; })()";
 
 fn screenshot_path() -> PathBuf {
     // CARGO_MANIFEST_DIR is crates/a2aflow-ui; the workspace's target/ is two levels up.
@@ -113,8 +127,13 @@ async fn the_run_page_follows_a_run_live_answers_its_gate_and_cancels_it() {
          new KeyboardEvent('keydown', {key: 'Enter', bubbles: true}))",
     )
     .await;
+    // The panel shows at once; its artifacts come from the task's events, which may be shown a
+    // frame after its state: wait for them.
     let panel = b
-        .wait_for("document.getElementById('panel').innerText")
+        .wait_for(
+            "(() => { const t = document.getElementById('panel').innerText; \
+             return t.includes('Step ask') && t.includes('Artifacts\\nresult') && t; })()",
+        )
         .await;
     let panel = panel.as_str().unwrap().to_owned();
     for needle in [
@@ -130,7 +149,9 @@ async fn the_run_page_follows_a_run_live_answers_its_gate_and_cancels_it() {
         );
     }
 
-    // Cancel from the page: the hanging task's remote task gets CancelTask.
+    // Cancel from the page: the hanging task's remote task gets CancelTask. Its answer is held
+    // until the stream finished (the order a loaded machine may give them).
+    b.eval(HOLD_CANCEL_ANSWER).await;
     b.eval("document.getElementById('cancel').click()").await;
     wait_state(&b, "wait", "cancelled").await;
     wait_state(&b, "never", "skipped").await;
@@ -147,6 +168,26 @@ async fn the_run_page_follows_a_run_live_answers_its_gate_and_cancels_it() {
     assert!(cancels >= 1, "the agent saw no CancelTask");
     b.wait_for("document.getElementById('stream-state').textContent.includes('finished')")
         .await;
+    // Said finished, every stored event is in the page; the cancel's late answer leaves it so.
+    let stored: Vec<u64> = f
+        .store
+        .events("live-run", None, 10_000)
+        .await
+        .unwrap()
+        .iter()
+        .map(|e| e.seq)
+        .collect();
+    assert_eq!(
+        b.eval("ui.events.map(e => e.seq)").await,
+        serde_json::json!(stored)
+    );
+    b.wait_for("window.releaseCancel").await;
+    b.eval("window.releaseCancel()").await;
+    b.wait_for("window.cancelAnswered").await;
+    let said = b
+        .eval("document.getElementById('stream-state').textContent")
+        .await;
+    assert!(said.as_str().unwrap().contains("finished"), "{said}");
     // The event filters: failed only shows failures, one step shows that step.
     b.eval("document.getElementById('failed-only').click()")
         .await;
@@ -176,13 +217,83 @@ async fn the_run_page_follows_a_run_live_answers_its_gate_and_cancels_it() {
         serde_json::json!({"width": 400, "height": 900, "deviceScaleFactor": 1, "mobile": true}),
     )
     .await;
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    b.wait_for("window.innerWidth === 400").await;
     let overflow = b
         .eval("document.documentElement.scrollWidth - document.documentElement.clientWidth")
         .await;
     assert_eq!(overflow, 0, "the page is wider than a narrow window");
     b.screenshot(&screenshot_path().with_file_name("run-narrow.png"))
         .await;
+    b.close().await;
+}
+
+/// `boom`'s agent fails the task, so the run fails.
+const BOOM: &str = r#"{"id": "boom", "name": "Boom", "steps": [
+  {"name": "boom", "subtasks": [{"agent": "alpha", "description": "fail on purpose"}]}
+]}"#;
+
+/// Run before the page's script: `requestAnimationFrame` callbacks are kept and never run, as
+/// on a machine too loaded to draw the next frame before the stream's `end` arrives.
+const HOLD_FRAMES: &str = "window.heldFrames = []; \
+    window.requestAnimationFrame = (f) => window.heldFrames.push(f); \
+    window.cancelAnimationFrame = (id) => { window.heldFrames[id - 1] = null; };";
+
+/// The page shows streamed events at its next frame; when it says the stream finished ("every
+/// event shown"), every stored event is in its table and its filters see them, however late
+/// that frame is (CI once read the table between `end` and the frame and found no failure).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_stream_is_said_finished_only_once_every_event_is_in_the_table() {
+    let f = Fixture::start().await;
+    let result = tokio::time::timeout(HANG, f.start_run("boom-run", BOOM))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!result.success);
+    let stored: Vec<u64> = f
+        .store
+        .events("boom-run", None, 10_000)
+        .await
+        .unwrap()
+        .iter()
+        .map(|e| e.seq)
+        .collect();
+    let b = Browser::launch().await;
+    b.call(
+        "Page.addScriptToEvaluateOnNewDocument",
+        serde_json::json!({ "source": HOLD_FRAMES }),
+    )
+    .await;
+    b.goto(f.ui.url()).await;
+    b.eval("location.hash = '#/run/boom-run'").await;
+    b.wait_for("document.getElementById('stream-state').textContent.includes('finished')")
+        .await;
+    assert_eq!(
+        b.eval("ui.events.map(e => e.seq)").await,
+        serde_json::json!(stored)
+    );
+    assert_eq!(
+        b.eval("document.getElementById('event-count').textContent")
+            .await,
+        format!("{} events", stored.len())
+    );
+    assert_eq!(
+        b.eval(
+            "[...document.querySelectorAll('#events tbody tr')].map(r => Number(r.dataset.seq))"
+        )
+        .await,
+        serde_json::json!(stored)
+    );
+    b.eval("document.getElementById('failed-only').click()")
+        .await;
+    let failed = b
+        .eval("[...document.querySelectorAll('#events tbody tr')].filter(r => !r.hidden).map(r => [r.dataset.kind, r.classList.contains('failed')])")
+        .await;
+    let failed = failed.as_array().unwrap();
+    assert!(
+        failed.iter().any(|r| r[0] == "workflow_complete"),
+        "{failed:?}"
+    );
+    assert!(failed.iter().all(|r| r[1] == true), "{failed:?}");
     b.close().await;
 }
 
