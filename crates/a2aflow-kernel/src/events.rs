@@ -356,7 +356,7 @@ impl EventHub {
             seq,
             kind,
             time: Some(time),
-            execution_id: self.execution_id.to_string(),
+            execution_id: String::from(&*self.execution_id),
             depth: self.depth,
             step: step.map(str::to_owned),
             task_id: task_id.map(str::to_owned),

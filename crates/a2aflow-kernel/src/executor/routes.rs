@@ -75,7 +75,7 @@ impl Executor {
     /// Edge `e` of step `s` has no decision (`cause`): `workflow.route_failed`.
     async fn route_failed(&mut self, s: usize, e: usize, cause: Failure) {
         let source = self.name(s).to_owned();
-        let target = self.ctx.step(s).next[e].step.to_string();
+        let target = self.ctx.step(s).next[e].step.as_ref().to_owned();
         let f = Failure::new(
             ErrorCode::WorkflowRouteFailed,
             format!(
@@ -124,7 +124,7 @@ impl Executor {
             self.ctx
                 .emit_step(&step.name, || RouteDecisionData {
                     step: step.name.clone(),
-                    next: edge.step.to_string(),
+                    next: String::from(&*edge.step),
                     condition: edge.condition.clone(),
                     conditional: !edge.is_unconditional(),
                     allowed: allowed(e),
@@ -184,9 +184,9 @@ async fn evaluate_routes(
             continue;
         }
         let request = RouteRequest {
-            execution_id: ctx.execution_id.to_string(),
+            execution_id: String::from(&*ctx.execution_id),
             source_step: step.name.clone(),
-            target_step: edge.step.to_string(),
+            target_step: String::from(&*edge.step),
             condition: edge.condition.clone(),
             source_result: (*source).clone(),
             runtime_intent: ctx.runtime_intent.clone(),

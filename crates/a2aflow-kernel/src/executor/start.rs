@@ -183,7 +183,7 @@ fn task_request(
     let step = ctx.step(s);
     let sub = &step.subtasks[i];
     TaskRequest {
-        execution_id: ctx.execution_id.to_string(),
+        execution_id: String::from(&*ctx.execution_id),
         workflow_id: ctx.workflow.id.clone(),
         step_name: step.name.clone(),
         step_type: step.step_type,
