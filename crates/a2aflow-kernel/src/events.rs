@@ -5,6 +5,7 @@
 use crate::journal::EncodedEvent;
 use crate::panic_guard::panic_message;
 use a2aflow_model::event::EventView;
+use a2aflow_model::event_data::WorkflowCompleteData;
 use a2aflow_model::{ClientEvent, Event, EventBody, EventKind, EventPayload, EventTime};
 use serde_json::Value;
 use std::sync::Arc;
@@ -54,10 +55,11 @@ pub(crate) enum SinkKind {
 pub(crate) struct EventHub {
     execution_id: Arc<str>,
     sink: SinkKind,
-    /// The next event's `seq`. Held only to number an event (and, in a durable run, to put its
-    /// text in the journal's buffer, which so stays in `seq` order), never across an await: the
+    /// The next event's `seq` (and what a callback's last event left for the next). Held only to
+    /// number an event (and, in a durable run, to put its text in the journal's buffer, which so
+    /// stays in `seq` order; with a callback sink, to hand it over), never across an await: the
     /// tasks of a run that emit at once do not queue behind each other's wake-ups.
-    next_seq: std::sync::Mutex<u64>,
+    next_seq: std::sync::Mutex<Numbering>,
     /// Held by an event that goes to a sink or through a hook from its numbering to its
     /// delivery, so the sink sees the events in `seq` order. A run whose events go only to its
     /// journal never takes it but for its child runs' events.
@@ -81,6 +83,85 @@ pub(crate) struct EventHub {
     recorded_full: AtomicBool,
 }
 
+/// The numbering of a run's events (see [`EventHub::next_seq`]).
+#[derive(Default)]
+struct Numbering {
+    /// The next event's `seq`.
+    seq: u64,
+    /// What the last event handed to a callback sink left for the next one.
+    spare: Spare,
+}
+
+/// The parts of the last event a callback sink was handed, reused for the next one: its
+/// execution id (the run's, unchanged), the buffers of its step and task id, and its payload's
+/// allocation. A callback sees an event only by reference, so once it returned nothing else
+/// reaches these parts (a consumer that cloned the event made its own copies of the strings; a
+/// payload it still shares is not reused). This saves a callback sink's event most of its
+/// allocations: an event costs what it carries, not five `malloc`s and `free`s.
+#[derive(Default)]
+struct Spare {
+    execution_id: String,
+    step: Option<String>,
+    task_id: Option<String>,
+    /// An `Arc` no one else holds, its payload inert ([`Spare::keep`]).
+    payload: Option<Arc<EventPayload>>,
+}
+
+impl Spare {
+    /// `payload` in a shared allocation: the spare one when there is one.
+    fn payload(&mut self, payload: EventPayload) -> Arc<EventPayload> {
+        if let Some(mut spare) = self.payload.take()
+            && let Some(slot) = Arc::get_mut(&mut spare)
+        {
+            *slot = payload;
+            return spare;
+        }
+        Arc::new(payload)
+    }
+
+    /// The run's execution id as an event's owned string (the last event's, when it was kept).
+    fn execution_id(&mut self, id: &str) -> String {
+        let kept = std::mem::take(&mut self.execution_id);
+        if kept == id { kept } else { id.to_owned() }
+    }
+
+    /// `text` as an owned string, written into the spare buffer when there is one.
+    fn text(spare: &mut Option<String>, text: Option<&str>) -> Option<String> {
+        let text = text?;
+        let mut owned = spare.take().unwrap_or_default();
+        owned.clear();
+        owned.push_str(text);
+        Some(owned)
+    }
+
+    /// Keeps the parts of `event`, handed to the callback and back, for the next event. The
+    /// payload is dropped now (anything it shares, such as a step's results, is released
+    /// before the run takes it back) and only its allocation is kept, when no one else holds it.
+    fn keep(&mut self, event: Event) {
+        let Event {
+            execution_id,
+            step,
+            task_id,
+            data,
+            ..
+        } = event;
+        self.execution_id = execution_id;
+        if step.is_some() {
+            self.step = step;
+        }
+        if task_id.is_some() {
+            self.task_id = task_id;
+        }
+        self.payload = data.into_payload().and_then(|mut shared| {
+            *Arc::get_mut(&mut shared)? = INERT;
+            Some(shared)
+        });
+    }
+}
+
+/// What a spare payload allocation holds between two events: a payload with nothing on the heap.
+const INERT: EventPayload = EventPayload::WorkflowComplete(WorkflowCompleteData { success: false });
+
 impl EventHub {
     pub(crate) fn new(
         execution_id: Arc<str>,
@@ -91,7 +172,7 @@ impl EventHub {
         EventHub {
             execution_id,
             sink,
-            next_seq: std::sync::Mutex::new(0),
+            next_seq: std::sync::Mutex::new(Numbering::default()),
             delivery: Mutex::new(()),
             consumer_gone,
             gone: std::sync::atomic::AtomicBool::new(false),
@@ -128,7 +209,10 @@ impl EventHub {
     /// continues the sequence its store holds).
     pub(crate) fn journaled(mut self, log: Arc<EventLog>, first_seq: u64) -> Self {
         self.tee = Some(log);
-        self.next_seq = std::sync::Mutex::new(first_seq);
+        self.next_seq = std::sync::Mutex::new(Numbering {
+            seq: first_seq,
+            spare: Spare::default(),
+        });
         self
     }
 
@@ -183,18 +267,18 @@ impl EventHub {
         // The event's time: one clock read, written out as text only when serialised.
         let time = EventTime::now();
         if self.hook.is_some() || self.recorded.is_some() {
-            let event = self.event(*self.numbering(), time, step, task_id, payload);
+            let event = self.event(self.numbering().seq, time, step, task_id, payload);
             return Box::pin(self.publish(event)).await;
         }
         let seq = {
             let mut next = self.numbering();
-            let seq = *next;
+            let seq = next.seq;
             if let Some(log) = &self.tee
                 && let Some(encoded) = self.encoded(seq, time, step, task_id, &payload)
             {
                 log.push(encoded);
             }
-            *next += 1;
+            next.seq += 1;
             seq
         };
         if matches!(self.sink, SinkKind::None) {
@@ -211,7 +295,7 @@ impl EventHub {
     }
 
     /// The next event's `seq`, locked (see [`EventHub::next_seq`]).
-    fn numbering(&self) -> std::sync::MutexGuard<'_, u64> {
+    fn numbering(&self) -> std::sync::MutexGuard<'_, Numbering> {
         // Every update is one increment: a poisoned counter is still right.
         self.next_seq
             .lock()
@@ -242,16 +326,29 @@ impl EventHub {
         if closed.is_some_and(|c| c.load(Ordering::Acquire)) {
             return;
         }
-        let payload = Arc::new(payload());
+        let next = &mut *next;
+        let payload = next.spare.payload(payload());
         let time = EventTime::now();
-        let seq = *next;
+        let seq = next.seq;
         if let Some(log) = &self.tee
             && let Some(encoded) = self.encoded(seq, time, step, task_id, &payload)
         {
             log.push(encoded);
         }
-        *next += 1;
-        call_sink(cb, &self.event(seq, time, step, task_id, payload));
+        next.seq += 1;
+        let spare = &mut next.spare;
+        let event = Event {
+            seq,
+            kind: payload.kind(),
+            time: Some(time),
+            execution_id: spare.execution_id(&self.execution_id),
+            depth: self.depth,
+            step: Spare::text(&mut spare.step, step),
+            task_id: Spare::text(&mut spare.task_id, task_id),
+            data: payload.into(),
+        };
+        call_sink(cb, &event);
+        spare.keep(event);
     }
 
     /// An event of a run whose events go only to its journal: its text is written before the
@@ -276,23 +373,21 @@ impl EventHub {
             data: &payload,
         };
         let tail = view.tail();
-        let mut seq = self.numbering();
+        let mut next = self.numbering();
         if closed.is_some_and(|c| c.load(Ordering::Acquire)) {
             return;
         }
         let time = EventTime::now();
+        let seq = next.seq;
         let encoded = match &tail {
-            Ok(tail) => Some(EncodedEvent::from_parts(
-                *seq,
-                tail.finish(*seq, Some(time)),
-            )),
+            Ok(tail) => Some(EncodedEvent::from_parts(seq, tail.finish(seq, Some(time)))),
             // The slow path keeps the event's place with `null` data.
-            Err(_) => self.encoded(*seq, time, step, task_id, &payload),
+            Err(_) => self.encoded(seq, time, step, task_id, &payload),
         };
         if let (Some(log), Some(encoded)) = (&self.tee, encoded) {
             log.push(encoded);
         }
-        *seq += 1;
+        next.seq += 1;
     }
 
     /// The journal's copy of an event: its JSON text written straight from the typed payload
@@ -372,7 +467,7 @@ impl EventHub {
                 return parent.forward(event).await;
             }
             let _delivery = self.delivery.lock().await;
-            event.seq = *self.numbering();
+            event.seq = self.numbering().seq;
             self.publish(event).await;
         })
     }
@@ -387,8 +482,8 @@ impl EventHub {
         for mut event in self.edited(event) {
             let to_channel = {
                 let mut next = self.numbering();
-                event.seq = *next;
-                *next += 1;
+                event.seq = next.seq;
+                next.seq += 1;
                 if event.time.is_none() {
                     event.time = time;
                 }

@@ -96,3 +96,67 @@ async fn a_counting_sink_leaves_the_run_its_whole_result() {
         [("a".into(), 2), ("b".into(), 1), ("c".into(), 1)]
     );
 }
+
+/// A fan-out (one step's route decisions emitted together) after a step of two tasks.
+fn fan_out() -> a2aflow_model::Workflow {
+    wf(vec![
+        step("a", &["A", "B"], &["b", "c", "d"]),
+        step("b", &["C"], &["e"]),
+        step("c", &["D"], &["e"]),
+        step("d", &["E"], &["e"]),
+        step("e", &["F"], &[]),
+    ])
+}
+
+/// An event's text without its time (two runs differ only there).
+fn untimed_text(e: &Event) -> String {
+    let mut e = e.clone();
+    e.time = None;
+    serde_json::to_string(&e).unwrap()
+}
+
+/// The kernel reuses what a callback sink's event leaves (its strings, its payload's
+/// allocation) for the next event. A sink that keeps only some events (every other one here)
+/// reads them afterwards as it saw them, and sees the events a sink keeping all of them sees.
+#[tokio::test]
+async fn events_a_sink_kept_read_later_as_when_it_saw_them() {
+    type Seen = (Vec<String>, Vec<Event>);
+    let seen: Arc<std::sync::Mutex<Seen>> = Arc::default();
+    let sink = seen.clone();
+    let on_event: EventCallback = Arc::new(move |e: &Event| {
+        let mut s = sink.lock().unwrap();
+        s.0.push(untimed_text(e));
+        if e.seq % 2 == 0 {
+            s.1.push(e.clone());
+        }
+    });
+    let client = Arc::new(InMemoryClient::new());
+    let options = RunOptions {
+        on_event: Some(on_event),
+        execution_id: Some("exec".into()),
+        ..RunOptions::default()
+    };
+    let result = go_with(fan_out(), &Arc::new(Host::default()), &client, options).await;
+    assert!(result.success);
+    let (texts, kept) = std::mem::take(&mut *seen.lock().unwrap());
+    assert!(kept.len() > 10, "{} events kept", kept.len());
+    for e in &kept {
+        assert_eq!(untimed_text(e), texts[e.seq as usize], "event {}", e.seq);
+    }
+    let all = Recorder::default();
+    let client = Arc::new(InMemoryClient::new());
+    assert!(
+        go_with(
+            fan_out(),
+            &Arc::new(Host::default()),
+            &client,
+            all.options()
+        )
+        .await
+        .success
+    );
+    let expected: Vec<String> = all.events().iter().map(untimed_text).collect();
+    assert_eq!(texts, expected);
+    let decisions = expected.iter().filter(|t| t.contains("route_decision"));
+    assert_eq!(decisions.count(), 6);
+}
