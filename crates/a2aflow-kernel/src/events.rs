@@ -108,15 +108,20 @@ struct Spare {
 }
 
 impl Spare {
-    /// `payload` in a shared allocation: the spare one when there is one.
-    fn payload(&mut self, payload: EventPayload) -> Arc<EventPayload> {
+    /// The payload `make` builds, in a shared allocation: the spare one when there is one.
+    /// `make` is given the payload the spare held (see [`Spare::keep`]) to reuse its strings.
+    fn payload(
+        &mut self,
+        make: impl FnOnce(Option<EventPayload>) -> EventPayload,
+    ) -> Arc<EventPayload> {
         if let Some(mut spare) = self.payload.take()
             && let Some(slot) = Arc::get_mut(&mut spare)
         {
-            *slot = payload;
+            let previous = std::mem::replace(slot, INERT);
+            *slot = make(Some(previous));
             return spare;
         }
-        Arc::new(payload)
+        Arc::new(make(None))
     }
 
     /// The run's execution id as an event's owned string (the last event's, when it was kept).
@@ -135,8 +140,10 @@ impl Spare {
     }
 
     /// Keeps the parts of `event`, handed to the callback and back, for the next event. The
-    /// payload is dropped now (anything it shares, such as a step's results, is released
-    /// before the run takes it back) and only its allocation is kept, when no one else holds it.
+    /// payload's allocation is kept when no one else holds it. A route decision's payload (its
+    /// own strings only) is kept whole, for the next decision to write into; any other is
+    /// dropped now (anything it shares, such as a step's results, is released before the run
+    /// takes it back).
     fn keep(&mut self, event: Event) {
         let Event {
             execution_id,
@@ -153,7 +160,10 @@ impl Spare {
             self.task_id = task_id;
         }
         self.payload = data.into_payload().and_then(|mut shared| {
-            *Arc::get_mut(&mut shared)? = INERT;
+            let slot = Arc::get_mut(&mut shared)?;
+            if !matches!(slot, EventPayload::RouteDecision(_)) {
+                *slot = INERT;
+            }
             Some(shared)
         });
     }
@@ -326,9 +336,54 @@ impl EventHub {
         if closed.is_some_and(|c| c.load(Ordering::Acquire)) {
             return;
         }
-        let next = &mut *next;
-        let payload = next.spare.payload(payload());
-        let time = EventTime::now();
+        let payload = next.spare.payload(|_| payload());
+        self.hand_over(cb, &mut next, EventTime::now(), step, task_id, payload);
+    }
+
+    /// Emits `n` events about step `step` that happen together (a step's route decisions), in
+    /// order and with one time. `fill(i, previous)` makes the `i`-th payload; `previous` is, when
+    /// there is one, the payload of the last event a callback sink was handed, to reuse its
+    /// strings. With a callback sink (and no hook or finish hook) the events are numbered and
+    /// handed over under one hold of the numbering lock; otherwise each goes its own way
+    /// ([`EventHub::emit_payload`]).
+    pub(crate) async fn emit_together(
+        &self,
+        step: &str,
+        n: usize,
+        mut fill: impl FnMut(usize, Option<EventPayload>) -> EventPayload,
+    ) {
+        if !self.enabled() {
+            return;
+        }
+        if let SinkKind::Callback(cb) = &self.sink
+            && self.hook.is_none()
+            && self.recorded.is_none()
+        {
+            let mut next = self.numbering();
+            let time = EventTime::now();
+            for i in 0..n {
+                let payload = next.spare.payload(|previous| fill(i, previous));
+                self.hand_over(cb, &mut next, time, Some(step), None, payload);
+            }
+            return;
+        }
+        for i in 0..n {
+            self.emit_payload(Some(step), None, None, || fill(i, None))
+                .await;
+        }
+    }
+
+    /// Numbers an event for a callback sink (journaled in a durable run) and hands it to the
+    /// callback; what it leaves is kept for the next one. Called with the numbering lock held.
+    fn hand_over(
+        &self,
+        cb: &EventCallback,
+        next: &mut Numbering,
+        time: EventTime,
+        step: Option<&str>,
+        task_id: Option<&str>,
+        payload: Arc<EventPayload>,
+    ) {
         let seq = next.seq;
         if let Some(log) = &self.tee
             && let Some(encoded) = self.encoded(seq, time, step, task_id, &payload)

@@ -10,7 +10,9 @@ use crate::durable::{Durable, answer_of, replayed};
 use crate::interrupt::{Bounds, Guarded, Interrupt, guard, panicked};
 use crate::journal::{CallbackAnswered, RouteKey};
 use a2aflow_model::event_data::{ErrorData, RouteDecisionData};
-use a2aflow_model::{ErrorCode, Failure, RouteDecision, RouteRequest, UpstreamResult};
+use a2aflow_model::{
+    ErrorCode, EventPayload, Failure, RouteDecision, RouteRequest, UpstreamResult,
+};
 use std::sync::Arc;
 use tokio::task::JoinSet;
 use tracing::Instrument;
@@ -109,29 +111,45 @@ impl Executor {
         }
     }
 
-    /// One `route_decision` event per edge of step `s`, in declaration order.
+    /// One `route_decision` event per edge of step `s`, in declaration order, emitted together
+    /// (one time; each written into the strings of the one before when the sink left them).
     async fn emit_decisions(&self, s: usize, decisions: Option<&[RouteDecision]>) {
         if !self.ctx.hub.enabled() {
             return;
         }
         let step = self.ctx.step(s);
-        let allowed = |e: usize| decisions.is_none_or(|d| d[e].allowed);
-        for (e, edge) in step.next.iter().enumerate() {
-            let reason = match decisions {
-                Some(d) => d[e].reason.as_deref(),
-                None => Some("unconditional edge"),
+        let fill = |e: usize, previous: Option<EventPayload>| {
+            let edge = &step.next[e];
+            let (allowed, reason) = match decisions {
+                Some(d) => (d[e].allowed, d[e].reason.as_deref()),
+                None => (true, Some("unconditional edge")),
             };
-            self.ctx
-                .emit_step(&step.name, || RouteDecisionData {
-                    step: step.name.clone(),
-                    next: String::from(&*edge.step),
-                    condition: edge.condition.clone(),
-                    conditional: !edge.is_unconditional(),
-                    allowed: allowed(e),
-                    reason: reason.map(str::to_owned),
-                })
-                .await;
-        }
+            let mut d = match previous {
+                Some(EventPayload::RouteDecision(d)) => d,
+                _ => RouteDecisionData {
+                    step: String::new(),
+                    next: String::new(),
+                    condition: String::new(),
+                    conditional: false,
+                    allowed: false,
+                    reason: None,
+                },
+            };
+            rewrite(&mut d.step, &step.name);
+            rewrite(&mut d.next, &edge.step);
+            rewrite(&mut d.condition, &edge.condition);
+            d.conditional = !edge.is_unconditional();
+            d.allowed = allowed;
+            match reason {
+                Some(r) => rewrite(d.reason.get_or_insert_default(), r),
+                None => d.reason = None,
+            }
+            EventPayload::RouteDecision(d)
+        };
+        self.ctx
+            .hub
+            .emit_together(&step.name, step.next.len(), fill)
+            .await;
     }
 
     /// Resolves one incoming edge of `t`; a step whose edges all resolved without activation
@@ -167,6 +185,12 @@ impl Executor {
         self.state[t] = StepState::Skipped;
         true
     }
+}
+
+/// `text` written into `s`, whose buffer is reused.
+fn rewrite(s: &mut String, text: &str) {
+    s.clear();
+    s.push_str(text);
 }
 
 /// Evaluates every outgoing edge of `s` concurrently; all decisions are in before it returns.

@@ -97,10 +97,12 @@ async fn a_counting_sink_leaves_the_run_its_whole_result() {
     );
 }
 
-/// A fan-out (one step's route decisions emitted together) after a step of two tasks.
+/// A fan-out (one step's route decisions emitted together, one of them the host's) after a
+/// step of two tasks.
 fn fan_out() -> a2aflow_model::Workflow {
+    let a = step("a", &["A", "B"], &[]);
     wf(vec![
-        step("a", &["A", "B"], &["b", "c", "d"]),
+        cond(a, &[("b", ""), ("c", "only if c"), ("d", "")]),
         step("b", &["C"], &["e"]),
         step("c", &["D"], &["e"]),
         step("d", &["E"], &["e"]),
@@ -113,6 +115,13 @@ fn untimed_text(e: &Event) -> String {
     let mut e = e.clone();
     e.time = None;
     serde_json::to_string(&e).unwrap()
+}
+
+/// A host that denies the edge to `c` (so `c` is skipped).
+fn denies_c() -> Arc<Host> {
+    let mut host = Host::default();
+    host.routes.insert("c".into(), Route::Deny("not c"));
+    Arc::new(host)
 }
 
 /// The kernel reuses what a callback sink's event leaves (its strings, its payload's
@@ -136,7 +145,7 @@ async fn events_a_sink_kept_read_later_as_when_it_saw_them() {
         execution_id: Some("exec".into()),
         ..RunOptions::default()
     };
-    let result = go_with(fan_out(), &Arc::new(Host::default()), &client, options).await;
+    let result = go_with(fan_out(), &denies_c(), &client, options).await;
     assert!(result.success);
     let (texts, kept) = std::mem::take(&mut *seen.lock().unwrap());
     assert!(kept.len() > 10, "{} events kept", kept.len());
@@ -146,17 +155,16 @@ async fn events_a_sink_kept_read_later_as_when_it_saw_them() {
     let all = Recorder::default();
     let client = Arc::new(InMemoryClient::new());
     assert!(
-        go_with(
-            fan_out(),
-            &Arc::new(Host::default()),
-            &client,
-            all.options()
-        )
-        .await
-        .success
+        go_with(fan_out(), &denies_c(), &client, all.options())
+            .await
+            .success
     );
     let expected: Vec<String> = all.events().iter().map(untimed_text).collect();
     assert_eq!(texts, expected);
-    let decisions = expected.iter().filter(|t| t.contains("route_decision"));
-    assert_eq!(decisions.count(), 6);
+    let decisions: Vec<&String> = expected
+        .iter()
+        .filter(|t| t.contains("route_decision"))
+        .collect();
+    assert_eq!(decisions.len(), 5, "{decisions:#?}");
+    assert!(decisions[1].contains("not c"), "{}", decisions[1]);
 }
