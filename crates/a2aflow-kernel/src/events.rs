@@ -263,10 +263,7 @@ impl EventHub {
         if self.journal_only() {
             return self.journal(step, task_id, closed, payload());
         }
-        if let SinkKind::Callback(cb) = &self.sink
-            && self.hook.is_none()
-            && self.recorded.is_none()
-        {
+        if let Some(cb) = self.direct_callback() {
             return self.call_back(cb, step, task_id, closed, payload);
         }
         let _delivery = self.delivery.lock().await;
@@ -302,6 +299,15 @@ impl EventHub {
         // future that may emit (each task's, each dispatch's) would otherwise carry it inline,
         // also when no sink is set. Only events sent to a channel pay for the allocation.
         Box::pin(self.deliver(event)).await;
+    }
+
+    /// The callback sink, when events go straight to it (no hook, no finish hook): then an
+    /// event is emitted without waiting for anything ([`EventHub::call_back`]).
+    fn direct_callback(&self) -> Option<&EventCallback> {
+        match &self.sink {
+            SinkKind::Callback(cb) if self.hook.is_none() && self.recorded.is_none() => Some(cb),
+            _ => None,
+        }
     }
 
     /// The next event's `seq`, locked (see [`EventHub::next_seq`]).
@@ -355,10 +361,7 @@ impl EventHub {
         if !self.enabled() {
             return;
         }
-        if let SinkKind::Callback(cb) = &self.sink
-            && self.hook.is_none()
-            && self.recorded.is_none()
-        {
+        if let Some(cb) = self.direct_callback() {
             let mut next = self.numbering();
             let time = EventTime::now();
             for i in 0..n {
@@ -775,6 +778,13 @@ impl EventEmitter {
         let Some(t) = &self.target else {
             return;
         };
+        if let Some(cb) = t.hub.direct_callback() {
+            // Nothing to wait for: the event is handed over here, no future is made.
+            let (step, task_id) = (Some(&*t.step), Some(&*t.task_id));
+            return t
+                .hub
+                .call_back(cb, step, task_id, Some(&self.closed), || event.into());
+        }
         // Boxed so that a client's futures, which call this at every step of an interaction,
         // do not carry the whole delivery inline; only an emitter with a sink allocates.
         Box::pin(
