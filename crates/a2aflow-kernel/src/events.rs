@@ -4,6 +4,7 @@
 
 use crate::journal::EncodedEvent;
 use crate::panic_guard::panic_message;
+use crate::refill;
 use a2aflow_model::event::EventView;
 use a2aflow_model::event_data::WorkflowCompleteData;
 use a2aflow_model::{ClientEvent, Event, EventBody, EventKind, EventPayload, EventTime};
@@ -94,7 +95,7 @@ struct Numbering {
 
 /// The parts of the last event a callback sink was handed, reused for the next one: its
 /// execution id (the run's, unchanged), the buffers of its step and task id, and its payload's
-/// allocation. A callback sees an event only by reference, so once it returned nothing else
+/// allocation (with the strings of the payload, for the kinds `refill` writes into). A callback sees an event only by reference, so once it returned nothing else
 /// reaches these parts (a consumer that cloned the event made its own copies of the strings; a
 /// payload it still shares is not reused). This saves a callback sink's event most of its
 /// allocations: an event costs what it carries, not five `malloc`s and `free`s.
@@ -103,18 +104,26 @@ struct Spare {
     execution_id: String,
     step: Option<String>,
     task_id: Option<String>,
-    /// An `Arc` no one else holds, its payload inert ([`Spare::keep`]).
-    payload: Option<Arc<EventPayload>>,
+    /// `Arc`s no one else holds: one for each kind `refill` writes into, kept whole (at
+    /// `refill::place_of` its kind), and one inert, at [`INERT_PLACE`] ([`Spare::keep`]).
+    payloads: [Option<Arc<EventPayload>>; INERT_PLACE + 1],
 }
 
+/// Where [`Spare`] keeps its inert payload allocation (after those `refill` writes into).
+const INERT_PLACE: usize = refill::REFILLED;
+
 impl Spare {
-    /// The payload `make` builds, in a shared allocation: the spare one when there is one.
-    /// `make` is given the payload the spare held (see [`Spare::keep`]) to reuse its strings.
+    /// The payload `make` builds, in a shared allocation: the spare one of a payload of `kind`
+    /// when there is one, else the inert one, else a new one. `make` is given the payload the
+    /// spare held (see [`Spare::keep`]) to reuse its strings. (A spare of another kind is not
+    /// taken: its kind would then take another's, and none would find its own.)
     fn payload(
         &mut self,
+        kind: EventKind,
         make: impl FnOnce(Option<EventPayload>) -> EventPayload,
     ) -> Arc<EventPayload> {
-        if let Some(mut spare) = self.payload.take()
+        let own = refill::place_of(kind).and_then(|at| self.payloads[at].take());
+        if let Some(mut spare) = own.or_else(|| self.payloads[INERT_PLACE].take())
             && let Some(slot) = Arc::get_mut(&mut spare)
         {
             let previous = std::mem::replace(slot, INERT);
@@ -140,10 +149,9 @@ impl Spare {
     }
 
     /// Keeps the parts of `event`, handed to the callback and back, for the next event. The
-    /// payload's allocation is kept when no one else holds it. A route decision's payload (its
-    /// own strings only) is kept whole, for the next decision to write into; any other is
-    /// dropped now (anything it shares, such as a step's results, is released before the run
-    /// takes it back).
+    /// payload's allocation is kept when no one else holds it: whole when `refill` writes into
+    /// payloads of its kind (they own only their strings), any other dropped now (anything it
+    /// shares, such as a step's results, is released before the run takes it back).
     fn keep(&mut self, event: Event) {
         let Event {
             execution_id,
@@ -159,18 +167,25 @@ impl Spare {
         if task_id.is_some() {
             self.task_id = task_id;
         }
-        self.payload = data.into_payload().and_then(|mut shared| {
-            let slot = Arc::get_mut(&mut shared)?;
-            if !matches!(slot, EventPayload::RouteDecision(_)) {
-                *slot = INERT;
-            }
-            Some(shared)
+        let Some(mut shared) = data.into_payload() else {
+            return;
+        };
+        let Some(slot) = Arc::get_mut(&mut shared) else {
+            return;
+        };
+        let at = refill::place_of(slot.kind()).unwrap_or_else(|| {
+            *slot = INERT;
+            INERT_PLACE
         });
+        self.payloads[at] = Some(shared);
     }
 }
 
 /// What a spare payload allocation holds between two events: a payload with nothing on the heap.
 const INERT: EventPayload = EventPayload::WorkflowComplete(WorkflowCompleteData { success: false });
+
+/// The kind of [`INERT`]: a payload built from scratch takes the inert spare allocation.
+const INERT_KIND: EventKind = EventKind::WorkflowComplete;
 
 impl EventHub {
     pub(crate) fn new(
@@ -342,8 +357,28 @@ impl EventHub {
         if closed.is_some_and(|c| c.load(Ordering::Acquire)) {
             return;
         }
-        let payload = next.spare.payload(|_| payload());
+        let payload = next.spare.payload(INERT_KIND, |_| payload());
         self.hand_over(cb, &mut next, EventTime::now(), step, task_id, payload);
+    }
+
+    /// Emits one event whose payload `fill` writes into the strings of the last payload of
+    /// `kind` a callback sink handed back (see `refill`), or builds afresh (`None`).
+    pub(crate) async fn emit_refilled(
+        &self,
+        step: Option<&str>,
+        task_id: Option<&str>,
+        kind: EventKind,
+        fill: impl FnOnce(Option<EventPayload>) -> EventPayload,
+    ) {
+        if !self.enabled() {
+            return;
+        }
+        if let Some(cb) = self.direct_callback() {
+            let mut next = self.numbering();
+            let payload = next.spare.payload(kind, fill);
+            return self.hand_over(cb, &mut next, EventTime::now(), step, task_id, payload);
+        }
+        self.emit_payload(step, task_id, None, || fill(None)).await;
     }
 
     /// Emits `n` events about step `step` that happen together (a step's route decisions), in
@@ -365,7 +400,7 @@ impl EventHub {
             let mut next = self.numbering();
             let time = EventTime::now();
             for i in 0..n {
-                let payload = next.spare.payload(|previous| fill(i, previous));
+                let payload = next.spare.payload(EventKind::RouteDecision, |p| fill(i, p));
                 self.hand_over(cb, &mut next, time, Some(step), None, payload);
             }
             return;

@@ -9,7 +9,8 @@ use crate::control_point::{CallbackError, ControlPoint};
 use crate::durable::{Durable, answer_of, replayed};
 use crate::interrupt::{Bounds, Guarded, Interrupt, guard, panicked};
 use crate::journal::{CallbackAnswered, RouteKey};
-use a2aflow_model::event_data::{ErrorData, RouteDecisionData};
+use crate::refill;
+use a2aflow_model::event_data::ErrorData;
 use a2aflow_model::{
     ErrorCode, EventPayload, Failure, RouteDecision, RouteRequest, UpstreamResult,
 };
@@ -119,32 +120,11 @@ impl Executor {
         }
         let step = self.ctx.step(s);
         let fill = |e: usize, previous: Option<EventPayload>| {
-            let edge = &step.next[e];
             let (allowed, reason) = match decisions {
                 Some(d) => (d[e].allowed, d[e].reason.as_deref()),
                 None => (true, Some("unconditional edge")),
             };
-            let mut d = match previous {
-                Some(EventPayload::RouteDecision(d)) => d,
-                _ => RouteDecisionData {
-                    step: String::new(),
-                    next: String::new(),
-                    condition: String::new(),
-                    conditional: false,
-                    allowed: false,
-                    reason: None,
-                },
-            };
-            rewrite(&mut d.step, &step.name);
-            rewrite(&mut d.next, &edge.step);
-            rewrite(&mut d.condition, &edge.condition);
-            d.conditional = !edge.is_unconditional();
-            d.allowed = allowed;
-            match reason {
-                Some(r) => rewrite(d.reason.get_or_insert_default(), r),
-                None => d.reason = None,
-            }
-            EventPayload::RouteDecision(d)
+            refill::route_decision(previous, &step.name, &step.next[e], allowed, reason)
         };
         self.ctx
             .hub
@@ -185,12 +165,6 @@ impl Executor {
         self.state[t] = StepState::Skipped;
         true
     }
-}
-
-/// `text` written into `s`, whose buffer is reused.
-fn rewrite(s: &mut String, text: &str) {
-    s.clear();
-    s.push_str(text);
 }
 
 /// Evaluates every outgoing edge of `s` concurrently; all decisions are in before it returns.
