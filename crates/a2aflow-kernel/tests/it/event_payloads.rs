@@ -135,7 +135,7 @@ async fn events_a_sink_kept_read_later_as_when_it_saw_them() {
     let on_event: EventCallback = Arc::new(move |e: &Event| {
         let mut s = sink.lock().unwrap();
         s.0.push(untimed_text(e));
-        if e.seq % 2 == 0 {
+        if e.seq.is_multiple_of(2) {
             s.1.push(e.clone());
         }
     });
