@@ -113,24 +113,27 @@ struct Spare {
 const INERT_PLACE: usize = refill::REFILLED;
 
 impl Spare {
-    /// The payload `make` builds, in a shared allocation: the spare one of a payload of `kind`
-    /// when there is one, else the inert one, else a new one. `make` is given the payload the
-    /// spare held (see [`Spare::keep`]) to reuse its strings. (A spare of another kind is not
-    /// taken: its kind would then take another's, and none would find its own.)
+    /// The payload `fill` writes, in a shared allocation: the spare one of a payload of `kind`
+    /// when there is one, else the inert one, else a new one. `fill` is given the payload the
+    /// spare held (see [`Spare::keep`]) to write into, in place (a payload is a few hundred
+    /// bytes: it is not moved out and back). A spare of another kind is not taken: its kind
+    /// would then take another's, and none would find its own.
     fn payload(
         &mut self,
         kind: EventKind,
-        make: impl FnOnce(Option<EventPayload>) -> EventPayload,
+        fill: impl FnOnce(&mut EventPayload),
     ) -> Arc<EventPayload> {
         let own = refill::place_of(kind).and_then(|at| self.payloads[at].take());
-        if let Some(mut spare) = own.or_else(|| self.payloads[INERT_PLACE].take())
-            && let Some(slot) = Arc::get_mut(&mut spare)
-        {
-            let previous = std::mem::replace(slot, INERT);
-            *slot = make(Some(previous));
-            return spare;
+        let mut shared = own
+            .or_else(|| self.payloads[INERT_PLACE].take())
+            .unwrap_or_else(|| Arc::new(INERT));
+        match Arc::get_mut(&mut shared) {
+            Some(slot) => fill(slot),
+            // Not reached: a spare is kept only when no one else holds it, and no one else
+            // can have taken it since. Should it be, the payload goes in a new allocation.
+            None => shared = Arc::new(filled(fill)),
         }
-        Arc::new(make(None))
+        shared
     }
 
     /// The run's execution id as an event's owned string (the last event's, when it was kept).
@@ -183,6 +186,13 @@ impl Spare {
 
 /// What a spare payload allocation holds between two events: a payload with nothing on the heap.
 const INERT: EventPayload = EventPayload::WorkflowComplete(WorkflowCompleteData { success: false });
+
+/// The payload `fill` writes into an inert one.
+fn filled(fill: impl FnOnce(&mut EventPayload)) -> EventPayload {
+    let mut payload = INERT;
+    fill(&mut payload);
+    payload
+}
 
 /// The kind of [`INERT`]: a payload built from scratch takes the inert spare allocation.
 const INERT_KIND: EventKind = EventKind::WorkflowComplete;
@@ -357,18 +367,18 @@ impl EventHub {
         if closed.is_some_and(|c| c.load(Ordering::Acquire)) {
             return;
         }
-        let payload = next.spare.payload(INERT_KIND, |_| payload());
+        let payload = next.spare.payload(INERT_KIND, |slot| *slot = payload());
         self.hand_over(cb, &mut next, EventTime::now(), step, task_id, payload);
     }
 
-    /// Emits one event whose payload `fill` writes into the strings of the last payload of
-    /// `kind` a callback sink handed back (see `refill`), or builds afresh (`None`).
+    /// Emits one event whose payload `fill` writes into the last payload of `kind` a callback
+    /// sink handed back (reusing its strings: see `refill`), or into an inert one.
     pub(crate) async fn emit_refilled(
         &self,
         step: Option<&str>,
         task_id: Option<&str>,
         kind: EventKind,
-        fill: impl FnOnce(Option<EventPayload>) -> EventPayload,
+        fill: impl FnOnce(&mut EventPayload),
     ) {
         if !self.enabled() {
             return;
@@ -378,20 +388,21 @@ impl EventHub {
             let payload = next.spare.payload(kind, fill);
             return self.hand_over(cb, &mut next, EventTime::now(), step, task_id, payload);
         }
-        self.emit_payload(step, task_id, None, || fill(None)).await;
+        self.emit_payload(step, task_id, None, || filled(fill))
+            .await;
     }
 
     /// Emits `n` events about step `step` that happen together (a step's route decisions), in
-    /// order and with one time. `fill(i, previous)` makes the `i`-th payload; `previous` is, when
-    /// there is one, the payload of the last event a callback sink was handed, to reuse its
-    /// strings. With a callback sink (and no hook or finish hook) the events are numbered and
+    /// order and with one time. `fill(i, payload)` writes the `i`-th payload into `payload`: the
+    /// last route decision a callback sink handed back when there is one (its strings are
+    /// reused), else an inert payload. With a callback sink (and no hook or finish hook) the events are numbered and
     /// handed over under one hold of the numbering lock; otherwise each goes its own way
     /// ([`EventHub::emit_payload`]).
     pub(crate) async fn emit_together(
         &self,
         step: &str,
         n: usize,
-        mut fill: impl FnMut(usize, Option<EventPayload>) -> EventPayload,
+        mut fill: impl FnMut(usize, &mut EventPayload),
     ) {
         if !self.enabled() {
             return;
@@ -406,7 +417,7 @@ impl EventHub {
             return;
         }
         for i in 0..n {
-            self.emit_payload(Some(step), None, None, || fill(i, None))
+            self.emit_payload(Some(step), None, None, || filled(|p| fill(i, p)))
                 .await;
         }
     }

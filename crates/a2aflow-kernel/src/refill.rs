@@ -1,8 +1,9 @@
 //! Event payloads written into the strings of an earlier payload of their kind. A callback sink
 //! hands each event back once it returns (see `events::Spare`), so the kernel's most frequent
 //! events (a step's start, a task's request and status change, a route decision) are built
-//! without allocating: each rewrites the strings of the last one of its kind. A payload the
-//! sink kept is never given here; `previous` is then `None` and a fresh payload is built.
+//! without allocating: each rewrites, in place, the strings of the last one of its kind. A
+//! payload the sink kept is never given here: then the payload given is of another kind (an
+//! inert one), and it is replaced by a fresh one.
 
 use a2aflow_model::event_data::{
     RouteDecisionData, StepStartData, TaskRequestData, TaskStatusChangedData,
@@ -33,109 +34,106 @@ fn rewrite(s: &mut String, text: &str) {
 }
 
 /// `step_start` of `step`.
-pub(crate) fn step_start(
-    previous: Option<EventPayload>,
-    step: &str,
-    step_type: StepType,
-) -> EventPayload {
-    let mut d = match previous {
-        Some(EventPayload::StepStart(d)) => d,
-        _ => StepStartData {
+pub(crate) fn step_start(payload: &mut EventPayload, step: &str, step_type: StepType) {
+    if !matches!(payload, EventPayload::StepStart(_)) {
+        *payload = EventPayload::StepStart(StepStartData {
             step: String::new(),
             step_type,
-        },
-    };
-    rewrite(&mut d.step, step);
-    d.step_type = step_type;
-    EventPayload::StepStart(d)
+        });
+    }
+    if let EventPayload::StepStart(d) = payload {
+        rewrite(&mut d.step, step);
+        d.step_type = step_type;
+    }
 }
 
 /// `task_request` of subtask `index` (`sub`) of `step`, whose local id is `task_id`.
 pub(crate) fn task_request(
-    previous: Option<EventPayload>,
+    payload: &mut EventPayload,
     step: &str,
     sub: &Subtask,
     index: usize,
     task_id: &str,
-) -> EventPayload {
-    let mut d = match previous {
-        Some(EventPayload::TaskRequest(d)) => d,
-        _ => TaskRequestData {
+) {
+    if !matches!(payload, EventPayload::TaskRequest(_)) {
+        *payload = EventPayload::TaskRequest(TaskRequestData {
             step: String::new(),
             agent: String::new(),
             skill: String::new(),
             task: String::new(),
             subtask_index: index,
             task_id: String::new(),
-        },
-    };
-    rewrite(&mut d.step, step);
-    rewrite(&mut d.agent, &sub.agent);
-    rewrite(&mut d.skill, &sub.skill);
-    rewrite(&mut d.task, &sub.description);
-    d.subtask_index = index;
-    rewrite(&mut d.task_id, task_id);
-    EventPayload::TaskRequest(d)
+        });
+    }
+    if let EventPayload::TaskRequest(d) = payload {
+        rewrite(&mut d.step, step);
+        rewrite(&mut d.agent, &sub.agent);
+        rewrite(&mut d.skill, &sub.skill);
+        rewrite(&mut d.task, &sub.description);
+        d.subtask_index = index;
+        rewrite(&mut d.task_id, task_id);
+    }
 }
 
 /// `task_status_changed` of subtask `index` of `step`, run by `agent`.
 pub(crate) fn task_status_changed(
-    previous: Option<EventPayload>,
+    payload: &mut EventPayload,
     step: &str,
     index: usize,
     agent: &str,
     status: TaskOutcomeStatus,
-) -> EventPayload {
-    let mut d = match previous {
-        Some(EventPayload::TaskStatusChanged(d)) => d,
-        _ => TaskStatusChangedData {
+) {
+    if !matches!(payload, EventPayload::TaskStatusChanged(_)) {
+        *payload = EventPayload::TaskStatusChanged(TaskStatusChangedData {
             step: String::new(),
             subtask_index: index,
             agent: String::new(),
             status,
-        },
-    };
-    rewrite(&mut d.step, step);
-    d.subtask_index = index;
-    rewrite(&mut d.agent, agent);
-    d.status = status;
-    EventPayload::TaskStatusChanged(d)
+        });
+    }
+    if let EventPayload::TaskStatusChanged(d) = payload {
+        rewrite(&mut d.step, step);
+        d.subtask_index = index;
+        rewrite(&mut d.agent, agent);
+        d.status = status;
+    }
 }
 
 /// `route_decision` of `edge` of `step`: whether it is taken, and why.
 pub(crate) fn route_decision(
-    previous: Option<EventPayload>,
+    payload: &mut EventPayload,
     step: &str,
     edge: &Edge,
     allowed: bool,
     reason: Option<&str>,
-) -> EventPayload {
-    let mut d = match previous {
-        Some(EventPayload::RouteDecision(d)) => d,
-        _ => RouteDecisionData {
+) {
+    if !matches!(payload, EventPayload::RouteDecision(_)) {
+        *payload = EventPayload::RouteDecision(RouteDecisionData {
             step: String::new(),
             next: String::new(),
             condition: String::new(),
             conditional: false,
             allowed,
             reason: None,
-        },
-    };
-    rewrite(&mut d.step, step);
-    rewrite(&mut d.next, &edge.step);
-    rewrite(&mut d.condition, &edge.condition);
-    d.conditional = !edge.is_unconditional();
-    d.allowed = allowed;
-    match reason {
-        Some(r) => rewrite(d.reason.get_or_insert_default(), r),
-        None => d.reason = None,
+        });
     }
-    EventPayload::RouteDecision(d)
+    if let EventPayload::RouteDecision(d) = payload {
+        rewrite(&mut d.step, step);
+        rewrite(&mut d.next, &edge.step);
+        rewrite(&mut d.condition, &edge.condition);
+        d.conditional = !edge.is_unconditional();
+        d.allowed = allowed;
+        match reason {
+            Some(r) => rewrite(d.reason.get_or_insert_default(), r),
+            None => d.reason = None,
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use a2aflow_model::event_data::WorkflowCompleteData;
 
     fn sub(agent: &str, skill: &str, description: &str) -> Subtask {
         Subtask {
@@ -146,6 +144,9 @@ mod tests {
         }
     }
 
+    /// Writes one of two payloads of a kind (`true`: the first).
+    type Fill<'a> = dyn Fn(&mut EventPayload, bool) + 'a;
+
     #[test]
     fn a_payload_written_into_an_earlier_one_equals_one_built_afresh() {
         let long = sub(
@@ -154,7 +155,7 @@ mod tests {
             "a long description",
         );
         let short = sub("a", "", "d");
-        let cases: [&dyn Fn(Option<EventPayload>, bool) -> EventPayload; 4] = [
+        let cases: [&Fill; 4] = [
             &|p, first| {
                 step_start(
                     p,
@@ -188,14 +189,19 @@ mod tests {
                 route_decision(p, "s", &edge, !first, reason)
             },
         ];
-        for (i, make) in cases.iter().enumerate() {
-            let fresh = make(None, false);
-            let earlier = make(None, true);
+        let inert = || EventPayload::WorkflowComplete(WorkflowCompleteData { success: false });
+        let made = |i: usize, mut payload: EventPayload, first: bool| {
+            cases[i](&mut payload, first);
+            payload
+        };
+        for i in 0..cases.len() {
+            let fresh = made(i, inert(), false);
+            let earlier = made(i, inert(), true);
             assert_ne!(earlier, fresh, "case {i}");
-            assert_eq!(make(Some(earlier), false), fresh, "case {i}");
-            // A payload of another kind is dropped, not written into.
-            let other = cases[(i + 1) % cases.len()](None, true);
-            assert_eq!(make(Some(other), false), fresh, "case {i}");
+            assert_eq!(made(i, earlier, false), fresh, "case {i}");
+            // A payload of another kind is replaced, not written into.
+            let other = made((i + 1) % cases.len(), inert(), true);
+            assert_eq!(made(i, other, false), fresh, "case {i}");
             assert_eq!(place_of(fresh.kind()), Some(i), "case {i}");
         }
         assert_eq!(place_of(EventKind::StepComplete), None);

@@ -119,12 +119,12 @@ impl Executor {
             return;
         }
         let step = self.ctx.step(s);
-        let fill = |e: usize, previous: Option<EventPayload>| {
+        let fill = |e: usize, payload: &mut EventPayload| {
             let (allowed, reason) = match decisions {
                 Some(d) => (d[e].allowed, d[e].reason.as_deref()),
                 None => (true, Some("unconditional edge")),
             };
-            refill::route_decision(previous, &step.name, &step.next[e], allowed, reason)
+            refill::route_decision(payload, &step.name, &step.next[e], allowed, reason);
         };
         self.ctx
             .hub
