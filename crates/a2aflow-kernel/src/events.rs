@@ -95,10 +95,11 @@ struct Numbering {
 
 /// The parts of the last event a callback sink was handed, reused for the next one: its
 /// execution id (the run's, unchanged), the buffers of its step and task id, and its payload's
-/// allocation (with the strings of the payload, for the kinds `refill` writes into). A callback sees an event only by reference, so once it returned nothing else
-/// reaches these parts (a consumer that cloned the event made its own copies of the strings; a
-/// payload it still shares is not reused). This saves a callback sink's event most of its
-/// allocations: an event costs what it carries, not five `malloc`s and `free`s.
+/// allocation (with the payload's strings, for the kinds `refill` writes into). A callback sees
+/// an event only by reference, so once it returned nothing else reaches these parts (a
+/// consumer that cloned the event made its own copies of the strings; a payload it still shares
+/// is not reused). This saves a callback sink's event most of its allocations: an event costs
+/// what it carries, not five `malloc`s and `free`s.
 #[derive(Default)]
 struct Spare {
     execution_id: String,
@@ -337,7 +338,8 @@ impl EventHub {
 
     /// The next event's `seq`, locked (see [`EventHub::next_seq`]).
     fn numbering(&self) -> std::sync::MutexGuard<'_, Numbering> {
-        // Every update is one increment: a poisoned counter is still right.
+        // Every update of the count is one increment, and the spare parts are only reused
+        // buffers (a missing one is made anew): a poisoned lock's state is still right.
         self.next_seq
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -395,9 +397,9 @@ impl EventHub {
     /// Emits `n` events about step `step` that happen together (a step's route decisions), in
     /// order and with one time. `fill(i, payload)` writes the `i`-th payload into `payload`: the
     /// last route decision a callback sink handed back when there is one (its strings are
-    /// reused), else an inert payload. With a callback sink (and no hook or finish hook) the events are numbered and
-    /// handed over under one hold of the numbering lock; otherwise each goes its own way
-    /// ([`EventHub::emit_payload`]).
+    /// reused), else an inert payload. With a callback sink (and no hook or finish hook) the
+    /// events are numbered and handed over under one hold of the numbering lock; otherwise each
+    /// goes its own way ([`EventHub::emit_payload`]).
     pub(crate) async fn emit_together(
         &self,
         step: &str,
