@@ -406,7 +406,7 @@ impl EventHub {
         n: usize,
         mut fill: impl FnMut(usize, &mut EventPayload),
     ) {
-        if !self.enabled() {
+        if n == 0 || !self.enabled() {
             return;
         }
         if let Some(cb) = self.direct_callback() {
