@@ -4,7 +4,9 @@
 
 use crate::journal::EncodedEvent;
 use crate::panic_guard::panic_message;
+use crate::refill;
 use a2aflow_model::event::EventView;
+use a2aflow_model::event_data::WorkflowCompleteData;
 use a2aflow_model::{ClientEvent, Event, EventBody, EventKind, EventPayload, EventTime};
 use serde_json::Value;
 use std::sync::Arc;
@@ -54,10 +56,11 @@ pub(crate) enum SinkKind {
 pub(crate) struct EventHub {
     execution_id: Arc<str>,
     sink: SinkKind,
-    /// The next event's `seq`. Held only to number an event (and, in a durable run, to put its
-    /// text in the journal's buffer, which so stays in `seq` order), never across an await: the
+    /// The next event's `seq` (and what a callback's last event left for the next). Held only to
+    /// number an event (and, in a durable run, to put its text in the journal's buffer, which so
+    /// stays in `seq` order; with a callback sink, to hand it over), never across an await: the
     /// tasks of a run that emit at once do not queue behind each other's wake-ups.
-    next_seq: std::sync::Mutex<u64>,
+    next_seq: std::sync::Mutex<Numbering>,
     /// Held by an event that goes to a sink or through a hook from its numbering to its
     /// delivery, so the sink sees the events in `seq` order. A run whose events go only to its
     /// journal never takes it but for its child runs' events.
@@ -81,6 +84,120 @@ pub(crate) struct EventHub {
     recorded_full: AtomicBool,
 }
 
+/// The numbering of a run's events (see [`EventHub::next_seq`]).
+#[derive(Default)]
+struct Numbering {
+    /// The next event's `seq`.
+    seq: u64,
+    /// What the last event handed to a callback sink left for the next one.
+    spare: Spare,
+}
+
+/// The parts of the last event a callback sink was handed, reused for the next one: its
+/// execution id (the run's, unchanged), the buffers of its step and task id, and its payload's
+/// allocation (with the payload's strings, for the kinds `refill` writes into). A callback sees
+/// an event only by reference, so once it returned nothing else reaches these parts (a
+/// consumer that cloned the event made its own copies of the strings; a payload it still shares
+/// is not reused). This saves a callback sink's event most of its allocations: an event costs
+/// what it carries, not five `malloc`s and `free`s.
+#[derive(Default)]
+struct Spare {
+    execution_id: String,
+    step: Option<String>,
+    task_id: Option<String>,
+    /// `Arc`s no one else holds: one for each kind `refill` writes into, kept whole (at
+    /// `refill::place_of` its kind), and one inert, at [`INERT_PLACE`] ([`Spare::keep`]).
+    payloads: [Option<Arc<EventPayload>>; INERT_PLACE + 1],
+}
+
+/// Where [`Spare`] keeps its inert payload allocation (after those `refill` writes into).
+const INERT_PLACE: usize = refill::REFILLED;
+
+impl Spare {
+    /// The payload `fill` writes, in a shared allocation: the spare one of a payload of `kind`
+    /// when there is one, else the inert one, else a new one. `fill` is given the payload the
+    /// spare held (see [`Spare::keep`]) to write into, in place (a payload is a few hundred
+    /// bytes: it is not moved out and back). A spare of another kind is not taken: its kind
+    /// would then take another's, and none would find its own.
+    fn payload(
+        &mut self,
+        kind: EventKind,
+        fill: impl FnOnce(&mut EventPayload),
+    ) -> Arc<EventPayload> {
+        let own = refill::place_of(kind).and_then(|at| self.payloads[at].take());
+        let mut shared = own
+            .or_else(|| self.payloads[INERT_PLACE].take())
+            .unwrap_or_else(|| Arc::new(INERT));
+        match Arc::get_mut(&mut shared) {
+            Some(slot) => fill(slot),
+            // Not reached: a spare is kept only when no one else holds it, and no one else
+            // can have taken it since. Should it be, the payload goes in a new allocation.
+            None => shared = Arc::new(filled(fill)),
+        }
+        shared
+    }
+
+    /// The run's execution id as an event's owned string (the last event's, when it was kept).
+    fn execution_id(&mut self, id: &str) -> String {
+        let kept = std::mem::take(&mut self.execution_id);
+        if kept == id { kept } else { id.to_owned() }
+    }
+
+    /// `text` as an owned string, written into the spare buffer when there is one.
+    fn text(spare: &mut Option<String>, text: Option<&str>) -> Option<String> {
+        let text = text?;
+        let mut owned = spare.take().unwrap_or_default();
+        owned.clear();
+        owned.push_str(text);
+        Some(owned)
+    }
+
+    /// Keeps the parts of `event`, handed to the callback and back, for the next event. The
+    /// payload's allocation is kept when no one else holds it: whole when `refill` writes into
+    /// payloads of its kind (they own only their strings), any other dropped now (anything it
+    /// shares, such as a step's results, is released before the run takes it back).
+    fn keep(&mut self, event: Event) {
+        let Event {
+            execution_id,
+            step,
+            task_id,
+            data,
+            ..
+        } = event;
+        self.execution_id = execution_id;
+        if step.is_some() {
+            self.step = step;
+        }
+        if task_id.is_some() {
+            self.task_id = task_id;
+        }
+        let Some(mut shared) = data.into_payload() else {
+            return;
+        };
+        let Some(slot) = Arc::get_mut(&mut shared) else {
+            return;
+        };
+        let at = refill::place_of(slot.kind()).unwrap_or_else(|| {
+            *slot = INERT;
+            INERT_PLACE
+        });
+        self.payloads[at] = Some(shared);
+    }
+}
+
+/// What a spare payload allocation holds between two events: a payload with nothing on the heap.
+const INERT: EventPayload = EventPayload::WorkflowComplete(WorkflowCompleteData { success: false });
+
+/// The payload `fill` writes into an inert one.
+fn filled(fill: impl FnOnce(&mut EventPayload)) -> EventPayload {
+    let mut payload = INERT;
+    fill(&mut payload);
+    payload
+}
+
+/// The kind of [`INERT`]: a payload built from scratch takes the inert spare allocation.
+const INERT_KIND: EventKind = EventKind::WorkflowComplete;
+
 impl EventHub {
     pub(crate) fn new(
         execution_id: Arc<str>,
@@ -91,7 +208,7 @@ impl EventHub {
         EventHub {
             execution_id,
             sink,
-            next_seq: std::sync::Mutex::new(0),
+            next_seq: std::sync::Mutex::new(Numbering::default()),
             delivery: Mutex::new(()),
             consumer_gone,
             gone: std::sync::atomic::AtomicBool::new(false),
@@ -128,7 +245,10 @@ impl EventHub {
     /// continues the sequence its store holds).
     pub(crate) fn journaled(mut self, log: Arc<EventLog>, first_seq: u64) -> Self {
         self.tee = Some(log);
-        self.next_seq = std::sync::Mutex::new(first_seq);
+        self.next_seq = std::sync::Mutex::new(Numbering {
+            seq: first_seq,
+            spare: Spare::default(),
+        });
         self
     }
 
@@ -169,10 +289,7 @@ impl EventHub {
         if self.journal_only() {
             return self.journal(step, task_id, closed, payload());
         }
-        if let SinkKind::Callback(cb) = &self.sink
-            && self.hook.is_none()
-            && self.recorded.is_none()
-        {
+        if let Some(cb) = self.direct_callback() {
             return self.call_back(cb, step, task_id, closed, payload);
         }
         let _delivery = self.delivery.lock().await;
@@ -183,18 +300,18 @@ impl EventHub {
         // The event's time: one clock read, written out as text only when serialised.
         let time = EventTime::now();
         if self.hook.is_some() || self.recorded.is_some() {
-            let event = self.event(*self.numbering(), time, step, task_id, payload);
+            let event = self.event(self.numbering().seq, time, step, task_id, payload);
             return Box::pin(self.publish(event)).await;
         }
         let seq = {
             let mut next = self.numbering();
-            let seq = *next;
+            let seq = next.seq;
             if let Some(log) = &self.tee
                 && let Some(encoded) = self.encoded(seq, time, step, task_id, &payload)
             {
                 log.push(encoded);
             }
-            *next += 1;
+            next.seq += 1;
             seq
         };
         if matches!(self.sink, SinkKind::None) {
@@ -210,9 +327,19 @@ impl EventHub {
         Box::pin(self.deliver(event)).await;
     }
 
+    /// The callback sink, when events go straight to it (no hook, no finish hook): then an
+    /// event is emitted without waiting for anything ([`EventHub::call_back`]).
+    fn direct_callback(&self) -> Option<&EventCallback> {
+        match &self.sink {
+            SinkKind::Callback(cb) if self.hook.is_none() && self.recorded.is_none() => Some(cb),
+            _ => None,
+        }
+    }
+
     /// The next event's `seq`, locked (see [`EventHub::next_seq`]).
-    fn numbering(&self) -> std::sync::MutexGuard<'_, u64> {
-        // Every update is one increment: a poisoned counter is still right.
+    fn numbering(&self) -> std::sync::MutexGuard<'_, Numbering> {
+        // Every update of the count is one increment, and the spare parts are only reused
+        // buffers (a missing one is made anew): a poisoned lock's state is still right.
         self.next_seq
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -242,16 +369,92 @@ impl EventHub {
         if closed.is_some_and(|c| c.load(Ordering::Acquire)) {
             return;
         }
-        let payload = Arc::new(payload());
-        let time = EventTime::now();
-        let seq = *next;
+        let payload = next.spare.payload(INERT_KIND, |slot| *slot = payload());
+        self.hand_over(cb, &mut next, EventTime::now(), step, task_id, payload);
+    }
+
+    /// Emits one event whose payload `fill` writes into the last payload of `kind` a callback
+    /// sink handed back (reusing its strings: see `refill`), or into an inert one.
+    pub(crate) async fn emit_refilled(
+        &self,
+        step: Option<&str>,
+        task_id: Option<&str>,
+        kind: EventKind,
+        fill: impl FnOnce(&mut EventPayload),
+    ) {
+        if !self.enabled() {
+            return;
+        }
+        if let Some(cb) = self.direct_callback() {
+            let mut next = self.numbering();
+            let payload = next.spare.payload(kind, fill);
+            return self.hand_over(cb, &mut next, EventTime::now(), step, task_id, payload);
+        }
+        self.emit_payload(step, task_id, None, || filled(fill))
+            .await;
+    }
+
+    /// Emits `n` events about step `step` that happen together (a step's route decisions), in
+    /// order and with one time. `fill(i, payload)` writes the `i`-th payload into `payload`: the
+    /// last route decision a callback sink handed back when there is one (its strings are
+    /// reused), else an inert payload. With a callback sink (and no hook or finish hook) the
+    /// events are numbered and handed over under one hold of the numbering lock; otherwise each
+    /// goes its own way ([`EventHub::emit_payload`]).
+    pub(crate) async fn emit_together(
+        &self,
+        step: &str,
+        n: usize,
+        mut fill: impl FnMut(usize, &mut EventPayload),
+    ) {
+        if n == 0 || !self.enabled() {
+            return;
+        }
+        if let Some(cb) = self.direct_callback() {
+            let mut next = self.numbering();
+            let time = EventTime::now();
+            for i in 0..n {
+                let payload = next.spare.payload(EventKind::RouteDecision, |p| fill(i, p));
+                self.hand_over(cb, &mut next, time, Some(step), None, payload);
+            }
+            return;
+        }
+        for i in 0..n {
+            self.emit_payload(Some(step), None, None, || filled(|p| fill(i, p)))
+                .await;
+        }
+    }
+
+    /// Numbers an event for a callback sink (journaled in a durable run) and hands it to the
+    /// callback; what it leaves is kept for the next one. Called with the numbering lock held.
+    fn hand_over(
+        &self,
+        cb: &EventCallback,
+        next: &mut Numbering,
+        time: EventTime,
+        step: Option<&str>,
+        task_id: Option<&str>,
+        payload: Arc<EventPayload>,
+    ) {
+        let seq = next.seq;
         if let Some(log) = &self.tee
             && let Some(encoded) = self.encoded(seq, time, step, task_id, &payload)
         {
             log.push(encoded);
         }
-        *next += 1;
-        call_sink(cb, &self.event(seq, time, step, task_id, payload));
+        next.seq += 1;
+        let spare = &mut next.spare;
+        let event = Event {
+            seq,
+            kind: payload.kind(),
+            time: Some(time),
+            execution_id: spare.execution_id(&self.execution_id),
+            depth: self.depth,
+            step: Spare::text(&mut spare.step, step),
+            task_id: Spare::text(&mut spare.task_id, task_id),
+            data: payload.into(),
+        };
+        call_sink(cb, &event);
+        spare.keep(event);
     }
 
     /// An event of a run whose events go only to its journal: its text is written before the
@@ -276,23 +479,21 @@ impl EventHub {
             data: &payload,
         };
         let tail = view.tail();
-        let mut seq = self.numbering();
+        let mut next = self.numbering();
         if closed.is_some_and(|c| c.load(Ordering::Acquire)) {
             return;
         }
         let time = EventTime::now();
+        let seq = next.seq;
         let encoded = match &tail {
-            Ok(tail) => Some(EncodedEvent::from_parts(
-                *seq,
-                tail.finish(*seq, Some(time)),
-            )),
+            Ok(tail) => Some(EncodedEvent::from_parts(seq, tail.finish(seq, Some(time)))),
             // The slow path keeps the event's place with `null` data.
-            Err(_) => self.encoded(*seq, time, step, task_id, &payload),
+            Err(_) => self.encoded(seq, time, step, task_id, &payload),
         };
         if let (Some(log), Some(encoded)) = (&self.tee, encoded) {
             log.push(encoded);
         }
-        *seq += 1;
+        next.seq += 1;
     }
 
     /// The journal's copy of an event: its JSON text written straight from the typed payload
@@ -356,7 +557,7 @@ impl EventHub {
             seq,
             kind,
             time: Some(time),
-            execution_id: self.execution_id.to_string(),
+            execution_id: String::from(&*self.execution_id),
             depth: self.depth,
             step: step.map(str::to_owned),
             task_id: task_id.map(str::to_owned),
@@ -372,7 +573,7 @@ impl EventHub {
                 return parent.forward(event).await;
             }
             let _delivery = self.delivery.lock().await;
-            event.seq = *self.numbering();
+            event.seq = self.numbering().seq;
             self.publish(event).await;
         })
     }
@@ -387,8 +588,8 @@ impl EventHub {
         for mut event in self.edited(event) {
             let to_channel = {
                 let mut next = self.numbering();
-                event.seq = *next;
-                *next += 1;
+                event.seq = next.seq;
+                next.seq += 1;
                 if event.time.is_none() {
                     event.time = time;
                 }
@@ -625,6 +826,13 @@ impl EventEmitter {
         let Some(t) = &self.target else {
             return;
         };
+        if let Some(cb) = t.hub.direct_callback() {
+            // Nothing to wait for: the event is handed over here, no future is made.
+            let (step, task_id) = (Some(&*t.step), Some(&*t.task_id));
+            return t
+                .hub
+                .call_back(cb, step, task_id, Some(&self.closed), || event.into());
+        }
         // Boxed so that a client's futures, which call this at every step of an interaction,
         // do not carry the whole delivery inline; only an emitter with a sink allocates.
         Box::pin(

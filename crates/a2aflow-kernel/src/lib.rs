@@ -69,6 +69,7 @@ mod interrupt;
 pub mod journal;
 mod panic_guard;
 mod prepared;
+mod refill;
 mod resume;
 mod runner;
 mod task;

@@ -521,7 +521,7 @@ async fn rejected(ctx: &RunContext, errors: &ValidationErrors) -> ExecutionResul
     })
     .await;
     ExecutionResult {
-        execution_id: ctx.execution_id.to_string(),
+        execution_id: String::from(&*ctx.execution_id),
         workflow_id: ctx.workflow.id.clone(),
         success: false,
         failure: Some(failure),

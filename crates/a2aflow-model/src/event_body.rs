@@ -54,6 +54,12 @@ impl EventBody {
         self.typed.as_deref()
     }
 
+    /// The typed payload, taken out of the body (still shared with any clone of it), when the
+    /// body holds one.
+    pub fn into_payload(self) -> Option<Arc<EventPayload>> {
+        self.typed
+    }
+
     /// The typed payload of an event of `kind`: the one held, when it is of that kind, or else
     /// the JSON read as that kind's payload.
     pub fn payload_of(&self, kind: EventKind) -> Result<EventPayload, PayloadError> {

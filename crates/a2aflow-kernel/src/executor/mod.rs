@@ -256,7 +256,7 @@ impl Executor {
             .map(|(i, _)| self.name(i).to_owned())
             .collect();
         ExecutionResult {
-            execution_id: self.ctx.execution_id.to_string(),
+            execution_id: String::from(&*self.ctx.execution_id),
             workflow_id: self.ctx.workflow.id.clone(),
             success,
             failure: self.failure,

@@ -9,8 +9,11 @@ use crate::control_point::{CallbackError, ControlPoint};
 use crate::durable::{Durable, answer_of, replayed};
 use crate::interrupt::{Bounds, Guarded, Interrupt, guard, panicked};
 use crate::journal::{CallbackAnswered, RouteKey};
-use a2aflow_model::event_data::{ErrorData, RouteDecisionData};
-use a2aflow_model::{ErrorCode, Failure, RouteDecision, RouteRequest, UpstreamResult};
+use crate::refill;
+use a2aflow_model::event_data::ErrorData;
+use a2aflow_model::{
+    ErrorCode, EventPayload, Failure, RouteDecision, RouteRequest, UpstreamResult,
+};
 use std::sync::Arc;
 use tokio::task::JoinSet;
 use tracing::Instrument;
@@ -75,7 +78,7 @@ impl Executor {
     /// Edge `e` of step `s` has no decision (`cause`): `workflow.route_failed`.
     async fn route_failed(&mut self, s: usize, e: usize, cause: Failure) {
         let source = self.name(s).to_owned();
-        let target = self.ctx.step(s).next[e].step.to_string();
+        let target = self.ctx.step(s).next[e].step.as_ref().to_owned();
         let f = Failure::new(
             ErrorCode::WorkflowRouteFailed,
             format!(
@@ -109,29 +112,24 @@ impl Executor {
         }
     }
 
-    /// One `route_decision` event per edge of step `s`, in declaration order.
+    /// One `route_decision` event per edge of step `s`, in declaration order, emitted together
+    /// (one time; each written into the strings of the one before when the sink left them).
     async fn emit_decisions(&self, s: usize, decisions: Option<&[RouteDecision]>) {
         if !self.ctx.hub.enabled() {
             return;
         }
         let step = self.ctx.step(s);
-        let allowed = |e: usize| decisions.is_none_or(|d| d[e].allowed);
-        for (e, edge) in step.next.iter().enumerate() {
-            let reason = match decisions {
-                Some(d) => d[e].reason.as_deref(),
-                None => Some("unconditional edge"),
+        let fill = |e: usize, payload: &mut EventPayload| {
+            let (allowed, reason) = match decisions {
+                Some(d) => (d[e].allowed, d[e].reason.as_deref()),
+                None => (true, Some("unconditional edge")),
             };
-            self.ctx
-                .emit_step(&step.name, || RouteDecisionData {
-                    step: step.name.clone(),
-                    next: edge.step.to_string(),
-                    condition: edge.condition.clone(),
-                    conditional: !edge.is_unconditional(),
-                    allowed: allowed(e),
-                    reason: reason.map(str::to_owned),
-                })
-                .await;
-        }
+            refill::route_decision(payload, &step.name, &step.next[e], allowed, reason);
+        };
+        self.ctx
+            .hub
+            .emit_together(&step.name, step.next.len(), fill)
+            .await;
     }
 
     /// Resolves one incoming edge of `t`; a step whose edges all resolved without activation
@@ -184,9 +182,9 @@ async fn evaluate_routes(
             continue;
         }
         let request = RouteRequest {
-            execution_id: ctx.execution_id.to_string(),
+            execution_id: String::from(&*ctx.execution_id),
             source_step: step.name.clone(),
-            target_step: edge.step.to_string(),
+            target_step: String::from(&*edge.step),
             condition: edge.condition.clone(),
             source_result: (*source).clone(),
             runtime_intent: ctx.runtime_intent.clone(),

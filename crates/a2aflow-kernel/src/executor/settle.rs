@@ -5,14 +5,13 @@
 use super::{Executor, Running, StepState};
 use crate::durable::Durable;
 use crate::journal::JournalRecord;
+use crate::refill;
 use crate::task::TaskDone;
 use crate::view::{fail_view, subtask_view};
-use a2aflow_model::event_data::{
-    ErrorData, StepCompleteData, TaskResponseData, TaskStatusChangedData,
-};
+use a2aflow_model::event_data::{ErrorData, StepCompleteData, TaskResponseData};
 use a2aflow_model::{
-    ErrorCode, Failure, StepResult, StepStatus, StepType, TaskOutcomeStatus, TaskResultView,
-    UpstreamResult,
+    ErrorCode, EventKind, Failure, StepResult, StepStatus, StepType, TaskOutcomeStatus,
+    TaskResultView, UpstreamResult,
 };
 use serde_json::json;
 use std::sync::Arc;
@@ -89,12 +88,11 @@ impl Executor {
             return view;
         }
         let name = self.name(s);
+        let (task_id, kind) = (Some(view.task_id.as_str()), EventKind::TaskStatusChanged);
         self.ctx
-            .emit_task(name, &view.task_id, || TaskStatusChangedData {
-                step: name.to_owned(),
-                subtask_index: index,
-                agent: view.agent_name.clone(),
-                status: view.status,
+            .hub
+            .emit_refilled(Some(name), task_id, kind, |p| {
+                refill::task_status_changed(p, name, index, &view.agent_name, view.status)
             })
             .await;
         let view = Arc::new(view);

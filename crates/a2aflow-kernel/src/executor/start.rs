@@ -6,12 +6,12 @@ use crate::context::{RunContext, TaskCtx, TaskLimit};
 use crate::ids::local_task_id;
 use crate::interrupt::{Interrupt, interrupted};
 use crate::panic_guard::CatchUnwind;
+use crate::refill;
 use crate::task::{TaskDone, run_task};
 use crate::view::{fail_view, subtask_view};
-use a2aflow_model::event_data::{StepStartData, TaskRequestData};
 use a2aflow_model::{
-    ErrorCode, Failure, StepResult, StepStatus, TaskInput, TaskOutcomeStatus, TaskRequest,
-    WorkflowInput,
+    ErrorCode, EventKind, Failure, StepResult, StepStatus, TaskInput, TaskOutcomeStatus,
+    TaskRequest, WorkflowInput,
 };
 use std::future::Future;
 use std::sync::Arc;
@@ -35,11 +35,11 @@ impl Executor {
         let ctx = self.ctx.clone();
         let step = ctx.step(s);
         let span = tracing::info_span!("step", step = %step.name);
-        ctx.emit_step(&step.name, || StepStartData {
-            step: step.name.clone(),
-            step_type: step.step_type,
-        })
-        .await;
+        ctx.hub
+            .emit_refilled(Some(&step.name), None, EventKind::StepStart, |p| {
+                refill::step_start(p, &step.name, step.step_type)
+            })
+            .await;
         if let Some(done) = replayed_step(&ctx, &step.name) {
             // A resumed run: the step finished before the restart; it keeps its result.
             self.state[s] = StepState::Running(Box::new(Running::new(0)));
@@ -118,15 +118,12 @@ impl Executor {
         let step = ctx.step(st.s);
         let i = request.subtask_index;
         let sub = &step.subtasks[i];
-        ctx.emit_task(&step.name, &request.local_task_id, || TaskRequestData {
-            step: step.name.clone(),
-            agent: sub.agent.clone(),
-            skill: sub.skill.clone(),
-            task: sub.description.clone(),
-            subtask_index: i,
-            task_id: request.local_task_id.clone(),
-        })
-        .await;
+        let task_id = Some(request.local_task_id.as_str());
+        ctx.hub
+            .emit_refilled(Some(&step.name), task_id, EventKind::TaskRequest, |p| {
+                refill::task_request(p, &step.name, sub, i, &request.local_task_id)
+            })
+            .await;
         let token = ctx.run_token.child_token();
         let closed = Arc::new(AtomicBool::new(false));
         st.running.handles.push((token.clone(), closed.clone()));
@@ -183,7 +180,7 @@ fn task_request(
     let step = ctx.step(s);
     let sub = &step.subtasks[i];
     TaskRequest {
-        execution_id: ctx.execution_id.to_string(),
+        execution_id: String::from(&*ctx.execution_id),
         workflow_id: ctx.workflow.id.clone(),
         step_name: step.name.clone(),
         step_type: step.step_type,

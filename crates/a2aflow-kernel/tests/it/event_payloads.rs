@@ -96,3 +96,75 @@ async fn a_counting_sink_leaves_the_run_its_whole_result() {
         [("a".into(), 2), ("b".into(), 1), ("c".into(), 1)]
     );
 }
+
+/// A fan-out (one step's route decisions emitted together, one of them the host's) after a
+/// step of two tasks.
+fn fan_out() -> a2aflow_model::Workflow {
+    let a = step("a", &["A", "B"], &[]);
+    wf(vec![
+        cond(a, &[("b", ""), ("c", "only if c"), ("d", "")]),
+        step("b", &["C"], &["e"]),
+        step("c", &["D"], &["e"]),
+        step("d", &["E"], &["e"]),
+        step("e", &["F"], &[]),
+    ])
+}
+
+/// An event's text without its time (two runs differ only there).
+fn untimed_text(e: &Event) -> String {
+    let mut e = e.clone();
+    e.time = None;
+    serde_json::to_string(&e).unwrap()
+}
+
+/// A host that denies the edge to `c` (so `c` is skipped).
+fn denies_c() -> Arc<Host> {
+    let mut host = Host::default();
+    host.routes.insert("c".into(), Route::Deny("not c"));
+    Arc::new(host)
+}
+
+/// The kernel reuses what a callback sink's event leaves (its strings, its payload's
+/// allocation) for the next event. A sink that keeps only some events (every other one here)
+/// reads them afterwards as it saw them, and sees the events a sink keeping all of them sees.
+#[tokio::test]
+async fn events_a_sink_kept_read_later_as_when_it_saw_them() {
+    type Seen = (Vec<String>, Vec<Event>);
+    let seen: Arc<std::sync::Mutex<Seen>> = Arc::default();
+    let sink = seen.clone();
+    let on_event: EventCallback = Arc::new(move |e: &Event| {
+        let mut s = sink.lock().unwrap();
+        s.0.push(untimed_text(e));
+        if e.seq.is_multiple_of(2) {
+            s.1.push(e.clone());
+        }
+    });
+    let client = Arc::new(InMemoryClient::new());
+    let options = RunOptions {
+        on_event: Some(on_event),
+        execution_id: Some("exec".into()),
+        ..RunOptions::default()
+    };
+    let result = go_with(fan_out(), &denies_c(), &client, options).await;
+    assert!(result.success);
+    let (texts, kept) = std::mem::take(&mut *seen.lock().unwrap());
+    assert!(kept.len() > 10, "{} events kept", kept.len());
+    for e in &kept {
+        assert_eq!(untimed_text(e), texts[e.seq as usize], "event {}", e.seq);
+    }
+    let all = Recorder::default();
+    let client = Arc::new(InMemoryClient::new());
+    assert!(
+        go_with(fan_out(), &denies_c(), &client, all.options())
+            .await
+            .success
+    );
+    let expected: Vec<String> = all.events().iter().map(untimed_text).collect();
+    assert_eq!(texts, expected);
+    let decisions: Vec<&String> = expected
+        .iter()
+        .filter(|t| t.contains("route_decision"))
+        .collect();
+    assert_eq!(decisions.len(), 5, "{decisions:#?}");
+    assert!(decisions[1].contains("not c"), "{}", decisions[1]);
+}
