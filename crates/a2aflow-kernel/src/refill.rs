@@ -41,9 +41,15 @@ pub(crate) fn step_start(payload: &mut EventPayload, step: &str, step_type: Step
             step_type,
         });
     }
-    if let EventPayload::StepStart(d) = payload {
-        rewrite(&mut d.step, step);
-        d.step_type = step_type;
+    // Every field named (no `..`): a field added to the payload must be written here too, or
+    // it would keep the last event's value.
+    if let EventPayload::StepStart(StepStartData {
+        step: s,
+        step_type: t,
+    }) = payload
+    {
+        rewrite(s, step);
+        *t = step_type;
     }
 }
 
@@ -65,13 +71,21 @@ pub(crate) fn task_request(
             task_id: String::new(),
         });
     }
-    if let EventPayload::TaskRequest(d) = payload {
-        rewrite(&mut d.step, step);
-        rewrite(&mut d.agent, &sub.agent);
-        rewrite(&mut d.skill, &sub.skill);
-        rewrite(&mut d.task, &sub.description);
-        d.subtask_index = index;
-        rewrite(&mut d.task_id, task_id);
+    if let EventPayload::TaskRequest(TaskRequestData {
+        step: s,
+        agent,
+        skill,
+        task,
+        subtask_index,
+        task_id: id,
+    }) = payload
+    {
+        rewrite(s, step);
+        rewrite(agent, &sub.agent);
+        rewrite(skill, &sub.skill);
+        rewrite(task, &sub.description);
+        *subtask_index = index;
+        rewrite(id, task_id);
     }
 }
 
@@ -91,11 +105,17 @@ pub(crate) fn task_status_changed(
             status,
         });
     }
-    if let EventPayload::TaskStatusChanged(d) = payload {
-        rewrite(&mut d.step, step);
-        d.subtask_index = index;
-        rewrite(&mut d.agent, agent);
-        d.status = status;
+    if let EventPayload::TaskStatusChanged(TaskStatusChangedData {
+        step: s,
+        subtask_index,
+        agent: a,
+        status: st,
+    }) = payload
+    {
+        rewrite(s, step);
+        *subtask_index = index;
+        rewrite(a, agent);
+        *st = status;
     }
 }
 
@@ -117,15 +137,23 @@ pub(crate) fn route_decision(
             reason: None,
         });
     }
-    if let EventPayload::RouteDecision(d) = payload {
-        rewrite(&mut d.step, step);
-        rewrite(&mut d.next, &edge.step);
-        rewrite(&mut d.condition, &edge.condition);
-        d.conditional = !edge.is_unconditional();
-        d.allowed = allowed;
+    if let EventPayload::RouteDecision(RouteDecisionData {
+        step: s,
+        next,
+        condition,
+        conditional,
+        allowed: a,
+        reason: why,
+    }) = payload
+    {
+        rewrite(s, step);
+        rewrite(next, &edge.step);
+        rewrite(condition, &edge.condition);
+        *conditional = !edge.is_unconditional();
+        *a = allowed;
         match reason {
-            Some(r) => rewrite(d.reason.get_or_insert_default(), r),
-            None => d.reason = None,
+            Some(r) => rewrite(why.get_or_insert_default(), r),
+            None => *why = None,
         }
     }
 }
