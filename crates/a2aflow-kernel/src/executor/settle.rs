@@ -84,6 +84,10 @@ impl Executor {
     /// Emits a task's end: `task_status_changed`, then `task_response`, whose result shares
     /// `view`; the view is handed back (copied only when a consumer kept the event).
     async fn emit_task_end(&self, s: usize, index: usize, view: TaskResultView) -> TaskResultView {
+        if !self.ctx.hub.enabled() {
+            // No one listens: neither event is built, and the view is not shared.
+            return view;
+        }
         let name = self.name(s);
         self.ctx
             .emit_task(name, &view.task_id, || TaskStatusChangedData {
