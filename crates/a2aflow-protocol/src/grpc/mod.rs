@@ -14,6 +14,7 @@
 //! refresh), and the answer's metadata and the wire-log renderings are made only when the wire
 //! log is on.
 
+mod owned;
 mod status;
 mod stream;
 pub mod target;
@@ -257,7 +258,10 @@ impl GrpcTransport {
                 request.set_timeout(told);
             }
             let client = self.client(limit).await;
-            let answer = tokio::time::timeout_at(budget.deadline, call(client, request))
+            // Boxed: tonic's call future is several KB. Held inline it would make this future,
+            // and each one awaiting it (up to the transport's boxed `send_message`), as large,
+            // and every move of them a copy of it.
+            let answer = tokio::time::timeout_at(budget.deadline, Box::pin(call(client, request)))
                 .await
                 .map_err(|_| TransportError::Timeout {
                     phase: budget.phase,
@@ -313,7 +317,8 @@ impl GrpcTransport {
         }
     }
 
-    /// A unary call whose answer `convert` turns into a2a-lf's type.
+    /// A unary call whose answer `convert` turns into a2a-lf's type (taking it by value, so
+    /// that its strings can move).
     async fn unary<Q, R, T, F, Fut>(
         &self,
         op: Op,
@@ -321,7 +326,7 @@ impl GrpcTransport {
         shown: &impl Serialize,
         opts: &CallOptions,
         call: F,
-        convert: impl Fn(&R) -> Option<T>,
+        convert: impl FnOnce(R) -> Option<T>,
     ) -> Result<T, TransportError>
     where
         T: Serialize,
@@ -330,10 +335,11 @@ impl GrpcTransport {
     {
         let budget = self.unary_budget(opts);
         let answer = self.call(op, message, shown, opts, &budget, call).await?;
-        let value = convert(answer.get_ref()).ok_or_else(|| {
+        let (metadata, answer, _) = answer.into_parts();
+        let value = convert(answer).ok_or_else(|| {
             TransportError::InvalidResponse(format!("the {} answer holds no payload", op.name()))
         })?;
-        self.log_answer(self.uri(op), answer.metadata(), || &value);
+        self.log_answer(self.uri(op), &metadata, || &value);
         Ok(value)
     }
 
@@ -417,7 +423,7 @@ impl Transport for GrpcTransport {
             request,
             options,
             |mut c, r| async move { c.send_message(r).await },
-            pbconv::from_proto_send_message_response,
+            owned::send_message_response,
         )
         .await
     }
@@ -456,7 +462,7 @@ impl Transport for GrpcTransport {
             request,
             options,
             |mut c, r| async move { c.get_task(r).await },
-            |t| Some(pbconv::from_proto_task(t)),
+            |t| Some(owned::task(t)),
         )
         .await
     }
@@ -476,7 +482,7 @@ impl Transport for GrpcTransport {
             request,
             options,
             |mut c, r| async move { c.list_tasks(r).await },
-            |l| Some(pbconv::from_proto_list_tasks_response(l)),
+            |l| Some(pbconv::from_proto_list_tasks_response(&l)),
         )
         .await
     }
@@ -496,7 +502,7 @@ impl Transport for GrpcTransport {
             request,
             options,
             |mut c, r| async move { c.cancel_task(r).await },
-            |t| Some(pbconv::from_proto_task(t)),
+            |t| Some(owned::task(t)),
         )
         .await
     }
@@ -535,7 +541,7 @@ impl Transport for GrpcTransport {
             options,
             |mut c, r| async move { c.get_extended_agent_card(r).await },
             |published| {
-                let mut card = pbconv::from_proto_agent_card(published);
+                let mut card = pbconv::from_proto_agent_card(&published);
                 let urls = published
                     .supported_interfaces
                     .iter()

@@ -4,7 +4,6 @@
 
 use std::time::Duration;
 
-use a2a_pb::pbconv;
 use futures_util::stream;
 use http::Uri;
 use tokio::time::Instant;
@@ -80,11 +79,9 @@ impl State {
                 return None;
             }
             Ok(Err(status)) => Err(classify(&status, self.judged())),
-            Ok(Ok(Some(message))) => {
-                pbconv::from_proto_stream_response(&message).ok_or_else(|| {
-                    TransportError::InvalidResponse("a gRPC stream message holds no payload".into())
-                })
-            }
+            Ok(Ok(Some(message))) => super::owned::stream_response(message).ok_or_else(|| {
+                TransportError::InvalidResponse("a gRPC stream message holds no payload".into())
+            }),
         };
         match &item {
             Ok(event) => {
