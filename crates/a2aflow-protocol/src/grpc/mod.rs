@@ -38,7 +38,7 @@ use tonic::{Code, Status};
 use crate::binding::Binding;
 use crate::card_compat::keep_published_urls;
 use crate::error::{TimeoutPhase, TransportError};
-use crate::headers::{A2A_VERSION, CallOptions, merge_hook_headers, protocol_headers};
+use crate::headers::{CallOptions, merge_hook_headers, protocol_headers};
 use crate::http_client::{HttpClient, effective_deadline, whole_stream_deadline};
 use crate::stream::StreamResponseStream;
 use crate::transport::Transport;
@@ -197,10 +197,8 @@ impl GrpcTransport {
     /// The metadata of one call: the protocol headers, then the hook's (credentials).
     async fn metadata(&self, uri: &Uri, opts: &CallOptions) -> Result<HeaderMap, TransportError> {
         let mut headers = HeaderMap::new();
-        protocol_headers(&mut headers, &opts.extensions).map_err(TransportError::Headers)?;
-        if !self.http.sends_version() {
-            headers.remove(A2A_VERSION);
-        }
+        protocol_headers(&mut headers, &opts.extensions, self.http.sends_version())
+            .map_err(TransportError::Headers)?;
         if let Some(hook) = self.http.headers_hook() {
             let extra = hook
                 .headers_for(uri)
