@@ -18,6 +18,7 @@ mod owned;
 mod status;
 mod stream;
 pub mod target;
+mod timeout;
 
 use std::future::Future;
 
@@ -236,25 +237,26 @@ impl GrpcTransport {
         };
         let mut refreshed = false;
         loop {
-            let headers = self.metadata(uri, opts).await?;
+            let mut headers = self.metadata(uri, opts).await?;
             let tap = self.http.wire_tap();
             if tap.log.is_active() {
                 let body = serde_json::to_vec(shown).unwrap_or_default();
                 tap.request(&Method::POST, uri, &headers, &body);
+            }
+            if let Some(told) = budget.told {
+                // What tonic's `Request::set_timeout` would write, in the same map.
+                headers.insert(timeout::GRPC_TIMEOUT, timeout::grpc_timeout(told));
             }
             let mut extensions = tonic::Extensions::new();
             if let Some(gate) = &opts.send_gate {
                 // `Marked` puts the gate in front of the request's body.
                 extensions.insert(gate.clone());
             }
-            let mut request = tonic::Request::from_parts(
+            let request = tonic::Request::from_parts(
                 MetadataMap::from_headers(headers),
                 extensions,
                 message(),
             );
-            if let Some(told) = budget.told {
-                request.set_timeout(told);
-            }
             let client = self.client(limit).await;
             // Boxed: tonic's call future is several KB. Held inline it would make this future,
             // and each one awaiting it (up to the transport's boxed `send_message`), as large,
