@@ -31,7 +31,7 @@ use a2aflow_model::a2a::{
 use async_trait::async_trait;
 use http::{HeaderMap, Method, StatusCode, Uri};
 use serde::Serialize;
-use tokio::sync::OnceCell;
+use std::sync::OnceLock;
 use tonic::metadata::MetadataMap;
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Code, Status};
@@ -101,7 +101,7 @@ pub struct GrpcTransport {
     uris: Vec<Uri>,
     tenant: Option<String>,
     /// Made on the first call (a channel needs the runtime), then shared by every call.
-    channel: OnceCell<Channel>,
+    channel: OnceLock<Channel>,
 }
 
 impl std::fmt::Debug for GrpcTransport {
@@ -154,7 +154,7 @@ impl GrpcTransport {
             target,
             uris,
             tenant: tenant.filter(|t| !t.is_empty()),
-            channel: OnceCell::new(),
+            channel: OnceLock::new(),
         })
     }
 
@@ -163,20 +163,21 @@ impl GrpcTransport {
         &self.target
     }
 
-    async fn channel(&self) -> Channel {
+    /// The shared channel, made by the first call. Made in a poll of that call, so on the
+    /// runtime (the lazy channel spawns its worker there); nothing in it waits.
+    fn channel(&self) -> Channel {
         self.channel
-            .get_or_init(|| async {
+            .get_or_init(|| {
                 let limits = self.http.limits();
                 let connector =
                     crate::http_client::connector(self.http.tls(), limits.connect_timeout, false);
                 Endpoint::from(self.target.clone()).connect_with_connector_lazy(connector)
             })
-            .await
             .clone()
     }
 
-    async fn client(&self, limit: usize) -> A2aServiceClient<status::Marked<Channel>> {
-        A2aServiceClient::new(status::Marked(self.channel().await)).max_decoding_message_size(limit)
+    fn client(&self, limit: usize) -> A2aServiceClient<status::Marked<Channel>> {
+        A2aServiceClient::new(status::Marked(self.channel())).max_decoding_message_size(limit)
     }
 
     fn uri(&self, op: Op) -> &Uri {
@@ -257,7 +258,7 @@ impl GrpcTransport {
                 extensions,
                 message(),
             );
-            let client = self.client(limit).await;
+            let client = self.client(limit);
             // Boxed: tonic's call future is several KB. Held inline it would make this future,
             // and each one awaiting it (up to the transport's boxed `send_message`), as large,
             // and every move of them a copy of it.
