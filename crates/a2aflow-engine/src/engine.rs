@@ -1290,6 +1290,13 @@ impl<'a> Interaction<'a> {
         let evidence = self.reducer.take_evidence();
         // A copy of the evidence only when the `agent_response` event will carry it.
         let for_event = self.events.is_enabled().then(|| evidence.clone());
+        // The interaction ends here (`finish` is its last step): its context id moves into the
+        // result, and is copied only when the event below needs it too.
+        let context_id = if for_event.is_some() {
+            self.context_id.clone()
+        } else {
+            std::mem::take(&mut self.context_id)
+        };
         let result = match result {
             Ok(answer) => {
                 let outputs = answer
@@ -1298,7 +1305,7 @@ impl<'a> Interaction<'a> {
                     .map(|a| project_outputs(std::slice::from_ref(a), true))
                     .unwrap_or_default();
                 Ok(TaskOutcome {
-                    context_id: Some(self.context_id.clone()),
+                    context_id: Some(context_id),
                     remote_task_id: remote_task_id.clone(),
                     outputs,
                     received_messages: evidence,
@@ -1306,7 +1313,7 @@ impl<'a> Interaction<'a> {
             }
             Err(failure) => Err(TaskFailure {
                 failure,
-                context_id: Some(self.context_id.clone()),
+                context_id: Some(context_id),
                 remote_task_id: remote_task_id.clone(),
                 received_messages: evidence,
             }),
