@@ -943,6 +943,8 @@ impl<'a> Interaction<'a> {
                 }
             };
             match next {
+                // Nothing to await: folded at once, no future made (nor boxed) per event.
+                Some(Ok(event)) if self.quiet() => return self.fold(event).map(drop),
                 Some(Ok(event)) => return Box::pin(self.apply(event)).await,
                 Some(Err(e)) => {
                     self.stream = None;
@@ -1019,7 +1021,12 @@ impl<'a> Interaction<'a> {
         match polled {
             Ok(task) => {
                 self.poll_failures = 0;
-                Box::pin(self.apply(StreamResponse::Task(task))).await
+                let event = StreamResponse::Task(task);
+                if self.quiet() {
+                    self.fold(event).map(drop)
+                } else {
+                    Box::pin(self.apply(event)).await
+                }
             }
             Err(e) if is_transient(&e) && self.poll_failures + 1 < MAX_POLL_FAILURES => {
                 self.poll_failures += 1;
@@ -1048,6 +1055,12 @@ impl<'a> Interaction<'a> {
             }
             Ok(())
         }
+    }
+
+    /// Whether [`apply`](Self::apply) awaits nothing: no recording journal to tell, no event
+    /// sink to emit to. Then [`fold`](Self::fold) alone is the same.
+    fn quiet(&self) -> bool {
+        !self.journal.is_enabled() && !self.events.is_enabled()
     }
 
     /// What the journal must be told after a fold: the remote task id the first time the agent
