@@ -953,6 +953,8 @@ impl<'a> Interaction<'a> {
                 }
             };
             match next {
+                // Nothing to await: folded at once, no future made (nor boxed) per event.
+                Some(Ok(event)) if self.quiet() => return self.fold(event).map(drop),
                 Some(Ok(event)) => return Box::pin(self.apply(event)).await,
                 Some(Err(e)) => {
                     self.stream = None;
@@ -1029,7 +1031,12 @@ impl<'a> Interaction<'a> {
         match polled {
             Ok(task) => {
                 self.poll_failures = 0;
-                Box::pin(self.apply(StreamResponse::Task(task))).await
+                let event = StreamResponse::Task(task);
+                if self.quiet() {
+                    self.fold(event).map(drop)
+                } else {
+                    Box::pin(self.apply(event)).await
+                }
             }
             Err(e) if is_transient(&e) && self.poll_failures + 1 < MAX_POLL_FAILURES => {
                 self.poll_failures += 1;
@@ -1058,6 +1065,12 @@ impl<'a> Interaction<'a> {
             }
             Ok(())
         }
+    }
+
+    /// Whether [`apply`](Self::apply) awaits nothing: no recording journal to tell, no event
+    /// sink to emit to. Then [`fold`](Self::fold) alone is the same.
+    fn quiet(&self) -> bool {
+        !self.journal.is_enabled() && !self.events.is_enabled()
     }
 
     /// What the journal must be told after a fold: the remote task id the first time the agent
@@ -1313,6 +1326,13 @@ impl<'a> Interaction<'a> {
         let evidence = self.reducer.take_evidence();
         // A copy of the evidence only when the `agent_response` event will carry it.
         let for_event = self.events.is_enabled().then(|| evidence.clone());
+        // The interaction ends here (`finish` is its last step): its context id moves into the
+        // result, and is copied only when the event below needs it too.
+        let context_id = if for_event.is_some() {
+            self.context_id.clone()
+        } else {
+            std::mem::take(&mut self.context_id)
+        };
         let result = match result {
             Ok(answer) => {
                 let outputs = answer
@@ -1321,7 +1341,7 @@ impl<'a> Interaction<'a> {
                     .map(|a| project_outputs(std::slice::from_ref(a), true))
                     .unwrap_or_default();
                 Ok(TaskOutcome {
-                    context_id: Some(self.context_id.clone()),
+                    context_id: Some(context_id),
                     remote_task_id: remote_task_id.clone(),
                     outputs,
                     received_messages: evidence,
@@ -1329,7 +1349,7 @@ impl<'a> Interaction<'a> {
             }
             Err(failure) => Err(TaskFailure {
                 failure,
-                context_id: Some(self.context_id.clone()),
+                context_id: Some(context_id),
                 remote_task_id: remote_task_id.clone(),
                 received_messages: evidence,
             }),

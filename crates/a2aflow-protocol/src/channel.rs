@@ -7,7 +7,7 @@
 //! wire log); [`ChannelFactory`] builds them. The engine client and the extension sender both
 //! keep their agents in an [`AgentTable`] of [`AgentChannel`]s.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use a2aflow_model::a2a::{AgentCard, AgentInterface};
@@ -345,7 +345,9 @@ impl AgentChannel {
 /// The agents of one client by name. Names are unique and not blank.
 #[derive(Debug, Clone, Default)]
 pub struct AgentTable {
-    agents: HashMap<String, Arc<AgentChannel>>,
+    /// Ordered by name: a lookup per dispatch is a few string compares, not a SipHash of the
+    /// name.
+    agents: BTreeMap<String, Arc<AgentChannel>>,
 }
 
 impl AgentTable {

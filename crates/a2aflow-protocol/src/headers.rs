@@ -17,6 +17,12 @@ pub const A2A_EXTENSIONS: &str = "A2A-Extensions";
 /// The protocol version this transport speaks.
 pub const PROTOCOL_VERSION: &str = "1.0";
 
+/// [`A2A_VERSION`] as a header name, made at compile time (a `&str` key with capitals is parsed,
+/// lower-cased and copied into a new name on every insert).
+const VERSION_NAME: HeaderName = HeaderName::from_static("a2a-version");
+/// [`A2A_EXTENSIONS`] as a header name.
+const EXTENSIONS_NAME: HeaderName = HeaderName::from_static("a2a-extensions");
+
 /// Headers the transport owns; a [`RequestHeaders`] hook may not set them to other values.
 const RESERVED: &[&str] = &[
     "a2a-version",
@@ -104,12 +110,16 @@ impl CallOptions {
     }
 }
 
-/// Sets the protocol headers on `headers`: `A2A-Version`, `A2A-Extensions` when any.
+/// Sets the protocol headers on `headers`: `A2A-Version` (unless `send_version` is off, as only
+/// conformance tests set it), `A2A-Extensions` when any.
 pub(crate) fn protocol_headers(
     headers: &mut HeaderMap,
     extensions: &[String],
+    send_version: bool,
 ) -> Result<(), Failure> {
-    headers.insert(A2A_VERSION, HeaderValue::from_static(PROTOCOL_VERSION));
+    if send_version {
+        headers.insert(VERSION_NAME, HeaderValue::from_static(PROTOCOL_VERSION));
+    }
     let exts: Vec<&str> = extensions
         .iter()
         .map(|s| s.trim())
@@ -122,7 +132,7 @@ pub(crate) fn protocol_headers(
                 "an extension URI is not a valid header value",
             )
         })?;
-        headers.insert(A2A_EXTENSIONS, v);
+        headers.insert(EXTENSIONS_NAME, v);
     }
     Ok(())
 }
@@ -164,22 +174,27 @@ mod tests {
     #[test]
     fn protocol_headers_always_carry_the_version() {
         let mut h = HeaderMap::new();
-        protocol_headers(&mut h, &[]).unwrap();
+        protocol_headers(&mut h, &[], true).unwrap();
         assert_eq!(h["a2a-version"], "1.0");
         assert!(h.get("a2a-extensions").is_none());
         protocol_headers(
             &mut h,
             &["https://a/ext/v1".into(), " ".into(), "urn:b".into()],
+            true,
         )
         .unwrap();
         assert_eq!(h["a2a-extensions"], "https://a/ext/v1, urn:b");
-        assert!(protocol_headers(&mut h, &["bad\nuri".into()]).is_err());
+        assert!(protocol_headers(&mut h, &["bad\nuri".into()], true).is_err());
+        let mut without = HeaderMap::new();
+        protocol_headers(&mut without, &["urn:b".into()], false).unwrap();
+        assert!(without.get("a2a-version").is_none());
+        assert_eq!(without["a2a-extensions"], "urn:b");
     }
 
     #[test]
     fn hooks_add_headers_but_cannot_override_protocol_ones() {
         let mut target = HeaderMap::new();
-        protocol_headers(&mut target, &[]).unwrap();
+        protocol_headers(&mut target, &[], true).unwrap();
         let mut extra = HeaderMap::new();
         extra.insert("authorization", HeaderValue::from_static("Bearer t"));
         extra.insert("a2a-version", HeaderValue::from_static("1.0"));

@@ -560,10 +560,8 @@ impl HttpClient {
         opts: &CallOptions,
     ) -> Result<Response<Incoming>, TransportError> {
         let mut headers = HeaderMap::new();
-        protocol_headers(&mut headers, &opts.extensions).map_err(TransportError::Headers)?;
-        if !self.inner.send_version {
-            headers.remove(crate::headers::A2A_VERSION);
-        }
+        protocol_headers(&mut headers, &opts.extensions, self.inner.send_version)
+            .map_err(TransportError::Headers)?;
         if out.body.is_some() {
             headers.insert(
                 header::CONTENT_TYPE,

@@ -14,9 +14,11 @@
 //! refresh), and the answer's metadata and the wire-log renderings are made only when the wire
 //! log is on.
 
+mod owned;
 mod status;
 mod stream;
 pub mod target;
+mod timeout;
 
 use std::future::Future;
 
@@ -29,7 +31,7 @@ use a2aflow_model::a2a::{
 use async_trait::async_trait;
 use http::{HeaderMap, Method, StatusCode, Uri};
 use serde::Serialize;
-use tokio::sync::OnceCell;
+use std::sync::OnceLock;
 use tonic::metadata::MetadataMap;
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Code, Status};
@@ -37,7 +39,7 @@ use tonic::{Code, Status};
 use crate::binding::Binding;
 use crate::card_compat::keep_published_urls;
 use crate::error::{TimeoutPhase, TransportError};
-use crate::headers::{A2A_VERSION, CallOptions, merge_hook_headers, protocol_headers};
+use crate::headers::{CallOptions, merge_hook_headers, protocol_headers};
 use crate::http_client::{HttpClient, effective_deadline, whole_stream_deadline};
 use crate::stream::StreamResponseStream;
 use crate::transport::Transport;
@@ -99,7 +101,7 @@ pub struct GrpcTransport {
     uris: Vec<Uri>,
     tenant: Option<String>,
     /// Made on the first call (a channel needs the runtime), then shared by every call.
-    channel: OnceCell<Channel>,
+    channel: OnceLock<Channel>,
 }
 
 impl std::fmt::Debug for GrpcTransport {
@@ -152,7 +154,7 @@ impl GrpcTransport {
             target,
             uris,
             tenant: tenant.filter(|t| !t.is_empty()),
-            channel: OnceCell::new(),
+            channel: OnceLock::new(),
         })
     }
 
@@ -161,20 +163,21 @@ impl GrpcTransport {
         &self.target
     }
 
-    async fn channel(&self) -> Channel {
+    /// The shared channel, made by the first call. Made in a poll of that call, so on the
+    /// runtime (the lazy channel spawns its worker there); nothing in it waits.
+    fn channel(&self) -> Channel {
         self.channel
-            .get_or_init(|| async {
+            .get_or_init(|| {
                 let limits = self.http.limits();
                 let connector =
                     crate::http_client::connector(self.http.tls(), limits.connect_timeout, false);
                 Endpoint::from(self.target.clone()).connect_with_connector_lazy(connector)
             })
-            .await
             .clone()
     }
 
-    async fn client(&self, limit: usize) -> A2aServiceClient<status::Marked<Channel>> {
-        A2aServiceClient::new(status::Marked(self.channel().await)).max_decoding_message_size(limit)
+    fn client(&self, limit: usize) -> A2aServiceClient<status::Marked<Channel>> {
+        A2aServiceClient::new(status::Marked(self.channel())).max_decoding_message_size(limit)
     }
 
     fn uri(&self, op: Op) -> &Uri {
@@ -196,10 +199,8 @@ impl GrpcTransport {
     /// The metadata of one call: the protocol headers, then the hook's (credentials).
     async fn metadata(&self, uri: &Uri, opts: &CallOptions) -> Result<HeaderMap, TransportError> {
         let mut headers = HeaderMap::new();
-        protocol_headers(&mut headers, &opts.extensions).map_err(TransportError::Headers)?;
-        if !self.http.sends_version() {
-            headers.remove(A2A_VERSION);
-        }
+        protocol_headers(&mut headers, &opts.extensions, self.http.sends_version())
+            .map_err(TransportError::Headers)?;
         if let Some(hook) = self.http.headers_hook() {
             let extra = hook
                 .headers_for(uri)
@@ -237,27 +238,31 @@ impl GrpcTransport {
         };
         let mut refreshed = false;
         loop {
-            let headers = self.metadata(uri, opts).await?;
+            let mut headers = self.metadata(uri, opts).await?;
             let tap = self.http.wire_tap();
             if tap.log.is_active() {
                 let body = serde_json::to_vec(shown).unwrap_or_default();
                 tap.request(&Method::POST, uri, &headers, &body);
+            }
+            if let Some(told) = budget.told {
+                // What tonic's `Request::set_timeout` would write, in the same map.
+                headers.insert(timeout::GRPC_TIMEOUT, timeout::grpc_timeout(told));
             }
             let mut extensions = tonic::Extensions::new();
             if let Some(gate) = &opts.send_gate {
                 // `Marked` puts the gate in front of the request's body.
                 extensions.insert(gate.clone());
             }
-            let mut request = tonic::Request::from_parts(
+            let request = tonic::Request::from_parts(
                 MetadataMap::from_headers(headers),
                 extensions,
                 message(),
             );
-            if let Some(told) = budget.told {
-                request.set_timeout(told);
-            }
-            let client = self.client(limit).await;
-            let answer = tokio::time::timeout_at(budget.deadline, call(client, request))
+            let client = self.client(limit);
+            // Boxed: tonic's call future is several KB. Held inline it would make this future,
+            // and each one awaiting it (up to the transport's boxed `send_message`), as large,
+            // and every move of them a copy of it.
+            let answer = tokio::time::timeout_at(budget.deadline, Box::pin(call(client, request)))
                 .await
                 .map_err(|_| TransportError::Timeout {
                     phase: budget.phase,
@@ -313,7 +318,8 @@ impl GrpcTransport {
         }
     }
 
-    /// A unary call whose answer `convert` turns into a2a-lf's type.
+    /// A unary call whose answer `convert` turns into a2a-lf's type (taking it by value, so
+    /// that its strings can move).
     async fn unary<Q, R, T, F, Fut>(
         &self,
         op: Op,
@@ -321,7 +327,7 @@ impl GrpcTransport {
         shown: &impl Serialize,
         opts: &CallOptions,
         call: F,
-        convert: impl Fn(&R) -> Option<T>,
+        convert: impl FnOnce(R) -> Option<T>,
     ) -> Result<T, TransportError>
     where
         T: Serialize,
@@ -330,10 +336,11 @@ impl GrpcTransport {
     {
         let budget = self.unary_budget(opts);
         let answer = self.call(op, message, shown, opts, &budget, call).await?;
-        let value = convert(answer.get_ref()).ok_or_else(|| {
+        let (metadata, answer, _) = answer.into_parts();
+        let value = convert(answer).ok_or_else(|| {
             TransportError::InvalidResponse(format!("the {} answer holds no payload", op.name()))
         })?;
-        self.log_answer(self.uri(op), answer.metadata(), || &value);
+        self.log_answer(self.uri(op), &metadata, || &value);
         Ok(value)
     }
 
@@ -417,7 +424,7 @@ impl Transport for GrpcTransport {
             request,
             options,
             |mut c, r| async move { c.send_message(r).await },
-            pbconv::from_proto_send_message_response,
+            owned::send_message_response,
         )
         .await
     }
@@ -456,7 +463,7 @@ impl Transport for GrpcTransport {
             request,
             options,
             |mut c, r| async move { c.get_task(r).await },
-            |t| Some(pbconv::from_proto_task(t)),
+            |t| Some(owned::task(t)),
         )
         .await
     }
@@ -476,7 +483,7 @@ impl Transport for GrpcTransport {
             request,
             options,
             |mut c, r| async move { c.list_tasks(r).await },
-            |l| Some(pbconv::from_proto_list_tasks_response(l)),
+            |l| Some(pbconv::from_proto_list_tasks_response(&l)),
         )
         .await
     }
@@ -496,7 +503,7 @@ impl Transport for GrpcTransport {
             request,
             options,
             |mut c, r| async move { c.cancel_task(r).await },
-            |t| Some(pbconv::from_proto_task(t)),
+            |t| Some(owned::task(t)),
         )
         .await
     }
@@ -535,7 +542,7 @@ impl Transport for GrpcTransport {
             options,
             |mut c, r| async move { c.get_extended_agent_card(r).await },
             |published| {
-                let mut card = pbconv::from_proto_agent_card(published);
+                let mut card = pbconv::from_proto_agent_card(&published);
                 let urls = published
                     .supported_interfaces
                     .iter()

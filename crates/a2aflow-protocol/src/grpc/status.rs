@@ -124,8 +124,8 @@ where
 {
     type Response = GrpcResponse;
     type Error = S::Error;
-    type Future =
-        std::pin::Pin<Box<dyn std::future::Future<Output = Result<GrpcResponse, S::Error>> + Send>>;
+    /// The channel's own future, its answer marked: named, so not boxed per call.
+    type Future = futures_util::future::MapOk<S::Future, fn(GrpcResponse) -> GrpcResponse>;
 
     fn poll_ready(
         &mut self,
@@ -143,7 +143,7 @@ where
             None => body,
         };
         let answer = self.0.call(http::Request::from_parts(parts, body));
-        Box::pin(async move { answer.await.map(mark) })
+        futures_util::TryFutureExt::map_ok(answer, mark as fn(GrpcResponse) -> GrpcResponse)
     }
 }
 

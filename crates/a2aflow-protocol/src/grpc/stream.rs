@@ -1,13 +1,16 @@
 //! A server-streaming answer as a [`StreamResponseStream`]: each message within the idle
 //! timeout, the whole stream within the caller's budget, the closing status mapped like a
-//! unary call's; the stream ends after its first error.
+//! unary call's; the stream ends after its first error. One timer per stream, reset for each
+//! wait (a timer made and dropped per message costs a registration and a removal each time).
 
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
-use a2a_pb::pbconv;
-use futures_util::stream;
+use futures_util::Stream;
 use http::Uri;
-use tokio::time::Instant;
+use tokio::time::{Instant, Sleep};
 use tonic::codec::Streaming;
 
 use super::status::{Judged, classify};
@@ -27,16 +30,22 @@ pub(crate) struct Bounds {
     pub(crate) connect_timeout: Duration,
 }
 
-struct State {
+/// The stream: the messages, the one timer that bounds each wait (reset for the next wait, not
+/// made anew), and what the wire log needs.
+struct Messages {
     messages: Streaming<a2a_pb::StreamResponse>,
     bounds: Bounds,
     tap: WireTap,
     /// The method's URI (rendered only for the wire log).
     url: Uri,
+    /// Bounds the current wait; armed (reset to the wait's limit) when a wait begins.
+    timer: Pin<Box<Sleep>>,
+    /// The error the current wait ends with when `timer` fires first; `None` between waits.
+    waiting: Option<TransportError>,
     done: bool,
 }
 
-impl State {
+impl Messages {
     /// When the wait for the next message ends, and the error it ends with.
     fn wait_limit(&self) -> (Instant, TransportError) {
         let idle = self.bounds.idle;
@@ -67,24 +76,20 @@ impl State {
         }
     }
 
-    /// The next item, or `None` at the end of the stream.
-    async fn next(&mut self) -> Option<Result<a2aflow_model::a2a::StreamResponse, TransportError>> {
-        if self.done {
-            return None;
-        }
-        let (until, timeout) = self.wait_limit();
-        let item = match tokio::time::timeout_at(until, self.messages.message()).await {
-            Err(_) => Err(timeout),
-            Ok(Ok(None)) => {
+    /// What one message (or the stream's closing status) gives.
+    fn item(
+        &mut self,
+        next: Option<Result<a2a_pb::StreamResponse, tonic::Status>>,
+    ) -> Option<Result<a2aflow_model::a2a::StreamResponse, TransportError>> {
+        let item = match next {
+            None => {
                 self.done = true;
                 return None;
             }
-            Ok(Err(status)) => Err(classify(&status, self.judged())),
-            Ok(Ok(Some(message))) => {
-                pbconv::from_proto_stream_response(&message).ok_or_else(|| {
-                    TransportError::InvalidResponse("a gRPC stream message holds no payload".into())
-                })
-            }
+            Some(Err(status)) => Err(classify(&status, self.judged())),
+            Some(Ok(message)) => super::owned::stream_response(message).ok_or_else(|| {
+                TransportError::InvalidResponse("a gRPC stream message holds no payload".into())
+            }),
         };
         match &item {
             Ok(event) => {
@@ -102,6 +107,35 @@ impl State {
     }
 }
 
+impl Stream for Messages {
+    type Item = Result<a2aflow_model::a2a::StreamResponse, TransportError>;
+
+    /// The next item within the wait's limit, or `None` at the end of the stream (and after
+    /// its first error).
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        if this.done {
+            return Poll::Ready(None);
+        }
+        if this.waiting.is_none() {
+            let (until, timeout) = this.wait_limit();
+            this.timer.as_mut().reset(until);
+            this.waiting = Some(timeout);
+        }
+        if let Poll::Ready(next) = Pin::new(&mut this.messages).poll_next(cx) {
+            this.waiting = None;
+            return Poll::Ready(this.item(next));
+        }
+        if this.timer.as_mut().poll(cx).is_ready() {
+            this.done = true;
+            if let Some(timeout) = this.waiting.take() {
+                return Poll::Ready(Some(Err(timeout)));
+            }
+        }
+        Poll::Pending
+    }
+}
+
 /// The stream of `messages` within `bounds`.
 pub(crate) fn messages(
     messages: Streaming<a2a_pb::StreamResponse>,
@@ -109,15 +143,14 @@ pub(crate) fn messages(
     tap: WireTap,
     url: Uri,
 ) -> StreamResponseStream {
-    let state = State {
+    let timer = Box::pin(tokio::time::sleep_until(Instant::now() + bounds.idle));
+    Box::pin(Messages {
         messages,
         bounds,
         tap,
         url,
+        timer,
+        waiting: None,
         done: false,
-    };
-    Box::pin(stream::unfold(state, |mut state| async move {
-        let item = state.next().await?;
-        Some((item, state))
-    }))
+    })
 }

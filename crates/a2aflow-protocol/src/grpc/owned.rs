@@ -1,0 +1,289 @@
+//! The answers of the per-task calls (SendMessage, each SendStreamingMessage event) converted from
+//! the protobuf messages by value: their strings and parts move into a2a-lf's types instead of
+//! being copied (`a2a_pb::pbconv` converts from references). The result is the one `pbconv` gives
+//! (checked against it in the tests); structured values (`Struct`, `Value`, timestamps) go through
+//! `pbconv`'s own functions.
+
+use a2a_pb::pbconv;
+use a2a_pb::proto;
+use a2aflow_model::a2a::{
+    Artifact, Message, Part, PartContent, SendMessageResponse, StreamResponse, Task,
+    TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent,
+};
+
+/// `pbconv::from_proto_send_message_response`, by value.
+pub(super) fn send_message_response(r: proto::SendMessageResponse) -> Option<SendMessageResponse> {
+    use proto::send_message_response::Payload;
+    match r.payload? {
+        Payload::Task(t) => Some(SendMessageResponse::Task(task(t))),
+        Payload::Message(m) => Some(SendMessageResponse::Message(message(m))),
+    }
+}
+
+/// `pbconv::from_proto_stream_response`, by value.
+pub(super) fn stream_response(r: proto::StreamResponse) -> Option<StreamResponse> {
+    use proto::stream_response::Payload;
+    match r.payload? {
+        Payload::Task(t) => Some(StreamResponse::Task(task(t))),
+        Payload::Message(m) => Some(StreamResponse::Message(message(m))),
+        Payload::StatusUpdate(e) => Some(StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+            task_id: e.task_id,
+            context_id: e.context_id,
+            status: status(e.status),
+            metadata: e.metadata.as_ref().map(pbconv::from_proto_struct),
+        })),
+        Payload::ArtifactUpdate(e) => {
+            Some(StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+                task_id: e.task_id,
+                context_id: e.context_id,
+                artifact: e.artifact.map_or_else(
+                    || Artifact {
+                        artifact_id: String::new(),
+                        name: None,
+                        description: None,
+                        parts: vec![],
+                        metadata: None,
+                        extensions: None,
+                    },
+                    artifact,
+                ),
+                append: e.append.then_some(true),
+                last_chunk: e.last_chunk.then_some(true),
+                metadata: e.metadata.as_ref().map(pbconv::from_proto_struct),
+            }))
+        }
+    }
+}
+
+/// `pbconv::from_proto_task`, by value.
+pub(super) fn task(t: proto::Task) -> Task {
+    Task {
+        id: t.id,
+        context_id: t.context_id,
+        status: status(t.status),
+        artifacts: non_empty(t.artifacts).map(|a| a.into_iter().map(artifact).collect()),
+        history: non_empty(t.history).map(|h| h.into_iter().map(message).collect()),
+        metadata: t.metadata.as_ref().map(pbconv::from_proto_struct),
+    }
+}
+
+fn status(s: Option<proto::TaskStatus>) -> TaskStatus {
+    match s {
+        Some(s) => TaskStatus {
+            state: pbconv::from_proto_task_state(s.state),
+            message: s.message.map(message),
+            timestamp: s.timestamp.as_ref().and_then(pbconv::from_proto_timestamp),
+        },
+        None => TaskStatus {
+            state: TaskState::Unspecified,
+            message: None,
+            timestamp: None,
+        },
+    }
+}
+
+fn message(m: proto::Message) -> Message {
+    Message {
+        message_id: m.message_id,
+        context_id: some(m.context_id),
+        task_id: some(m.task_id),
+        role: pbconv::from_proto_role(m.role),
+        parts: m.parts.into_iter().map(part).collect(),
+        metadata: m.metadata.as_ref().map(pbconv::from_proto_struct),
+        extensions: non_empty(m.extensions),
+        reference_task_ids: non_empty(m.reference_task_ids),
+    }
+}
+
+fn artifact(a: proto::Artifact) -> Artifact {
+    Artifact {
+        artifact_id: a.artifact_id,
+        name: some(a.name),
+        description: some(a.description),
+        parts: a.parts.into_iter().map(part).collect(),
+        metadata: a.metadata.as_ref().map(pbconv::from_proto_struct),
+        extensions: non_empty(a.extensions),
+    }
+}
+
+fn part(p: proto::Part) -> Part {
+    use proto::part::Content;
+    let content = match p.content {
+        Some(Content::Text(t)) => PartContent::Text(t),
+        Some(Content::Raw(r)) => PartContent::Raw(r),
+        Some(Content::Url(u)) => PartContent::Url(u),
+        Some(Content::Data(d)) => PartContent::Data(pbconv::proto_value_to_json_value(&d)),
+        None => PartContent::Text(String::new()),
+    };
+    Part {
+        content,
+        filename: some(p.filename),
+        media_type: some(p.media_type),
+        metadata: p.metadata.as_ref().map(pbconv::from_proto_struct),
+    }
+}
+
+/// An empty protobuf string is an absent field.
+fn some(s: String) -> Option<String> {
+    (!s.is_empty()).then_some(s)
+}
+
+/// An empty repeated field is an absent one.
+fn non_empty<T>(v: Vec<T>) -> Option<Vec<T>> {
+    (!v.is_empty()).then_some(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use a2aflow_model::a2a::Role;
+    use serde_json::json;
+    use std::collections::HashMap;
+
+    /// A message with every field set, parts of each kind included.
+    fn full_message() -> Message {
+        let mut meta = HashMap::new();
+        meta.insert("k".to_owned(), json!({"n": 1.5, "list": [true, null, "s"]}));
+        Message {
+            message_id: "m-1".into(),
+            context_id: Some("ctx".into()),
+            task_id: Some("t-1".into()),
+            role: Role::Agent,
+            parts: vec![
+                Part {
+                    content: PartContent::Text("hello".into()),
+                    filename: None,
+                    media_type: Some("text/plain".into()),
+                    metadata: Some(meta.clone()),
+                },
+                Part {
+                    content: PartContent::Url("https://example.com/f".into()),
+                    filename: Some("f.bin".into()),
+                    media_type: None,
+                    metadata: None,
+                },
+                Part {
+                    content: PartContent::Data(json!({"a": [1.0, 2.0], "b": {"c": "d"}})),
+                    filename: None,
+                    media_type: None,
+                    metadata: None,
+                },
+            ],
+            metadata: Some(meta),
+            extensions: Some(vec!["urn:x".into()]),
+            reference_task_ids: Some(vec!["t-0".into()]),
+        }
+    }
+
+    fn full_task() -> Task {
+        let artifact = Artifact {
+            artifact_id: "a-1".into(),
+            name: Some("out".into()),
+            description: Some("the output".into()),
+            parts: full_message().parts,
+            metadata: full_message().metadata,
+            extensions: Some(vec!["urn:y".into()]),
+        };
+        Task {
+            id: "t-1".into(),
+            context_id: "ctx".into(),
+            status: TaskStatus {
+                state: TaskState::Completed,
+                message: Some(full_message()),
+                timestamp: Some("2026-12-05T19:00:00.123Z".parse().unwrap()),
+            },
+            artifacts: Some(vec![artifact]),
+            history: Some(vec![
+                full_message(),
+                Message {
+                    parts: vec![],
+                    metadata: None,
+                    extensions: None,
+                    reference_task_ids: None,
+                    context_id: None,
+                    task_id: None,
+                    ..full_message()
+                },
+            ]),
+            metadata: full_message().metadata,
+        }
+    }
+
+    /// Each answer kind, full and nearly empty, converts by value exactly as `pbconv` does by
+    /// reference.
+    #[test]
+    fn the_owned_conversion_gives_what_pbconv_gives() {
+        let task = full_task();
+        let bare_task = Task {
+            id: "t-2".into(),
+            context_id: "ctx".into(),
+            status: TaskStatus {
+                state: TaskState::Working,
+                message: None,
+                timestamp: None,
+            },
+            artifacts: None,
+            history: None,
+            metadata: None,
+        };
+        let answers = [
+            SendMessageResponse::Task(task.clone()),
+            SendMessageResponse::Task(bare_task.clone()),
+            SendMessageResponse::Message(full_message()),
+        ];
+        for answer in &answers {
+            let wire = pbconv::to_proto_send_message_response(answer);
+            let by_ref = pbconv::from_proto_send_message_response(&wire);
+            assert!(by_ref.is_some());
+            assert_eq!(send_message_response(wire), by_ref);
+        }
+        let artifact = task.artifacts.clone().unwrap().remove(0);
+        let events = [
+            StreamResponse::Task(task.clone()),
+            StreamResponse::Task(bare_task),
+            StreamResponse::Message(full_message()),
+            StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+                task_id: "t-1".into(),
+                context_id: "ctx".into(),
+                status: task.status.clone(),
+                metadata: task.metadata.clone(),
+            }),
+            StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+                task_id: "t-1".into(),
+                context_id: "ctx".into(),
+                artifact,
+                append: Some(true),
+                last_chunk: None,
+                metadata: None,
+            }),
+        ];
+        for event in &events {
+            let wire = pbconv::to_proto_stream_response(event);
+            let by_ref = pbconv::from_proto_stream_response(&wire);
+            assert!(by_ref.is_some());
+            assert_eq!(stream_response(wire), by_ref);
+        }
+        // No payload, and an update without its status or artifact: as pbconv, too.
+        let empty = proto::StreamResponse { payload: None };
+        assert_eq!(stream_response(empty.clone()), None);
+        assert_eq!(pbconv::from_proto_stream_response(&empty), None);
+        let hollow = proto::StreamResponse {
+            payload: Some(proto::stream_response::Payload::ArtifactUpdate(
+                proto::TaskArtifactUpdateEvent::default(),
+            )),
+        };
+        assert_eq!(
+            stream_response(hollow.clone()),
+            pbconv::from_proto_stream_response(&hollow)
+        );
+        let hollow = proto::SendMessageResponse {
+            payload: Some(proto::send_message_response::Payload::Task(
+                proto::Task::default(),
+            )),
+        };
+        assert_eq!(
+            send_message_response(hollow.clone()),
+            pbconv::from_proto_send_message_response(&hollow)
+        );
+    }
+}
