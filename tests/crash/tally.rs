@@ -1,8 +1,8 @@
 //! What one kill-and-resume must show: the same result as an uninterrupted run (modulo ids and
 //! timestamps), and each logical task's business command taking effect exactly once.
 
-use a2aflow::model::a2a::ListTasksRequest;
 use a2aflow::protocol::{Binding, CallOptions, HttpClient, Transport, connect};
+use a2aflow::testkit::list_in_context;
 use a2aflow::testkit::{Route, TestServer};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -156,16 +156,7 @@ impl Agents {
 
     /// How many tasks `agent` holds for `context_id`.
     pub async fn tasks_of(&self, agent: &str, context_id: &str) -> usize {
-        let request = ListTasksRequest {
-            context_id: Some(context_id.to_owned()),
-            status: None,
-            page_size: None,
-            page_token: None,
-            history_length: None,
-            status_timestamp_after: None,
-            include_artifacts: None,
-            tenant: None,
-        };
+        let request = list_in_context(context_id);
         self.transports[agent]
             .list_tasks(&request, &CallOptions::default())
             .await

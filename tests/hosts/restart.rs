@@ -4,11 +4,11 @@
 
 use crate::served::{HANG, Served, client, file, sends, strings};
 use a2aflow::model::a2a::{
-    GetTaskRequest, ListTasksRequest, Message, Part, Role, SendMessageConfiguration,
-    SendMessageRequest, SendMessageResponse, StreamResponse, SubscribeToTaskRequest, Task,
-    TaskState,
+    GetTaskRequest, Message, Part, Role, SendMessageConfiguration, SendMessageRequest,
+    SendMessageResponse, StreamResponse, SubscribeToTaskRequest, Task, TaskState,
 };
 use a2aflow::protocol::{Binding, CallOptions, Transport};
+use a2aflow::testkit::list_in_context;
 use a2aflow::testkit::{AgentSpec, TestServer};
 use futures_util::StreamExt;
 use std::sync::Arc;
@@ -20,19 +20,6 @@ pub fn get(id: &str) -> GetTaskRequest {
     GetTaskRequest {
         id: id.to_owned(),
         history_length: None,
-        tenant: None,
-    }
-}
-
-pub fn by_context(context: &str) -> ListTasksRequest {
-    ListTasksRequest {
-        context_id: Some(context.to_owned()),
-        status: None,
-        page_size: None,
-        page_token: None,
-        history_length: None,
-        status_timestamp_after: None,
-        include_artifacts: None,
         tenant: None,
     }
 }
@@ -147,7 +134,7 @@ async fn a_killed_server_resumes_its_run_and_the_client_re_attaches() {
     assert_eq!(done.artifacts.as_ref().map(Vec::len), Some(1), "{done:?}");
     let listed = rpc_of(&again)
         .await
-        .list_tasks(&by_context("ctx-restart"), &CallOptions::default())
+        .list_tasks(&list_in_context("ctx-restart"), &CallOptions::default())
         .await
         .unwrap();
     assert_eq!(listed.total_size, 1);

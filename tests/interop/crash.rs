@@ -10,6 +10,7 @@ use crate::peer::Peer;
 use crate::relay::Relay;
 use a2aflow::model::a2a::{ListTasksRequest, Task, TaskState};
 use a2aflow::protocol::{Binding, CallOptions, HttpClient, connect};
+use a2aflow::testkit::list_in_context;
 use serde_json::{Value, json};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -76,14 +77,8 @@ async fn peer_tasks(peer: &Peer, context_id: &str) -> Vec<Task> {
     let client = HttpClient::new().unwrap();
     let transport = connect(&peer.card, &client, &[Binding::JsonRpc]).unwrap();
     let request = ListTasksRequest {
-        context_id: Some(context_id.to_owned()),
-        status: None,
         page_size: Some(50),
-        page_token: None,
-        history_length: None,
-        status_timestamp_after: None,
-        include_artifacts: None,
-        tenant: None,
+        ..list_in_context(context_id)
     };
     let options = CallOptions::default().with_timeout(Duration::from_secs(5));
     transport

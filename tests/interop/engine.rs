@@ -10,6 +10,7 @@ use a2aflow::model::{
     TaskResult, load_workflow_str,
 };
 use a2aflow::protocol::{CallOptions, HttpClient, connect};
+use a2aflow::testkit::list_in_context;
 use a2aflow::{AgentEndpoint, EngineConfig, HostHooks, execute_workflow};
 use serde_json::json;
 use std::sync::Arc;
@@ -194,14 +195,9 @@ async fn any_success_cancels_the_slow_sibling(binding: &str) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     loop {
         let list = ListTasksRequest {
-            context_id: Some(context_id.clone()),
-            status: None,
             page_size: Some(50),
-            page_token: None,
             history_length: Some(10),
-            status_timestamp_after: None,
-            include_artifacts: None,
-            tenant: None,
+            ..list_in_context(&context_id)
         };
         let tasks = t
             .list_tasks(

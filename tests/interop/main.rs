@@ -16,6 +16,7 @@ mod peer;
 mod relay;
 mod serve;
 
+use a2aflow::testkit::list_in_context;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -134,14 +135,8 @@ async fn the_whole_surface(b: Binding) {
     let listed = t
         .list_tasks(
             &ListTasksRequest {
-                context_id: Some(live.context_id.clone()),
-                status: None,
                 page_size: Some(10),
-                page_token: None,
-                history_length: None,
-                status_timestamp_after: None,
-                include_artifacts: None,
-                tenant: None,
+                ..list_in_context(&live.context_id)
             },
             &opts(),
         )

@@ -54,6 +54,7 @@ mod lifecycle;
 mod message;
 mod ops;
 mod request_log;
+pub mod requests;
 mod runner;
 mod script;
 mod server;
@@ -72,6 +73,7 @@ pub use message::{
     Proposal, TEMPLATE_URI_KEY,
 };
 pub use request_log::RecordedRequest;
+pub use requests::list_in_context;
 pub use script::{ArtifactChunk, FollowUp, Reply, Script, Step, TaskScript};
 pub use server::{
     DEFAULT_PING_INTERVAL, DEFAULT_REQUEST_LOG_CAPACITY, SHUTDOWN_TIMEOUT, TestServer,

@@ -12,6 +12,7 @@ use a2aflow_model::{
     NegotiationRequest, StepType, TaskInput, TaskRequest, WorkflowInput, load_workflow_value,
 };
 use a2aflow_protocol::{Binding, CallOptions, HttpClient, Transport, connect};
+use a2aflow_testkit::list_in_context;
 use a2aflow_testkit::{AgentSpec, Fault, Proposal, Reply, Route, Script, TaskScript, TestServer};
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
@@ -530,16 +531,7 @@ async fn attach_after_a_simulated_host_restart() {
     drop(first);
     let restarted = client_for(&server, &["w"], false, ClientConfig::default()).await;
     let (_, transport) = transport_for(&server, "w", false).await;
-    let list = a2aflow_model::a2a::ListTasksRequest {
-        context_id: Some(context_id.clone()),
-        status: None,
-        page_size: None,
-        page_token: None,
-        history_length: None,
-        status_timestamp_after: None,
-        include_artifacts: None,
-        tenant: None,
-    };
+    let list = list_in_context(&context_id);
     while transport
         .list_tasks(&list, &CallOptions::default())
         .await

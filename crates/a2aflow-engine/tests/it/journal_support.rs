@@ -12,6 +12,7 @@ use a2aflow_model::{
     TaskRequest, WorkflowInput,
 };
 use a2aflow_protocol::{Binding, CallOptions, HttpClient, Transport, connect};
+use a2aflow_testkit::list_in_context;
 use a2aflow_testkit::{AgentSpec, RecordedRequest, Route, TestServer};
 use async_trait::async_trait;
 use serde_json::Value;
@@ -359,16 +360,7 @@ pub fn count(server: &TestServer, route: Route) -> usize {
 /// The ids of the tasks agent `a` lists for `context_id`.
 pub async fn listed(server: &TestServer, wire: Wire, context_id: &str) -> Vec<String> {
     let (_, transport) = transport_for(server, wire).await;
-    let request = a2aflow_model::a2a::ListTasksRequest {
-        context_id: Some(context_id.to_owned()),
-        status: None,
-        page_size: None,
-        page_token: None,
-        history_length: None,
-        status_timestamp_after: None,
-        include_artifacts: None,
-        tenant: None,
-    };
+    let request = list_in_context(context_id);
     transport
         .list_tasks(&request, &CallOptions::default())
         .await

@@ -2,11 +2,12 @@
 //! as its other bindings): the card's GRPC interface, every operation on scripted tasks, the
 //! agent's errors with their ErrorInfo reasons, the version check, and the answer faults.
 
+use a2aflow_testkit::list_in_context;
 use std::time::Duration;
 
 use a2aflow_model::a2a::{
-    AgentCard, CancelTaskRequest, GetTaskRequest, ListTasksRequest, SendMessageResponse,
-    StreamResponse, SubscribeToTaskRequest, TaskState,
+    AgentCard, CancelTaskRequest, GetTaskRequest, SendMessageResponse, StreamResponse,
+    SubscribeToTaskRequest, TaskState,
 };
 use a2aflow_protocol::{
     AgentSource, Binding, CallOptions, ChannelConfig, ChannelFactory, HttpClient, Limits,
@@ -77,19 +78,7 @@ async fn scripted_tasks_over_the_testkit_grpc_door() {
         task.id
     );
     let listed = t
-        .list_tasks(
-            &ListTasksRequest {
-                context_id: Some(task.context_id.clone()),
-                status: None,
-                page_size: None,
-                page_token: None,
-                history_length: None,
-                status_timestamp_after: None,
-                include_artifacts: None,
-                tenant: None,
-            },
-            &opts(),
-        )
+        .list_tasks(&list_in_context(&task.context_id), &opts())
         .await
         .unwrap();
     assert_eq!(listed.tasks.len(), 1);

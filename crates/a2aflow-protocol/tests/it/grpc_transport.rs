@@ -4,6 +4,7 @@
 //! refused connection, the plaintext rule of `host:port` and of a card's `http://host:port`, and TLS and mutual TLS (against the
 //! testkit's gRPC door) through the one rustls configuration of the other bindings.
 
+use a2aflow_testkit::list_in_context;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -11,8 +12,8 @@ use std::time::Duration;
 
 use a2aflow_model::Failure;
 use a2aflow_model::a2a::{
-    AgentCard, CancelTaskRequest, GetTaskRequest, ListTasksRequest, SendMessageResponse,
-    StreamResponse, SubscribeToTaskRequest, TaskState,
+    AgentCard, CancelTaskRequest, GetTaskRequest, SendMessageResponse, StreamResponse,
+    SubscribeToTaskRequest, TaskState,
 };
 use a2aflow_protocol::grpc::{GrpcTransport, Schemeless};
 use a2aflow_protocol::tls::TlsConfig;
@@ -86,22 +87,7 @@ async fn every_operation_round_trips_with_version_extensions_and_tenant() {
         .await
         .unwrap();
     assert_eq!(got.id, "t-9");
-    let listed = t
-        .list_tasks(
-            &ListTasksRequest {
-                context_id: Some("ctx-1".into()),
-                status: None,
-                page_size: None,
-                page_token: None,
-                history_length: None,
-                status_timestamp_after: None,
-                include_artifacts: None,
-                tenant: None,
-            },
-            &o,
-        )
-        .await
-        .unwrap();
+    let listed = t.list_tasks(&list_in_context("ctx-1"), &o).await.unwrap();
     assert_eq!(listed.tasks[0].context_id, "ctx-1");
     let canceled = t
         .cancel_task(

@@ -4,12 +4,13 @@
 // Test code: a failed unwrap is a failed test.
 
 use crate::support::msg;
+use a2aflow_testkit::list_in_context;
 use std::sync::Arc;
 use std::time::Duration;
 
 use a2aflow_model::a2a::{
-    CancelTaskRequest, GetTaskRequest, ListTasksRequest, SendMessageConfiguration,
-    SendMessageRequest, SendMessageResponse, StreamResponse, SubscribeToTaskRequest, TaskState,
+    CancelTaskRequest, GetTaskRequest, SendMessageConfiguration, SendMessageRequest,
+    SendMessageResponse, StreamResponse, SubscribeToTaskRequest, TaskState,
 };
 use a2aflow_protocol::{Binding, CallOptions, HttpClient, Transport, TransportError, connect};
 use a2aflow_testkit::{AgentSpec, Route, TestServer};
@@ -106,19 +107,7 @@ async fn return_immediately_get_list_and_cancel_on_both_bindings() {
             .unwrap();
         assert_eq!(got.id, task.id, "{b}");
         let listed = t
-            .list_tasks(
-                &ListTasksRequest {
-                    context_id: Some(task.context_id.clone()),
-                    status: None,
-                    page_size: None,
-                    page_token: None,
-                    history_length: None,
-                    status_timestamp_after: None,
-                    include_artifacts: None,
-                    tenant: None,
-                },
-                &opts,
-            )
+            .list_tasks(&list_in_context(&task.context_id), &opts)
             .await
             .unwrap();
         assert_eq!(listed.tasks.len(), 1, "{b}");

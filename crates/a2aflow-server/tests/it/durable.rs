@@ -1,9 +1,10 @@
 //! Runs journaled in a store: a restarted server answers GetTask and ListTasks for the runs of
 //! the process before it.
 
-use crate::support::{Host, builder, client, get, list, message, send, store};
+use crate::support::{Host, builder, client, get, message, send, store};
 use a2a::{SendMessageResponse, TaskState};
 use a2aflow::protocol::{Binding, CallOptions};
+use a2aflow::testkit::list_in_context;
 use std::sync::Arc;
 
 #[tokio::test]
@@ -65,7 +66,7 @@ async fn an_index_entry_without_a_run_is_not_listed() {
     // Every task, in no context.
     let request = a2a::ListTasksRequest {
         context_id: None,
-        ..list("")
+        ..list_in_context("")
     };
     let listed = rpc
         .list_tasks(&request, &CallOptions::default())

@@ -4,13 +4,14 @@
 //! the HTTP/2 keep-alive that closes the connection of a client gone silent.
 
 use crate::support::{
-    HANG, Host, as_caller, builder, cancel, client, client_with, get, list, message, send, serve,
+    HANG, Host, as_caller, builder, cancel, client, client_with, get, message, send, serve,
     serve_with,
 };
 use a2a::{SendMessageResponse, StreamResponse, SubscribeToTaskRequest, TaskState};
 use a2aflow::model::delegation::result_data;
 use a2aflow::protocol::auth::Secret;
 use a2aflow::protocol::{Binding, CallOptions, HttpClient, TransportError};
+use a2aflow::testkit::list_in_context;
 use a2aflow_server::{Callers, Limits};
 use futures_util::StreamExt;
 use serde_json::json;
@@ -78,7 +79,10 @@ async fn send_get_and_list_by_context_over_grpc() {
     rpc.send_message(&send(message("elsewhere"), false), &opts)
         .await
         .unwrap();
-    let listed = rpc.list_tasks(&list("ctx-g"), &opts).await.unwrap();
+    let listed = rpc
+        .list_tasks(&list_in_context("ctx-g"), &opts)
+        .await
+        .unwrap();
     let ids: Vec<&str> = listed.tasks.iter().map(|t| t.id.as_str()).collect();
     assert_eq!(ids, [second.id.as_str(), task.id.as_str()], "newest first");
     assert_eq!(listed.total_size, 2);
@@ -248,9 +252,15 @@ async fn credentials_come_from_metadata_and_a_caller_sees_only_its_own_tasks() {
         code(bob.subscribe_to_task(&subscribe, &opts).await.map(|_| ())),
         "a2a.task_not_found"
     );
-    let listed = bob.list_tasks(&list("shared-ctx"), &opts).await.unwrap();
+    let listed = bob
+        .list_tasks(&list_in_context("shared-ctx"), &opts)
+        .await
+        .unwrap();
     assert!(listed.tasks.is_empty(), "{listed:?}");
-    let listed = alice.list_tasks(&list("shared-ctx"), &opts).await.unwrap();
+    let listed = alice
+        .list_tasks(&list_in_context("shared-ctx"), &opts)
+        .await
+        .unwrap();
     assert_eq!(listed.tasks.len(), 1);
     server.shutdown().await;
 }

@@ -8,6 +8,7 @@ use a2a::{
 };
 use a2aflow::model::delegation::result_data;
 use a2aflow::protocol::{Binding, CallOptions, HttpClient, TransportError};
+use a2aflow::testkit::list_in_context;
 use futures_util::StreamExt;
 use serde_json::json;
 
@@ -142,14 +143,8 @@ async fn list_filters_by_the_clients_context_and_pages() {
         ids.push(task.id);
     }
     let mut request = ListTasksRequest {
-        context_id: Some("ctx-1".into()),
-        status: None,
         page_size: Some(1),
-        page_token: None,
-        history_length: None,
-        status_timestamp_after: None,
-        include_artifacts: None,
-        tenant: None,
+        ..list_in_context("ctx-1")
     };
     let first = rpc.list_tasks(&request, &opts).await.unwrap();
     assert_eq!(first.total_size, 2);

@@ -2,11 +2,10 @@
 //! finished tasks are dropped and answered, over every binding, exactly as ids that never
 //! existed; a running task is never dropped; a restarted server with a store keeps the same.
 
-use crate::support::{
-    Host, builder, cancel, client, get, list, message, rpc, send, serve_with, store,
-};
+use crate::support::{Host, builder, cancel, client, get, message, rpc, send, serve_with, store};
 use a2a::{SendMessageResponse, SubscribeToTaskRequest, TaskState};
 use a2aflow::protocol::{Binding, CallOptions, Transport, TransportError};
+use a2aflow::testkit::list_in_context;
 use a2aflow_server::Limits;
 use serde_json::json;
 use std::sync::Arc;
@@ -96,7 +95,7 @@ async fn past_the_limit_the_oldest_finished_tasks_are_unknown_over_every_binding
             "{state:?}"
         );
         let listed = rpc
-            .list_tasks(&list("ctx-kept"), &CallOptions::default())
+            .list_tasks(&list_in_context("ctx-kept"), &CallOptions::default())
             .await
             .unwrap();
         let ids: Vec<&str> = listed.tasks.iter().map(|t| t.id.as_str()).collect();
@@ -191,7 +190,7 @@ async fn a_restarted_server_with_a_store_keeps_the_same_newest_finished_tasks() 
         assert_eq!(seen(grpc.as_ref(), id).await, Ok(TaskState::Completed));
     }
     let listed = grpc
-        .list_tasks(&list("ctx-d"), &CallOptions::default())
+        .list_tasks(&list_in_context("ctx-d"), &CallOptions::default())
         .await
         .unwrap();
     assert_eq!(listed.total_size, 2, "{listed:?}");

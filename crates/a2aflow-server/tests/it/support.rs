@@ -2,7 +2,7 @@
 
 #![allow(dead_code)]
 
-use a2a::{CancelTaskRequest, GetTaskRequest, ListTasksRequest};
+use a2a::{CancelTaskRequest, GetTaskRequest};
 use a2aflow::RunStore;
 use a2aflow::kernel::{CallbackError, ControlPoint};
 use a2aflow::model::Failure;
@@ -310,20 +310,6 @@ pub fn cancel(id: &str) -> CancelTaskRequest {
     CancelTaskRequest {
         id: id.to_owned(),
         metadata: None,
-        tenant: None,
-    }
-}
-
-/// ListTasks filtered by `context`.
-pub fn list(context: &str) -> ListTasksRequest {
-    ListTasksRequest {
-        context_id: Some(context.to_owned()),
-        status: None,
-        page_size: None,
-        page_token: None,
-        history_length: None,
-        status_timestamp_after: None,
-        include_artifacts: None,
         tenant: None,
     }
 }
