@@ -114,7 +114,9 @@ error_codes! {
     WorkflowStepFailed => "workflow.step_failed",
     /// The run's deadline passed.
     WorkflowTimeout => "workflow.timeout",
-    /// The run was cancelled by the host or because its event consumer went away.
+    /// The run was cancelled by the host or because its event consumer went away. Also a
+    /// transport call whose send gate closed at the last moment (`TransportError::Withheld`):
+    /// nothing of the request reached the agent.
     WorkflowCancelled => "workflow.cancelled",
     /// On resume, a task's send was journaled but its outcome cannot be found again (the agent
     /// has no task for the journaled context id, or cannot list tasks); nothing was resent. The
@@ -289,6 +291,9 @@ error_codes! {
     StoreInvalidAppend => "store.invalid_append",
     /// A driver wrote with a lease it no longer holds: the lease lapsed and another driver took
     /// the run over (details: `executionId`, `owner`). Nothing was written; this driver stops.
+    /// Also a driver whose lease lapsed, by its own clock, between its last lease check and the
+    /// write of a message (details: `executionId`, `expiresAtMs`): nothing was sent, the run
+    /// stops and is resumed from its journal.
     StoreLeaseLost => "store.lease_lost",
 }
 
