@@ -20,26 +20,14 @@ pub(crate) fn fresh_execution_id() -> String {
 /// The stable local id of subtask `i` of a step: `<execution id>:<step name>:<i>` (built without
 /// the formatting machinery: it is made once per task).
 pub(crate) fn local_task_id(execution_id: &str, step: &str, i: usize) -> String {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    let mut rest = i;
-    loop {
-        at -= 1;
-        // `rest % 10` is below 10, so the cast cannot truncate.
-        digits[at] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
-    let mut id = String::with_capacity(execution_id.len() + step.len() + 2 + digits.len() - at);
+    let mut digits = itoa::Buffer::new();
+    let digits = digits.format(i);
+    let mut id = String::with_capacity(execution_id.len() + step.len() + 2 + digits.len());
     id.push_str(execution_id);
     id.push(':');
     id.push_str(step);
     id.push(':');
-    for &d in &digits[at..] {
-        id.push(char::from(d));
-    }
+    id.push_str(digits);
     id
 }
 

@@ -31,20 +31,14 @@ pub(super) fn grpc_timeout(budget: Duration) -> HeaderValue {
         .find(|(count, _)| *count <= MAX_COUNT)
         .unwrap_or((MAX_COUNT, b'H'));
     // At most 8 digits and the unit.
+    let mut digits = itoa::Buffer::new();
+    let digits = digits.format(count).as_bytes();
     let mut text = [0u8; 9];
-    let mut at = text.len() - 1;
-    text[at] = unit;
-    let mut rest = count;
-    loop {
-        at -= 1;
-        // `rest % 10` is a digit: the cast cannot truncate.
-        text[at] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
-    match HeaderValue::from_bytes(&text[at..]) {
+    // `count` is at most `MAX_COUNT`, 8 digits: with the unit it fills at most the 9 bytes.
+    let len = digits.len().min(8);
+    text[..len].copy_from_slice(&digits[..len]);
+    text[len] = unit;
+    match HeaderValue::from_bytes(&text[..=len]) {
         Ok(value) => value,
         // Digits and an ASCII letter are always a valid header value.
         Err(_) => HeaderValue::from_static("99999999H"),
