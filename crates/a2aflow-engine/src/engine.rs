@@ -828,6 +828,14 @@ impl<'a> Interaction<'a> {
         failure
     }
 
+    /// Sends `content` (to the remote task `task_id`, when one is named) and takes in the answer:
+    /// the first event of a stream, or the blocking answer, folded.
+    ///
+    /// Only what every send needs is held across its waits: the write-ahead journal and the
+    /// `remote_request` event (copies of the content, the announcement) are made in a future of
+    /// their own when one is on, an open stream is released in one when there is one, and the
+    /// answer is folded in place when applying it awaits nothing. The send's future then stays
+    /// under 1 KiB, which the allocator serves from its thread cache.
     async fn send(
         &mut self,
         content: MessageContent,
@@ -851,44 +859,19 @@ impl<'a> Interaction<'a> {
         }
         // Nothing is sent (or announced) once the run is over.
         self.stop.bounded(std::future::ready(())).await?;
-        let announced = self.events.is_enabled().then(|| RemoteRequestData {
-            agent: self.agent.name.clone(),
-            context_id: self.context_id.clone(),
-            remote_task_id: task_id.clone(),
-            content: content.clone(),
-            binding: Some(self.agent.binding().wire_name().to_owned()),
-        });
-        // Write-ahead: with a run store the send is journaled (ids and content) before it goes.
-        let journaled = self.journal.is_enabled().then(|| content.clone());
         let message_id = self
             .next_message_id
             .take()
             .unwrap_or_else(a2a::new_message_id);
-        // The content goes out unchanged: its parts and metadata move into the message.
-        let mut message = user_message_with_id(
-            content,
-            message_id,
-            &self.context_id,
-            task_id,
-            plan.message_extensions,
-        );
-        if message.task_id.is_none() && !self.reference_task_ids.is_empty() {
-            message.reference_task_ids = Some(self.reference_task_ids.clone());
+        let extensions = plan.message_extensions;
+        let message = if self.journal.is_enabled() || self.events.is_enabled() {
+            Box::pin(self.announce(content, message_id, task_id, extensions)).await?
+        } else {
+            self.message(content, message_id, task_id, extensions)
+        };
+        if self.stream.is_some() {
+            Box::pin(self.release_stream()).await;
         }
-        if let Some(content) = &journaled {
-            let intent = SendIntent {
-                context_id: &self.context_id,
-                message_id: &message.message_id,
-                remote_task_id: message.task_id.as_deref(),
-                content,
-            };
-            // A journal that failed: nothing is sent, nor announced as sent.
-            self.journal.before_send(intent).await?;
-        }
-        if let Some(data) = announced {
-            emit_boxed(&self.events, data.into()).await;
-        }
-        self.release_stream().await;
         self.force_poll = false;
         self.poll_only = false;
         self.resubscribes = 0;
@@ -919,8 +902,62 @@ impl<'a> Interaction<'a> {
         }
         let send: PendingSend<SendMessageResponse> =
             Box::pin(async move { transport.send_message(&request, &options).await });
-        let response = self.await_send(send, LateAnswer::Blocking).await?;
-        self.apply(event_of(response)).await
+        let event = event_of(self.await_send(send, LateAnswer::Blocking).await?);
+        if self.quiet() {
+            return self.fold(event).map(drop);
+        }
+        Box::pin(self.apply(event)).await
+    }
+
+    /// The message of a send, journaled first (write-ahead: ids and content, before it goes)
+    /// with a run store, and announced (`remote_request`) with an event sink. A journal that
+    /// failed: nothing is sent, nor announced as sent.
+    async fn announce(
+        &mut self,
+        content: MessageContent,
+        message_id: String,
+        task_id: Option<String>,
+        extensions: Vec<String>,
+    ) -> Result<a2a::Message, Failure> {
+        let announced = self.events.is_enabled().then(|| RemoteRequestData {
+            agent: self.agent.name.clone(),
+            context_id: self.context_id.clone(),
+            remote_task_id: task_id.clone(),
+            content: content.clone(),
+            binding: Some(self.agent.binding().wire_name().to_owned()),
+        });
+        let journaled = self.journal.is_enabled().then(|| content.clone());
+        let message = self.message(content, message_id, task_id, extensions);
+        if let Some(content) = &journaled {
+            let intent = SendIntent {
+                context_id: &self.context_id,
+                message_id: &message.message_id,
+                remote_task_id: message.task_id.as_deref(),
+                content,
+            };
+            self.journal.before_send(intent).await?;
+        }
+        if let Some(data) = announced {
+            emit_boxed(&self.events, data.into()).await;
+        }
+        Ok(message)
+    }
+
+    /// The user message carrying `content` unchanged (its parts and metadata move into it), in
+    /// this interaction's context; a message that starts a new task names the earlier attempts'.
+    fn message(
+        &self,
+        content: MessageContent,
+        message_id: String,
+        task_id: Option<String>,
+        extensions: Vec<String>,
+    ) -> a2a::Message {
+        let mut message =
+            user_message_with_id(content, message_id, &self.context_id, task_id, extensions);
+        if message.task_id.is_none() && !self.reference_task_ids.is_empty() {
+            message.reference_task_ids = Some(self.reference_task_ids.clone());
+        }
+        message
     }
 
     /// Waits for a send; when the wait is interrupted, the send is kept (as `late`) for
