@@ -1014,6 +1014,15 @@ impl<'a> Interaction<'a> {
                 }
             }
         }
+        Box::pin(self.follow()).await
+    }
+
+    /// A waiting step without an open stream: a resubscribe when the card streams (within the
+    /// attempts), else one poll after the backoff delay. Boxed by [`observe`](Self::observe):
+    /// its timer, request and options would otherwise be part of every wait's future (a waiting
+    /// task holds the largest state of each), and a poll or resubscribe waits far longer than
+    /// one allocation takes.
+    async fn follow(&mut self) -> Result<(), Failure> {
         let Some(task_id) = self.reducer.task_id().map(str::to_owned) else {
             return Err(Failure::new(
                 ErrorCode::A2aInvalidResponse,
