@@ -27,7 +27,7 @@ use a2aflow_model::event_data::{
 };
 use a2aflow_model::{
     ClientEvent, ErrorCode, Failure, Gate, MessageContent, NegotiationReply, NegotiationRequest,
-    ReceivedKind, TaskRequest,
+    ReceivedKind, ReceivedMessage, TaskRequest,
 };
 use a2aflow_protocol::SendGate;
 use a2aflow_protocol::channel::{AgentChannel, AgentTable};
@@ -236,6 +236,18 @@ fn named_task(event: &StreamResponse) -> Option<(String, bool)> {
         StreamResponse::StatusUpdate(u) => Some((u.task_id.clone(), u.status.state.is_terminal())),
         StreamResponse::ArtifactUpdate(a) => Some((a.task_id.clone(), false)),
         StreamResponse::Message(m) => m.task_id.clone().map(|id| (id, false)),
+    }
+}
+
+/// Whether `evidence` ends with the view's direct message as it was folded: that entry is then
+/// what the reducer's `current_evidence` would make of the view (a direct message's entry is
+/// made from the message alone), so the answer need not be copied out of the view again.
+fn ends_with_direct_message(evidence: &[ReceivedMessage], view: &TaskView) -> bool {
+    match (evidence.last(), view.direct_message.as_ref()) {
+        (Some(last), Some(message)) => {
+            last.kind == ReceivedKind::Message && last.message.as_ref() == Some(message)
+        }
+        _ => false,
     }
 }
 
@@ -1360,16 +1372,22 @@ impl<'a> Interaction<'a> {
     async fn finish(&mut self, result: Result<(), Failure>) -> Result<TaskOutcome, TaskFailure> {
         self.release_stream().await;
         let remote_task_id = self.reducer.task_id().map(str::to_owned);
-        // Everything read from the view happens before the evidence takes it.
+        // Everything read from the view happens before the evidence takes it (it takes the view
+        // only when the evidence ends with it).
+        let ends_with_view = self.reducer.evidence_ends_with_view();
         let result = match result {
-            // Outputs come from the final answer only: an earlier proposal or status message
-            // is evidence, never business output. The evidence usually ends with it already;
-            // when it does not, the current view is the answer.
-            Ok(()) => Ok((!self.reducer.evidence_ends_with_view())
-                .then(|| self.reducer.current_evidence(ReceivedKind::Task))),
+            Ok(()) => Ok(()),
             Err(failure) => Err(self.fail(failure, remote_task_id.as_deref()).await),
         };
         let evidence = self.reducer.take_evidence();
+        // Outputs come from the final answer only: an earlier proposal or status message is
+        // evidence, never business output. The evidence usually ends with it already (the
+        // task's final view, or the direct message as it was folded); only when it does not is
+        // the answer made from the current view.
+        let result = result.map(|()| {
+            (!ends_with_view && !ends_with_direct_message(&evidence, self.reducer.view()))
+                .then(|| self.reducer.current_evidence(ReceivedKind::Task))
+        });
         // A copy of the evidence only when the `agent_response` event will carry it.
         let for_event = self.events.is_enabled().then(|| evidence.clone());
         // The interaction ends here (`finish` is its last step): its context id moves into the
