@@ -27,7 +27,7 @@ use a2aflow_model::event_data::{
 };
 use a2aflow_model::{
     ClientEvent, ErrorCode, Failure, Gate, MessageContent, NegotiationReply, NegotiationRequest,
-    ReceivedKind, TaskRequest,
+    ReceivedKind, ReceivedMessage, TaskRequest,
 };
 use a2aflow_protocol::SendGate;
 use a2aflow_protocol::channel::{AgentChannel, AgentTable};
@@ -236,6 +236,18 @@ fn named_task(event: &StreamResponse) -> Option<(String, bool)> {
         StreamResponse::StatusUpdate(u) => Some((u.task_id.clone(), u.status.state.is_terminal())),
         StreamResponse::ArtifactUpdate(a) => Some((a.task_id.clone(), false)),
         StreamResponse::Message(m) => m.task_id.clone().map(|id| (id, false)),
+    }
+}
+
+/// Whether `evidence` ends with the view's direct message as it was folded: that entry is then
+/// what the reducer's `current_evidence` would make of the view (a direct message's entry is
+/// made from the message alone), so the answer need not be copied out of the view again.
+fn ends_with_direct_message(evidence: &[ReceivedMessage], view: &TaskView) -> bool {
+    match (evidence.last(), view.direct_message.as_ref()) {
+        (Some(last), Some(message)) => {
+            last.kind == ReceivedKind::Message && last.message.as_ref() == Some(message)
+        }
+        _ => false,
     }
 }
 
@@ -828,6 +840,14 @@ impl<'a> Interaction<'a> {
         failure
     }
 
+    /// Sends `content` (to the remote task `task_id`, when one is named) and takes in the answer:
+    /// the first event of a stream, or the blocking answer, folded.
+    ///
+    /// Only what every send needs is held across its waits: the write-ahead journal and the
+    /// `remote_request` event (copies of the content, the announcement) are made in a future of
+    /// their own when one is on, an open stream is released in one when there is one, and the
+    /// answer is folded in place when applying it awaits nothing. The send's future then stays
+    /// under 1 KiB, which the allocator serves from its thread cache.
     async fn send(
         &mut self,
         content: MessageContent,
@@ -851,44 +871,19 @@ impl<'a> Interaction<'a> {
         }
         // Nothing is sent (or announced) once the run is over.
         self.stop.bounded(std::future::ready(())).await?;
-        let announced = self.events.is_enabled().then(|| RemoteRequestData {
-            agent: self.agent.name.clone(),
-            context_id: self.context_id.clone(),
-            remote_task_id: task_id.clone(),
-            content: content.clone(),
-            binding: Some(self.agent.binding().wire_name().to_owned()),
-        });
-        // Write-ahead: with a run store the send is journaled (ids and content) before it goes.
-        let journaled = self.journal.is_enabled().then(|| content.clone());
         let message_id = self
             .next_message_id
             .take()
             .unwrap_or_else(a2a::new_message_id);
-        // The content goes out unchanged: its parts and metadata move into the message.
-        let mut message = user_message_with_id(
-            content,
-            message_id,
-            &self.context_id,
-            task_id,
-            plan.message_extensions,
-        );
-        if message.task_id.is_none() && !self.reference_task_ids.is_empty() {
-            message.reference_task_ids = Some(self.reference_task_ids.clone());
+        let extensions = plan.message_extensions;
+        let message = if self.journal.is_enabled() || self.events.is_enabled() {
+            Box::pin(self.announce(content, message_id, task_id, extensions)).await?
+        } else {
+            self.message(content, message_id, task_id, extensions)
+        };
+        if self.stream.is_some() {
+            Box::pin(self.release_stream()).await;
         }
-        if let Some(content) = &journaled {
-            let intent = SendIntent {
-                context_id: &self.context_id,
-                message_id: &message.message_id,
-                remote_task_id: message.task_id.as_deref(),
-                content,
-            };
-            // A journal that failed: nothing is sent, nor announced as sent.
-            self.journal.before_send(intent).await?;
-        }
-        if let Some(data) = announced {
-            emit_boxed(&self.events, data.into()).await;
-        }
-        self.release_stream().await;
         self.force_poll = false;
         self.poll_only = false;
         self.resubscribes = 0;
@@ -919,8 +914,62 @@ impl<'a> Interaction<'a> {
         }
         let send: PendingSend<SendMessageResponse> =
             Box::pin(async move { transport.send_message(&request, &options).await });
-        let response = self.await_send(send, LateAnswer::Blocking).await?;
-        self.apply(event_of(response)).await
+        let event = event_of(self.await_send(send, LateAnswer::Blocking).await?);
+        if self.quiet() {
+            return self.fold(event).map(drop);
+        }
+        Box::pin(self.apply(event)).await
+    }
+
+    /// The message of a send, journaled first (write-ahead: ids and content, before it goes)
+    /// with a run store, and announced (`remote_request`) with an event sink. A journal that
+    /// failed: nothing is sent, nor announced as sent.
+    async fn announce(
+        &mut self,
+        content: MessageContent,
+        message_id: String,
+        task_id: Option<String>,
+        extensions: Vec<String>,
+    ) -> Result<a2a::Message, Failure> {
+        let announced = self.events.is_enabled().then(|| RemoteRequestData {
+            agent: self.agent.name.clone(),
+            context_id: self.context_id.clone(),
+            remote_task_id: task_id.clone(),
+            content: content.clone(),
+            binding: Some(self.agent.binding().wire_name().to_owned()),
+        });
+        let journaled = self.journal.is_enabled().then(|| content.clone());
+        let message = self.message(content, message_id, task_id, extensions);
+        if let Some(content) = &journaled {
+            let intent = SendIntent {
+                context_id: &self.context_id,
+                message_id: &message.message_id,
+                remote_task_id: message.task_id.as_deref(),
+                content,
+            };
+            self.journal.before_send(intent).await?;
+        }
+        if let Some(data) = announced {
+            emit_boxed(&self.events, data.into()).await;
+        }
+        Ok(message)
+    }
+
+    /// The user message carrying `content` unchanged (its parts and metadata move into it), in
+    /// this interaction's context; a message that starts a new task names the earlier attempts'.
+    fn message(
+        &self,
+        content: MessageContent,
+        message_id: String,
+        task_id: Option<String>,
+        extensions: Vec<String>,
+    ) -> a2a::Message {
+        let mut message =
+            user_message_with_id(content, message_id, &self.context_id, task_id, extensions);
+        if message.task_id.is_none() && !self.reference_task_ids.is_empty() {
+            message.reference_task_ids = Some(self.reference_task_ids.clone());
+        }
+        message
     }
 
     /// Waits for a send; when the wait is interrupted, the send is kept (as `late`) for
@@ -977,6 +1026,15 @@ impl<'a> Interaction<'a> {
                 }
             }
         }
+        Box::pin(self.follow()).await
+    }
+
+    /// A waiting step without an open stream: a resubscribe when the card streams (within the
+    /// attempts), else one poll after the backoff delay. Boxed by [`observe`](Self::observe):
+    /// its timer, request and options would otherwise be part of every wait's future (a waiting
+    /// task holds the largest state of each), and a poll or resubscribe waits far longer than
+    /// one allocation takes.
+    async fn follow(&mut self) -> Result<(), Failure> {
         let Some(task_id) = self.reducer.task_id().map(str::to_owned) else {
             return Err(Failure::new(
                 ErrorCode::A2aInvalidResponse,
@@ -1314,16 +1372,22 @@ impl<'a> Interaction<'a> {
     async fn finish(&mut self, result: Result<(), Failure>) -> Result<TaskOutcome, TaskFailure> {
         self.release_stream().await;
         let remote_task_id = self.reducer.task_id().map(str::to_owned);
-        // Everything read from the view happens before the evidence takes it.
+        // Everything read from the view happens before the evidence takes it (it takes the view
+        // only when the evidence ends with it).
+        let ends_with_view = self.reducer.evidence_ends_with_view();
         let result = match result {
-            // Outputs come from the final answer only: an earlier proposal or status message
-            // is evidence, never business output. The evidence usually ends with it already;
-            // when it does not, the current view is the answer.
-            Ok(()) => Ok((!self.reducer.evidence_ends_with_view())
-                .then(|| self.reducer.current_evidence(ReceivedKind::Task))),
+            Ok(()) => Ok(()),
             Err(failure) => Err(self.fail(failure, remote_task_id.as_deref()).await),
         };
         let evidence = self.reducer.take_evidence();
+        // Outputs come from the final answer only: an earlier proposal or status message is
+        // evidence, never business output. The evidence usually ends with it already (the
+        // task's final view, or the direct message as it was folded); only when it does not is
+        // the answer made from the current view.
+        let result = result.map(|()| {
+            (!ends_with_view && !ends_with_direct_message(&evidence, self.reducer.view()))
+                .then(|| self.reducer.current_evidence(ReceivedKind::Task))
+        });
         // A copy of the evidence only when the `agent_response` event will carry it.
         let for_event = self.events.is_enabled().then(|| evidence.clone());
         // The interaction ends here (`finish` is its last step): its context id moves into the

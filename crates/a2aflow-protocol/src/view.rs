@@ -247,7 +247,10 @@ impl ResponseReducer {
         self.view.direct_message = None;
     }
 
-    fn check_identity(&mut self, task_id: &str, context_id: &str) -> Result<(), Failure> {
+    /// Checks a received object's identity: a nonblank task id, this reducer's context id, and
+    /// the task id the view knows, if it knows one. `Ok(true)` when it knows none yet: the caller
+    /// records this one.
+    fn identity(&self, task_id: &str, context_id: &str) -> Result<bool, Failure> {
         if task_id.trim().is_empty() {
             return Err(invalid("Remote task has a blank task id"));
         }
@@ -265,12 +268,18 @@ impl ResponseReducer {
             )
             .with_detail("expectedTaskId", known.clone())
             .with_detail("receivedTaskId", task_id.to_owned())),
-            Some(_) => Ok(()),
-            None => {
-                self.view.task_id = Some(task_id.to_owned());
-                Ok(())
-            }
+            Some(_) => Ok(false),
+            None => Ok(true),
         }
+    }
+
+    /// [`identity`](Self::identity) of an object being folded, whose task id moves into the view
+    /// when it is the first one (instead of being copied from an object dropped afterwards).
+    fn check_identity(&mut self, task_id: String, context_id: &str) -> Result<(), Failure> {
+        if self.identity(&task_id, context_id)? {
+            self.view.task_id = Some(task_id);
+        }
+        Ok(())
     }
 
     /// Keeps the view's status message as evidence the first time it is seen. The evidence's
@@ -373,7 +382,7 @@ impl ResponseReducer {
     }
 
     fn fold_task(&mut self, task: Task) -> Result<Folded, Failure> {
-        self.check_identity(&task.id, &task.context_id)?;
+        self.check_identity(task.id, &task.context_id)?;
         let artifacts = task.artifacts.unwrap_or_default();
         let sizes: Vec<usize> = artifacts.iter().map(size::artifact).collect();
         for (a, bytes) in artifacts.iter().zip(&sizes) {
@@ -408,8 +417,11 @@ impl ResponseReducer {
                     .with_detail("receivedContextId", ctx.to_owned()),
             );
         }
-        if let Some(tid) = msg.task_id.as_deref().filter(|t| !t.trim().is_empty()) {
-            self.check_identity(tid, &self.context_id.clone())?;
+        if let Some(tid) = msg.task_id.as_deref().filter(|t| !t.trim().is_empty())
+            && self.identity(tid, &self.context_id)?
+        {
+            // The message itself is kept whole (the direct message): its task id is copied.
+            self.view.task_id = Some(tid.to_owned());
         }
         let bytes = size::message(&msg);
         self.check_total(self.sizes.total().saturating_add(bytes))?;
@@ -421,7 +433,7 @@ impl ResponseReducer {
     }
 
     fn fold_status(&mut self, ev: TaskStatusUpdateEvent) -> Result<Folded, Failure> {
-        self.check_identity(&ev.task_id, &ev.context_id)?;
+        self.check_identity(ev.task_id, &ev.context_id)?;
         let event_meta = ev.metadata.as_ref().map(json_map);
         let meta_bytes = event_meta.as_ref().map_or(0, size::json_map);
         self.check_total(self.sizes.total().saturating_add(meta_bytes))?;
@@ -441,7 +453,7 @@ impl ResponseReducer {
     }
 
     fn fold_artifact(&mut self, ev: TaskArtifactUpdateEvent) -> Result<Folded, Failure> {
-        self.check_identity(&ev.task_id, &ev.context_id)?;
+        self.check_identity(ev.task_id, &ev.context_id)?;
         let append = ev.append.unwrap_or(false);
         let last_chunk = ev.last_chunk.unwrap_or(false);
         let incoming = ev.artifact;

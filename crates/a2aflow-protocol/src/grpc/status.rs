@@ -101,6 +101,12 @@ fn non_grpc_answer(status: &Status) -> Option<TransportError> {
 /// its trailers): tonic keeps every header but the status's own three as the status's metadata,
 /// so a status that has it came from the agent.
 const FROM_AGENT: &str = "a2aflow-status-from-agent";
+/// [`FROM_AGENT`] as a header name, made at compile time (a `&str` key is parsed into a name on
+/// every insert or lookup).
+const FROM_AGENT_NAME: http::HeaderName = http::HeaderName::from_static(FROM_AGENT);
+/// `grpc-status` as a header name, made at compile time (looked up in every answer's headers and
+/// trailers).
+const GRPC_STATUS: http::HeaderName = http::HeaderName::from_static("grpc-status");
 
 /// Whether tonic made `status` on this side (its decode limit, a frame it cannot read) rather
 /// than reading it from the agent's answer. The words alone cannot tell: a tonic server refusing
@@ -162,8 +168,8 @@ fn mark(response: GrpcResponse) -> GrpcResponse {
 }
 
 fn mark_failed(headers: &mut http::HeaderMap) {
-    if headers.get("grpc-status").is_some_and(|s| s != "0") {
-        headers.insert(FROM_AGENT, http::HeaderValue::from_static("1"));
+    if headers.get(&GRPC_STATUS).is_some_and(|s| s != "0") {
+        headers.insert(FROM_AGENT_NAME, http::HeaderValue::from_static("1"));
     }
 }
 
