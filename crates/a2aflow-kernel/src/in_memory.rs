@@ -20,7 +20,7 @@ use a2aflow_model::{
 };
 use async_trait::async_trait;
 use serde_json::json;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -93,8 +93,10 @@ pub struct SentContent {
 
 #[derive(Debug, Default)]
 struct Stats {
-    dispatches: HashMap<String, usize>,
-    cancellations: HashMap<String, usize>,
+    /// Per agent (a `BTreeMap`: a dispatch's lookup compares a few names instead of hashing
+    /// one with SipHash).
+    dispatches: BTreeMap<String, usize>,
+    cancellations: BTreeMap<String, usize>,
     sent: Vec<SentContent>,
     exchanges: Vec<NegotiationExchange>,
     /// Initial (business) sends per local task id.
@@ -286,12 +288,17 @@ impl InMemoryClient {
 }
 
 fn message(id: String, text: String) -> Message {
+    message_of(id, vec![Part::text(text)])
+}
+
+/// An agent's message with these parts.
+fn message_of(id: String, parts: Vec<Part>) -> Message {
     Message {
         message_id: id,
         context_id: None,
         task_id: None,
         role: Role::Agent,
-        parts: vec![Part::text(text)],
+        parts,
         metadata: None,
         extensions: None,
         reference_task_ids: None,
@@ -387,6 +394,11 @@ fn gate_evidence(gate: Gate, remote_id: &str, context_id: &str) -> ReceivedMessa
     }
 }
 
+/// The remote task id the in-memory agents give the logical task `task_id`.
+fn remote_id_of(task_id: &str) -> String {
+    ["task-", task_id].concat()
+}
+
 /// The context id of a dispatch: the one it names, else the one the in-memory agents mint for
 /// its logical task.
 fn context_of(request: &DispatchRequest<'_>) -> String {
@@ -406,11 +418,10 @@ impl InMemoryClient {
         let agent = request.agent;
         let task_id = request.local_task_id;
         let context_id = context_of(&request);
-        let remote_id = ["task-", task_id].concat();
         let with_ids = |failure: Failure, received: Vec<ReceivedMessage>| TaskFailure {
             failure,
             context_id: Some(context_id.clone()),
-            remote_task_id: Some(remote_id.clone()),
+            remote_task_id: Some(remote_id_of(task_id)),
             received_messages: received,
         };
         if request.events.is_enabled() {
@@ -430,6 +441,11 @@ impl InMemoryClient {
                 ErrorCode::WorkflowUnknownAgent,
                 format!("no script for agent '{agent}'"),
             )));
+        };
+        // An echo answers with a bare message: no remote task to name (made only when used).
+        let remote_id = match script.reply {
+            ScriptedReply::Echo => String::new(),
+            _ => remote_id_of(task_id),
         };
         if request.journal.is_enabled() && script.reply != ScriptedReply::Echo {
             // The agent created its task at once (a bare Message answers an Echo).
@@ -524,8 +540,8 @@ impl InMemoryClient {
                     parts: request.content.parts.clone(),
                     ..Default::default()
                 }];
-                let mut m = message([remote_id.as_str(), "-reply"].concat(), String::new());
-                m.parts = request.content.parts;
+                // `<remote id>-reply`, written at once.
+                let m = message_of(["task-", task_id, "-reply"].concat(), request.content.parts);
                 received.push(ReceivedMessage {
                     kind: ReceivedKind::Message,
                     task_id: None,
@@ -536,7 +552,8 @@ impl InMemoryClient {
                     artifacts: Vec::new(),
                 });
                 Ok(TaskOutcome {
-                    context_id: Some(context_id.clone()),
+                    // The last use of the context id: moved, not copied.
+                    context_id: Some(context_id),
                     remote_task_id: None,
                     outputs,
                     received_messages: received,
