@@ -64,8 +64,9 @@ struct Host;
 
 #[async_trait]
 impl ControlPoint for Host {
-    async fn on_task(&self, r: TaskRequest) -> Result<MessageContent, CallbackError> {
-        Ok(MessageContent::text(r.description))
+    // Lent the request: no copy of it per task (the kernel's default hands `on_task` one).
+    async fn on_task_ref(&self, r: &TaskRequest) -> Result<MessageContent, CallbackError> {
+        Ok(MessageContent::text(r.description.as_str()))
     }
 }
 
