@@ -461,10 +461,10 @@ impl InMemoryClient {
                 .remote_task_known(&context_id, &remote_id)
                 .await;
         }
-        if !script.delay.is_zero() || request.cancel.is_cancelled() {
-            if let Err(failure) = Box::pin(self.wait(request, script.delay)).await {
-                return Err(with_ids(failure, Vec::new()));
-            }
+        if (!script.delay.is_zero() || request.cancel.is_cancelled())
+            && let Err(failure) = Box::pin(self.wait(request, script.delay)).await
+        {
+            return Err(with_ids(failure, Vec::new()));
         }
         let mut reply = script.reply;
         // The gates this task's follow-ups answered already (a task found again keeps them).
