@@ -12,7 +12,9 @@
 //! * with `--python`, `python/load/<name>`: a2at-engine's `Workflow.from_json` on the same text,
 //!   in a child of that Python.
 //!
-//! `wall_s` is the median of up to 5 repetitions within 5 s (fresh load / run each time);
+//! `wall_s` is the median of up to 5 repetitions within 5 s (fresh load / run each time), or of
+//! exactly `A2AFLOW_ANCHORS_RUNS` repetitions when that is set (so an instruction count under
+//! `valgrind` divides by a known number: per run = (Ir at 3 − Ir at 1) ÷ 2);
 //! `peak_rss_mb` is the child's `VmHWM` (text, workflow and run together). `ok` checks the run
 //! succeeded, every task ran, and (with the sink) one `step_start` per step.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
@@ -62,8 +64,9 @@ struct Host;
 
 #[async_trait]
 impl ControlPoint for Host {
-    async fn on_task(&self, r: TaskRequest) -> Result<MessageContent, CallbackError> {
-        Ok(MessageContent::text(r.description))
+    // Lent the request: no copy of it per task (the kernel's default hands `on_task` one).
+    async fn on_task_ref(&self, r: &TaskRequest) -> Result<MessageContent, CallbackError> {
+        Ok(MessageContent::text(r.description.as_str()))
     }
 }
 
@@ -95,11 +98,28 @@ fn name_of(path: &Path) -> String {
         .into_owned()
 }
 
-/// Repeats `once` up to [`INNER_RUNS`] times within [`INNER_BUDGET`]; the median and the count.
+/// The fixed repetition count `A2AFLOW_ANCHORS_RUNS`, when set (at least 1).
+fn fixed_runs() -> Option<usize> {
+    let runs = std::env::var("A2AFLOW_ANCHORS_RUNS").ok()?;
+    Some(
+        runs.trim()
+            .parse::<usize>()
+            .expect("A2AFLOW_ANCHORS_RUNS: a whole number")
+            .max(1),
+    )
+}
+
+/// Repeats `once` up to [`INNER_RUNS`] times within [`INNER_BUDGET`] (or exactly
+/// [`fixed_runs`] times); the median and the count.
 fn median_of(mut once: impl FnMut() -> Duration) -> (f64, usize) {
     let mut walls = Vec::new();
-    while walls.len() < INNER_RUNS && walls.iter().sum::<Duration>() < INNER_BUDGET {
-        walls.push(once());
+    match fixed_runs() {
+        Some(n) => walls.extend((0..n).map(|_| once())),
+        None => {
+            while walls.len() < INNER_RUNS && walls.iter().sum::<Duration>() < INNER_BUDGET {
+                walls.push(once());
+            }
+        }
     }
     walls.sort();
     (walls[walls.len() / 2].as_secs_f64(), walls.len())

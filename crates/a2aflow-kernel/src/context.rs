@@ -8,6 +8,7 @@ use crate::delegation::{Inherited, Scope};
 use crate::durable::Durable;
 use crate::events::EventHub;
 use crate::gates::{GateBoard, Suspension};
+use crate::ids::ContextIds;
 use crate::interrupt::{Bounds, Interrupt};
 use a2aflow_model::names::visible;
 use a2aflow_model::{ErrorCode, EventData, ExecutionResult, Failure, RetryPolicy, Step, Workflow};
@@ -44,6 +45,8 @@ pub(crate) struct ChildRun {
 /// What every function of one run shares.
 pub(crate) struct RunContext {
     pub(crate) execution_id: Arc<str>,
+    /// The context ids of the run's tasks, when their hosts name none.
+    pub(crate) context_ids: ContextIds,
     pub(crate) workflow: Arc<Workflow>,
     pub(crate) cp: Arc<dyn ControlPoint>,
     pub(crate) client: Arc<dyn RemoteClient>,

@@ -2,7 +2,11 @@
 //! context id a logical task is sent in when its host names none.
 
 use sha2::{Digest, Sha256};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+/// What a context id's hash starts with, before the run's and the task's ids.
+const CONTEXT_ID_DOMAIN: &[u8] = b"a2aflow context id\0";
 
 /// A fresh, process-unique execution id (`run-<nanos>-<counter>`, both hexadecimal).
 pub(crate) fn fresh_execution_id() -> String {
@@ -37,12 +41,52 @@ pub(crate) fn local_task_id(execution_id: &str, step: &str, i: usize) -> String 
 /// differs between runs, whose execution ids differ. A host may compute it to find a task's
 /// context before the result names it.
 pub fn task_context_id(execution_id: &str, local_task_id: &str) -> String {
-    let digest = Sha256::new()
-        .chain_update(b"a2aflow context id\0")
-        .chain_update(execution_id.as_bytes())
-        .chain_update([0])
+    let digest = run_prefix(execution_id)
         .chain_update(local_task_id.as_bytes())
         .finalize();
+    uuid_of(&digest)
+}
+
+/// The hash of a context id up to its task id: the domain, the execution id and a 0 byte.
+fn run_prefix(execution_id: &str) -> Sha256 {
+    Sha256::new()
+        .chain_update(CONTEXT_ID_DOMAIN)
+        .chain_update(execution_id.as_bytes())
+        .chain_update([0])
+}
+
+/// The context ids of one run's tasks ([`task_context_id`]), from the hash's state after the
+/// bytes every kernel-made task id of the run shares: the domain, the execution id, a 0 byte
+/// and the task id's own start, the execution id again. Kept once per run, so a task hashes
+/// only the rest of its id (for an execution id of 22 bytes or more, one SHA-256 block of two).
+pub(crate) struct ContextIds {
+    execution_id: Arc<str>,
+    /// The hash after the run's shared bytes.
+    shared: Sha256,
+}
+
+impl ContextIds {
+    /// The context ids of run `execution_id`.
+    pub(crate) fn new(execution_id: Arc<str>) -> Self {
+        let shared = run_prefix(&execution_id).chain_update(execution_id.as_bytes());
+        ContextIds {
+            execution_id,
+            shared,
+        }
+    }
+
+    /// The context id of the run's logical task `local_task_id`: `task_context_id(execution id,
+    /// local_task_id)`.
+    pub(crate) fn of(&self, local_task_id: &str) -> String {
+        match local_task_id.strip_prefix(&*self.execution_id) {
+            Some(rest) => uuid_of(&self.shared.clone().chain_update(rest.as_bytes()).finalize()),
+            None => task_context_id(&self.execution_id, local_task_id),
+        }
+    }
+}
+
+/// A UUID (version 8, RFC 9562) from the first 16 bytes of `digest`.
+fn uuid_of(digest: &[u8]) -> String {
     let mut b = [0u8; 16];
     b.copy_from_slice(&digest[..16]);
     b[6] = (b[6] & 0x0f) | 0x80; // version 8
@@ -82,6 +126,37 @@ mod tests {
             matches!(&id[19..20], "8" | "9" | "a" | "b"),
             "variant: {id}"
         );
+    }
+
+    #[test]
+    fn a_runs_context_ids_are_the_task_context_ids_of_its_tasks() {
+        let long = "run-".repeat(40);
+        for execution_id in [
+            "run-1",
+            "run-18e2f3a4b5c6d7e8-0",
+            "run-18e2f3a4b5c6d7e8-1f",
+            &long,
+        ] {
+            let ids = ContextIds::new(Arc::from(execution_id));
+            let tasks = [
+                local_task_id(execution_id, "s", 0),
+                local_task_id(execution_id, &"step ".repeat(30), 12),
+                // Not made by the kernel: no shared start.
+                "other:s:0".to_owned(),
+                String::new(),
+                execution_id.to_owned(),
+            ];
+            for task in &tasks {
+                assert_eq!(
+                    ids.of(task),
+                    task_context_id(execution_id, task),
+                    "{execution_id} / {task}"
+                );
+            }
+        }
+        // The pinned id of the test above, through a run's ids.
+        let ids = ContextIds::new(Arc::from("run-1"));
+        assert_eq!(ids.of("run-1:s:0"), "de50a7c1-68a1-85ac-82b0-7a3e2cf8cc56");
     }
 
     #[test]

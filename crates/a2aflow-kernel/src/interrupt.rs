@@ -135,23 +135,25 @@ pub(crate) async fn with_grace<F: Future + Unpin>(
     b: &mut Bounds<'_>,
     grace: Duration,
 ) -> Graced<F::Output> {
-    let fut = CatchUnwind::new(fut);
-    tokio::pin!(fut);
+    let mut fut = CatchUnwind::new(fut);
     let first = tokio::select! {
         biased;
         r = &mut fut => Some(r),
         _ = b.token.cancelled() => None,
         _ = b.sleep.as_mut() => None,
     };
-    match (first, b.interrupted()) {
-        (Some(r), None) => Graced::Done(r),
-        (first, i) => {
-            b.token.cancel();
-            let late = match first {
-                Some(r) => Some(r),
-                None => tokio::time::timeout(grace, &mut fut).await.ok(),
-            };
-            Graced::Interrupted(i.unwrap_or(Interrupt::Timeout), late)
-        }
-    }
+    let i = b.interrupted();
+    let late = match (first, i) {
+        (Some(r), None) => return Graced::Done(r),
+        (Some(r), Some(_)) => Some(r),
+        (None, _) => None,
+    };
+    b.token.cancel();
+    let late = match late {
+        Some(r) => Some(r),
+        // Boxed: the grace period's timer is the rare path; inline, its room (and a second copy
+        // of the result) would be part of every dispatch's future.
+        None => Box::pin(tokio::time::timeout(grace, fut)).await.ok(),
+    };
+    Graced::Interrupted(i.unwrap_or(Interrupt::Timeout), late)
 }

@@ -80,7 +80,7 @@ pub use client::{
     AttachRequest, DispatchJournal, DispatchRequest, NegotiationHook, NoJournal, RemoteClient,
     SendCheck, SendIntent, TaskFailure, TaskOutcome, project_outputs,
 };
-pub use control_point::{CallbackError, ControlPoint};
+pub use control_point::{CallbackError, CallbackFuture, ControlPoint};
 pub use delegation::{
     Budget, CostMeter, DEFAULT_MAX_DEPTH, DEFAULT_MAX_FAN_OUT, DelegationFirewall,
     DelegationPolicy, StaticCatalog, WorkflowCatalog,

@@ -11,7 +11,7 @@ use crate::events::{EventCallback, EventHook, EventHub, SinkKind};
 use crate::executor::Executor;
 use crate::finish::FinishHook;
 use crate::gates::{GateBoard, GatePolicy, Suspension};
-use crate::ids::fresh_execution_id;
+use crate::ids::{ContextIds, fresh_execution_id};
 use crate::journal::{JournaledOptions, RunStarted, RunStore, millis, wall_clock_ms};
 use crate::panic_guard::panic_message;
 use crate::prepared::PreparedWorkflow;
@@ -485,6 +485,7 @@ fn context(
     }
     RunContext {
         hub: Arc::new(hub.at_depth(delegation.depth())),
+        context_ids: ContextIds::new(execution_id.clone()),
         execution_id,
         workflow,
         cp,

@@ -124,7 +124,9 @@ impl Call<'_> {
         // As before the limiter could take its permit early: with one, the answer is written
         // at once.
         let acts_at_once = || run.semaphore.is_none();
-        let content = match ask_host(run, self.request, &mut bounds, view, acts_at_once).await {
+        // The host is lent a copy (with its time left): the call's request is shared.
+        let mut asked = self.request.clone();
+        let content = match ask_host(run, &mut asked, &mut bounds, view, acts_at_once).await {
             Ok(c) => c,
             Err(interrupt) => return interrupt,
         };

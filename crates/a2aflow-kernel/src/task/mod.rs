@@ -107,13 +107,13 @@ async fn journal_finished(d: &Durable, view: &TaskResultView) {
 /// A subtask that names no child workflow: remote, or SELF_LOOP.
 async fn execute(
     t: &TaskCtx,
-    request: Box<TaskRequest>,
+    mut request: Box<TaskRequest>,
     view: &mut TaskResultView,
 ) -> Option<Interrupt> {
     if request.step_type == StepType::SelfLoop {
         return Box::pin(self_loop(t, *request, view)).await;
     }
-    let interrupt = remote::execute_remote(t, &request, view).await;
+    let interrupt = remote::execute_remote(t, &mut request, view).await;
     name_view(view, *request);
     interrupt
 }
@@ -195,7 +195,7 @@ async fn journaled_self_task(
 /// it and what the task does with it (see [`journaled_on_task`]).
 async fn ask_host(
     run: &RunContext,
-    request: &TaskRequest,
+    request: &mut TaskRequest,
     bounds: &mut Bounds<'_>,
     view: &mut TaskResultView,
     acts_at_once: impl FnOnce() -> bool,
@@ -211,12 +211,7 @@ async fn ask_host(
         ))
         .await;
     }
-    match guard(
-        run.cp.on_task(with_remaining(request.clone(), bounds)),
-        bounds,
-    )
-    .await
-    {
+    match lend(run, request, bounds).await {
         Guarded::Done(Ok(c)) => Ok(c),
         Guarded::Done(Err(e)) => {
             fail_view(view, TaskOutcomeStatus::Failed, e.into_failure());
@@ -230,13 +225,27 @@ async fn ask_host(
     }
 }
 
+/// The host's answer to `request` (`on_task_ref`: the request is lent, with the time left within
+/// `bounds`, and goes on as it was built).
+async fn lend(
+    run: &RunContext,
+    request: &mut TaskRequest,
+    bounds: &mut Bounds<'_>,
+) -> Guarded<Result<MessageContent, CallbackError>> {
+    request.remaining_ms = remaining_ms(bounds.deadline);
+    let answer = guard(run.cp.on_task_ref(request), bounds).await;
+    // The time left was the host's; the kernel's request keeps the value it was built with.
+    request.remaining_ms = 0;
+    answer
+}
+
 /// `on_task` in a durable run: the journaled answer when there is one, otherwise the host's,
 /// journaled before the kernel acts on it: held for the task's next write when `acts_at_once`
 /// says nothing waits in between, written at once otherwise.
 async fn journaled_on_task(
     run: &RunContext,
     d: &Durable,
-    request: &TaskRequest,
+    request: &mut TaskRequest,
     bounds: &mut Bounds<'_>,
     view: &mut TaskResultView,
     acts_at_once: impl FnOnce() -> bool,
@@ -244,8 +253,7 @@ async fn journaled_on_task(
     let answer = match d.replay().on_task(&request.local_task_id) {
         Some(a) => replayed(a),
         None => {
-            let asked = with_remaining(request.clone(), bounds);
-            let answer = match guard(run.cp.on_task(asked), bounds).await {
+            let answer = match lend(run, request, bounds).await {
                 Guarded::Done(r) => r.map_err(CallbackError::into_failure),
                 Guarded::Panicked(m) => {
                     // A panic gave no answer: not journaled (a resumed run asks again).

@@ -48,7 +48,7 @@ pub(super) struct FollowUp<'a> {
 /// Runs the remote path of one subtask; an interruption is returned for the caller to record.
 pub(super) async fn execute_remote(
     t: &TaskCtx,
-    request: &TaskRequest,
+    request: &mut TaskRequest,
     view: &mut TaskResultView,
 ) -> Option<Interrupt> {
     let sleep = std::pin::pin!(t.sleep());

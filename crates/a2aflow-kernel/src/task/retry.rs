@@ -13,7 +13,6 @@
 use super::gate;
 use super::remote::{Attempt, Dispatched, send};
 use crate::context::{RunContext, TaskCtx};
-use crate::ids::task_context_id;
 use crate::interrupt::{Bounds, Graced, Guarded, guard};
 use crate::journal::millis;
 use a2aflow_model::event_data::TaskRetryData;
@@ -124,7 +123,7 @@ fn context_of(
     match (&content.context_id, journaled) {
         (Some(id), _) => id.clone(),
         (None, Some(id)) => id.to_owned(),
-        (None, None) => task_context_id(&run.execution_id, &request.local_task_id),
+        (None, None) => run.context_ids.of(&request.local_task_id),
     }
 }
 
