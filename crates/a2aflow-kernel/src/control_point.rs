@@ -79,7 +79,9 @@ pub trait ControlPoint: Send + Sync {
     /// calls. The default hands `on_task` a copy of the request (the kernel keeps its own: it
     /// sends the content and names the task's result after it). A host that only reads the
     /// request implements this instead of `on_task` and saves that copy, its strings and
-    /// context window, once per task.
+    /// context window, once per task. A host that wraps another host must forward this method
+    /// too (the inner host may implement only this form: its `on_task` then answers
+    /// `workflow.callback_missing`).
     ///
     /// This is the `#[async_trait]` form of `async fn on_task_ref(&self, request: &TaskRequest)
     /// -> Result<MessageContent, CallbackError>`: implement it with that `async fn` in an

@@ -109,12 +109,18 @@ impl DelegatingControlPoint {
 #[async_trait::async_trait]
 impl ControlPoint for DelegatingControlPoint {
     async fn on_task(&self, request: TaskRequest) -> Result<MessageContent, CallbackError> {
+        self.on_task_ref(&request).await
+    }
+
+    /// The inner host is lent the request too: a host that implements only `on_task_ref` is
+    /// asked through it (its `on_task` would answer `workflow.callback_missing`).
+    async fn on_task_ref(&self, request: &TaskRequest) -> Result<MessageContent, CallbackError> {
         let flow_id = self.served.get(&request.agent).cloned();
-        let caller = request.execution_id.clone();
-        let mut content = self.inner.on_task(request).await?;
+        let caller = &request.execution_id;
+        let mut content = self.inner.on_task_ref(request).await?;
         if let Some(flow_id) = flow_id {
             let metadata = content.metadata.get_or_insert_with(Default::default);
-            for (key, value) in self.request_metadata(&caller, &flow_id) {
+            for (key, value) in self.request_metadata(caller, &flow_id) {
                 metadata.entry(key.as_str().to_owned()).or_insert(value);
             }
         }
@@ -149,6 +155,16 @@ mod tests {
     impl ControlPoint for Plain {
         async fn on_task(&self, request: TaskRequest) -> Result<MessageContent, CallbackError> {
             Ok(MessageContent::text(request.description))
+        }
+    }
+
+    /// A host that implements only the lent form of `on_task`.
+    struct LentOnly;
+
+    #[async_trait::async_trait]
+    impl ControlPoint for LentOnly {
+        async fn on_task_ref(&self, r: &TaskRequest) -> Result<MessageContent, CallbackError> {
+            Ok(MessageContent::text(format!("lent: {}", r.description)))
         }
     }
 
@@ -214,5 +230,26 @@ mod tests {
         };
         let content = host.on_task(other).await.ok();
         assert_eq!(content.map(|c| c.metadata), Some(None));
+    }
+
+    #[tokio::test]
+    async fn a_host_that_is_lent_its_requests_is_asked_through_the_wrapper() {
+        let Some(child) = served_card("child") else {
+            panic!("the test card");
+        };
+        let host = DelegatingControlPoint::new(Arc::new(LentOnly), [&child]);
+        let Some(to_child) = request("child") else {
+            panic!("the test request");
+        };
+        // Lent (the form the kernel calls) and given: both reach the host's lent form.
+        for content in [
+            host.on_task_ref(&to_child).await,
+            host.on_task(to_child.clone()).await,
+        ] {
+            let content = content.unwrap_or_else(|e| panic!("the host's answer: {e}"));
+            assert_eq!(content.parts, MessageContent::text("lent: do it").parts);
+            let metadata = content.metadata.unwrap_or_default();
+            assert_eq!(metadata["a2aflow/flowId"], "child-id");
+        }
     }
 }
