@@ -47,8 +47,8 @@ struct Host;
 
 #[async_trait]
 impl ControlPoint for Host {
-    async fn on_task(&self, r: TaskRequest) -> Result<MessageContent, CallbackError> {
-        Ok(MessageContent::text(r.description))
+    async fn on_task_ref(&self, r: &TaskRequest) -> Result<MessageContent, CallbackError> {
+        Ok(MessageContent::text(r.description.clone()))
     }
 }
 

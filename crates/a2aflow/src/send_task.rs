@@ -94,7 +94,7 @@ struct OneTask {
 
 #[async_trait::async_trait]
 impl ControlPoint for OneTask {
-    async fn on_task(&self, _: TaskRequest) -> Result<MessageContent, CallbackError> {
+    async fn on_task_ref(&self, _: &TaskRequest) -> Result<MessageContent, CallbackError> {
         Ok(self.content.clone())
     }
 
