@@ -88,6 +88,56 @@ pub(crate) struct Durable {
     /// The result of each task whose `taskFinished` this driver journaled, by local task id:
     /// the step's and the run's end name the results equal to these instead of repeating them.
     journaled: Mutex<HashMap<String, TaskResultView>>,
+    /// Host answers waiting for their append (see [`Durable::answered`]).
+    answers: Mutex<AnswerQueue>,
+    /// Held by the one caller appending host answers (fair: callers take it in turn).
+    answer_writer: tokio::sync::Mutex<()>,
+}
+
+/// What an append of host answers came to: `None` until it is known.
+type AnswersWritten = Option<Result<(), Failure>>;
+
+/// The host answers of a run waiting to be journaled: the answers given while an append of
+/// answers is under way wait together for the next one (group commit at the journal's door:
+/// a wide step's answers cost a few appends, not one each).
+struct AnswerQueue {
+    /// The answers not yet taken by an append, in the order they were given.
+    records: Vec<JournalRecord>,
+    /// The result of the append that will take `records`, for their callers to read.
+    batch: tokio::sync::watch::Sender<AnswersWritten>,
+}
+
+impl Default for AnswerQueue {
+    fn default() -> Self {
+        AnswerQueue {
+            records: Vec::new(),
+            batch: tokio::sync::watch::Sender::new(None),
+        }
+    }
+}
+
+/// The result of a batch of answers being appended: when its writer is dropped before the
+/// result is known (a job aborted at the run's backstop), its callers hear that it was
+/// abandoned, never that it was written.
+struct AnswerBatch<'a> {
+    batch: Option<tokio::sync::watch::Sender<AnswersWritten>>,
+    execution_id: &'a str,
+}
+
+impl AnswerBatch<'_> {
+    fn written(mut self, result: &Result<(), Failure>) {
+        if let Some(b) = self.batch.take() {
+            b.send_replace(Some(result.clone()));
+        }
+    }
+}
+
+impl Drop for AnswerBatch<'_> {
+    fn drop(&mut self) {
+        if let Some(b) = self.batch.take() {
+            b.send_replace(Some(Err(abandoned(self.execution_id))));
+        }
+    }
 }
 
 /// The riders in the order they came, at most one `RemoteState` per local task (a newer state
@@ -213,6 +263,8 @@ impl Durable {
             riders: Mutex::new(Riders::default()),
             held: Mutex::new(HashMap::new()),
             journaled: Mutex::new(HashMap::new()),
+            answers: Mutex::new(AnswerQueue::default()),
+            answer_writer: tokio::sync::Mutex::new(()),
         });
         let handle = tokio::spawn(renew_lease(Arc::downgrade(&durable)));
         *lock(&durable.renewal) = Some(handle);
@@ -378,10 +430,35 @@ impl Durable {
         })
     }
 
-    /// Journals one host answer.
+    /// Journals one host answer: returns once the append that holds it was acknowledged (the
+    /// kernel acts on the answer only then), or with the store failure that stopped the run.
+    /// Answers given while another append of answers is under way share the next one: the
+    /// callers take the writer's lock in turn, and each finds its answer appended by an
+    /// earlier holder or appends every answer queued so far itself.
     pub(crate) async fn answered(&self, answer: CallbackAnswered) -> Result<(), Failure> {
-        self.write(vec![JournalRecord::CallbackAnswered(answer)])
-            .await
+        let written = {
+            let mut q = lock(&self.answers);
+            q.records.push(JournalRecord::CallbackAnswered(answer));
+            q.batch.subscribe()
+        };
+        let _writer = self.answer_writer.lock().await;
+        // Records leave the queue only under the writer's lock, which their writer holds until
+        // their result is set: either this answer's batch was written, or it is still queued.
+        if let Some(result) = written.borrow().as_ref() {
+            return result.clone();
+        }
+        let (records, batch) = {
+            let mut q = lock(&self.answers);
+            let batch = std::mem::replace(&mut q.batch, tokio::sync::watch::Sender::new(None));
+            (std::mem::take(&mut q.records), batch)
+        };
+        let batch = AnswerBatch {
+            batch: Some(batch),
+            execution_id: &self.execution_id,
+        };
+        let result = self.write(records).await;
+        batch.written(&result);
+        result
     }
 
     /// Keeps `record` for the next write of the logical task `local_task_id`
@@ -602,6 +679,20 @@ impl Durable {
             tracing::warn!(code = %e.code, error = %e.message, "the run's lease was not released");
         }
     }
+}
+
+/// The failure of an answer whose append was abandoned before it was known.
+fn abandoned(execution_id: &str) -> Failure {
+    Failure::from(
+        StoreError::new(
+            ErrorCode::StoreUnavailable,
+            format!(
+                "the journal of run '{execution_id}' went away before a host answer was \
+                 journaled"
+            ),
+        )
+        .with_detail("executionId", execution_id),
+    )
 }
 
 /// `result` ended by the store failure `f`.

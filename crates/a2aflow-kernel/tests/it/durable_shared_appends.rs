@@ -2,7 +2,8 @@
 //! the append of the send's `taskIntent` (still before the send), and a remote task the agent
 //! names already finished goes in the append of the task's end; a task named while it still
 //! works is journaled at once, as before, and so is an answer that has to wait for a slot of the
-//! limiter (one that finds a free slot goes with its send).
+//! limiter (one that finds a free slot goes with its send). Answers that wait for their append
+//! together share one.
 
 use crate::support::*;
 use a2aflow_kernel::journal::{
@@ -25,6 +26,8 @@ const EXEC: &str = "exec";
 struct Appends {
     inner: MemoryStore,
     appends: Mutex<Vec<Vec<(&'static str, String)>>>,
+    /// How long each of the driver's appends takes.
+    slow: Option<std::time::Duration>,
 }
 
 /// The local task a record is about, when it names one.
@@ -78,6 +81,9 @@ impl RunStore for Appends {
     ) -> Result<Range<u64>, StoreError> {
         let kinds = records.iter().map(|r| (r.kind(), task_of(r))).collect();
         self.appends.lock().unwrap().push(kinds);
+        if let Some(slow) = self.slow {
+            tokio::time::sleep(slow).await;
+        }
         self.inner.append_driven(lease, records).await
     }
     async fn record_driven_events(
@@ -306,4 +312,70 @@ async fn an_answer_that_waits_for_the_limiter_is_journaled_before_the_wait() {
         vec!["callbackAnswered", "taskIntent"],
         "{shapes:?}"
     );
+}
+
+/// With a limit of one, every task but the first answers before a wait for the slot, and each
+/// answer is journaled before that wait; the answers given while one such append is under way
+/// go together in the next one instead of one append each. Each answer is journaled once, and
+/// before its task's `taskIntent`.
+#[tokio::test(start_paused = true)]
+async fn answers_given_while_an_append_is_under_way_share_the_next_one() {
+    const N: usize = 8;
+    let store = Arc::new(Appends {
+        slow: Some(std::time::Duration::from_millis(5)),
+        ..Default::default()
+    });
+    let options = RunOptions {
+        store: Some(store.clone()),
+        execution_id: Some(EXEC.into()),
+        max_concurrent_remote_tasks: Some(1),
+        ..Default::default()
+    };
+    let subtasks: Vec<String> = (0..N).map(|n| format!("t{n}")).collect();
+    let subtasks: Vec<&str> = subtasks.iter().map(String::as_str).collect();
+    let w = wf(vec![step("a", &subtasks, &[])]);
+    let client = Naming {
+        named: TaskState::Completed,
+    };
+    let r = a2aflow_kernel::run(
+        w,
+        RunInput::default(),
+        Arc::new(Host::default()),
+        Arc::new(client),
+        options,
+    )
+    .await;
+    assert!(r.success, "{:?}", r.failure);
+    let appends = store.appends.lock().unwrap().clone();
+    let answer_appends: Vec<_> = appends
+        .iter()
+        .filter(|a| !a.is_empty() && a.iter().all(|(k, _)| *k == "callbackAnswered"))
+        .collect();
+    let waited: usize = answer_appends.iter().map(|a| a.len()).sum();
+    assert_eq!(
+        waited,
+        N - 1,
+        "every task but the first waited: {appends:?}"
+    );
+    assert!(
+        answer_appends.len() < N - 1,
+        "{} answers that waited took {} appends: {appends:?}",
+        N - 1,
+        answer_appends.len()
+    );
+    let journal = store.load(EXEC).await.unwrap();
+    for n in 0..N {
+        let local = format!("exec:a:{n}");
+        let at = |kind: &str| -> Vec<u64> {
+            journal
+                .entries
+                .iter()
+                .filter(|e| e.record.kind() == kind && task_of(&e.record) == local)
+                .map(|e| e.seq)
+                .collect()
+        };
+        let (answers, intents) = (at("callbackAnswered"), at("taskIntent"));
+        assert_eq!((answers.len(), intents.len()), (1, 1), "{local}");
+        assert!(answers[0] < intents[0], "{local}: {answers:?} {intents:?}");
+    }
 }
