@@ -3,14 +3,11 @@
 //! the journal still holds the last of them, before the task's end.
 
 use crate::support::*;
-use a2aflow_kernel::journal::{
-    CallbackAnswered, JournalRecord, Lease, RunFilter, RunJournal, RunStarted, RunSummary,
-};
+use a2aflow_kernel::journal::{CallbackAnswered, JournalRecord, Lease};
 use a2aflow_kernel::{
     DispatchRequest, MemoryStore, RemoteClient, RunInput, RunOptions, RunStore, SendIntent,
     StoreError, TaskFailure, TaskOutcome,
 };
-use a2aflow_model::Event;
 use a2aflow_model::a2a::TaskState;
 use async_trait::async_trait;
 use std::ops::Range;
@@ -26,16 +23,9 @@ struct Counting {
 }
 
 #[async_trait]
-impl RunStore for Counting {
-    async fn create_run(&self, run: RunStarted) -> Result<(), StoreError> {
-        self.inner.create_run(run).await
-    }
-    async fn append_batch(
-        &self,
-        id: &str,
-        records: Vec<JournalRecord>,
-    ) -> Result<Range<u64>, StoreError> {
-        self.inner.append_batch(id, records).await
+impl StoreHooks for Counting {
+    fn store(&self) -> &dyn RunStore {
+        &self.inner
     }
     async fn append_driven(
         &self,
@@ -44,42 +34,6 @@ impl RunStore for Counting {
     ) -> Result<Range<u64>, StoreError> {
         self.appends.fetch_add(1, Ordering::SeqCst);
         self.inner.append_driven(lease, records).await
-    }
-    async fn record_driven_events(
-        &self,
-        lease: &Lease,
-        events: Vec<Event>,
-    ) -> Result<(), StoreError> {
-        self.inner.record_driven_events(lease, events).await
-    }
-    async fn load(&self, id: &str) -> Result<RunJournal, StoreError> {
-        self.inner.load(id).await
-    }
-    async fn list(&self, filter: RunFilter) -> Result<Vec<RunSummary>, StoreError> {
-        self.inner.list(filter).await
-    }
-    async fn record_events(&self, id: &str, events: Vec<Event>) -> Result<(), StoreError> {
-        self.inner.record_events(id, events).await
-    }
-    async fn events(
-        &self,
-        id: &str,
-        after: Option<u64>,
-        limit: usize,
-    ) -> Result<Vec<Event>, StoreError> {
-        self.inner.events(id, after, limit).await
-    }
-    async fn lease(&self, id: &str) -> Result<Option<Lease>, StoreError> {
-        self.inner.lease(id).await
-    }
-    async fn acquire(&self, id: &str, owner: &str) -> Result<Lease, StoreError> {
-        self.inner.acquire(id, owner).await
-    }
-    async fn renew(&self, lease: &Lease) -> Result<Lease, StoreError> {
-        self.inner.renew(lease).await
-    }
-    async fn release(&self, lease: Lease) -> Result<(), StoreError> {
-        self.inner.release(lease).await
     }
 }
 
@@ -116,10 +70,10 @@ impl RemoteClient for Reporting {
 
 #[tokio::test]
 async fn remote_states_ride_with_the_next_write_and_the_last_one_is_journaled() {
-    let store = Arc::new(Counting {
+    let store = Arc::new(Hooked(Counting {
         inner: MemoryStore::new(),
         appends: AtomicUsize::new(0),
-    });
+    }));
     let options = RunOptions {
         store: Some(store.clone()),
         execution_id: Some(EXEC.into()),

@@ -6,14 +6,12 @@
 //! driver renews its lapsed lease and sends).
 
 use crate::support::*;
-use a2aflow_kernel::journal::{
-    JournalRecord, Lease, RunFilter, RunJournal, RunStarted, RunSummary,
-};
+use a2aflow_kernel::journal::{JournalRecord, Lease};
 use a2aflow_kernel::{
     DispatchRequest, MemoryStore, RemoteClient, RunInput, RunOptions, RunStore, SendIntent,
     StoreError, TaskFailure, TaskOutcome,
 };
-use a2aflow_model::{ErrorCode, Event};
+use a2aflow_model::ErrorCode;
 use async_trait::async_trait;
 use std::ops::Range;
 use std::sync::Arc;
@@ -34,16 +32,9 @@ struct Paused {
 }
 
 #[async_trait]
-impl RunStore for Paused {
-    async fn create_run(&self, run: RunStarted) -> Result<(), StoreError> {
-        self.inner.create_run(run).await
-    }
-    async fn append_batch(
-        &self,
-        id: &str,
-        records: Vec<JournalRecord>,
-    ) -> Result<Range<u64>, StoreError> {
-        self.inner.append_batch(id, records).await
+impl StoreHooks for Paused {
+    fn store(&self) -> &dyn RunStore {
+        &self.inner
     }
     async fn append_driven(
         &self,
@@ -65,42 +56,9 @@ impl RunStore for Paused {
         }
         written
     }
-    async fn record_driven_events(
-        &self,
-        lease: &Lease,
-        events: Vec<Event>,
-    ) -> Result<(), StoreError> {
-        self.inner.record_driven_events(lease, events).await
-    }
-    async fn load(&self, id: &str) -> Result<RunJournal, StoreError> {
-        self.inner.load(id).await
-    }
-    async fn list(&self, filter: RunFilter) -> Result<Vec<RunSummary>, StoreError> {
-        self.inner.list(filter).await
-    }
-    async fn record_events(&self, id: &str, events: Vec<Event>) -> Result<(), StoreError> {
-        self.inner.record_events(id, events).await
-    }
-    async fn events(
-        &self,
-        id: &str,
-        after: Option<u64>,
-        limit: usize,
-    ) -> Result<Vec<Event>, StoreError> {
-        self.inner.events(id, after, limit).await
-    }
-    async fn lease(&self, id: &str) -> Result<Option<Lease>, StoreError> {
-        self.inner.lease(id).await
-    }
-    async fn acquire(&self, id: &str, owner: &str) -> Result<Lease, StoreError> {
-        self.inner.acquire(id, owner).await
-    }
     async fn renew(&self, lease: &Lease) -> Result<Lease, StoreError> {
         let _running = self.pause.read().await;
         self.inner.renew(lease).await
-    }
-    async fn release(&self, lease: Lease) -> Result<(), StoreError> {
-        self.inner.release(lease).await
     }
 }
 
@@ -122,7 +80,7 @@ impl Paused {
 struct Counting {
     sent: AtomicUsize,
     /// Pauses between `before_send` and the last check (the process stopped while connecting).
-    paused_before_write: Option<Arc<Paused>>,
+    paused_before_write: Option<Arc<Hooked<Paused>>>,
 }
 
 #[async_trait]
@@ -169,13 +127,13 @@ async fn run_paused_at(
     take_over: bool,
     at: PauseAt,
 ) -> (usize, a2aflow_model::ExecutionResult, Vec<&'static str>) {
-    let store = Arc::new(Paused {
+    let store = Arc::new(Hooked(Paused {
         inner: MemoryStore::with_lease_ttl(TTL),
         take_over,
         pause: RwLock::new(()),
         // Already "used" when the pause is elsewhere.
         paused_once: AtomicUsize::new(usize::from(at == PauseAt::Write)),
-    });
+    }));
     let client = Arc::new(Counting {
         paused_before_write: (at == PauseAt::Write).then(|| Arc::clone(&store)),
         ..Counting::default()

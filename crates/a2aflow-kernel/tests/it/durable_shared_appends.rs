@@ -6,14 +6,11 @@
 //! together share one.
 
 use crate::support::*;
-use a2aflow_kernel::journal::{
-    CallbackAnswered, JournalRecord, Lease, RunFilter, RunJournal, RunStarted, RunSummary,
-};
+use a2aflow_kernel::journal::{CallbackAnswered, JournalRecord, Lease, RunJournal};
 use a2aflow_kernel::{
     DispatchRequest, MemoryStore, RemoteClient, RunInput, RunOptions, RunStore, SendIntent,
     StoreError, TaskFailure, TaskOutcome,
 };
-use a2aflow_model::Event;
 use a2aflow_model::a2a::TaskState;
 use async_trait::async_trait;
 use std::ops::Range;
@@ -63,16 +60,9 @@ impl Appends {
 }
 
 #[async_trait]
-impl RunStore for Appends {
-    async fn create_run(&self, run: RunStarted) -> Result<(), StoreError> {
-        self.inner.create_run(run).await
-    }
-    async fn append_batch(
-        &self,
-        id: &str,
-        records: Vec<JournalRecord>,
-    ) -> Result<Range<u64>, StoreError> {
-        self.inner.append_batch(id, records).await
+impl StoreHooks for Appends {
+    fn store(&self) -> &dyn RunStore {
+        &self.inner
     }
     async fn append_driven(
         &self,
@@ -85,42 +75,6 @@ impl RunStore for Appends {
             tokio::time::sleep(slow).await;
         }
         self.inner.append_driven(lease, records).await
-    }
-    async fn record_driven_events(
-        &self,
-        lease: &Lease,
-        events: Vec<Event>,
-    ) -> Result<(), StoreError> {
-        self.inner.record_driven_events(lease, events).await
-    }
-    async fn load(&self, id: &str) -> Result<RunJournal, StoreError> {
-        self.inner.load(id).await
-    }
-    async fn list(&self, filter: RunFilter) -> Result<Vec<RunSummary>, StoreError> {
-        self.inner.list(filter).await
-    }
-    async fn record_events(&self, id: &str, events: Vec<Event>) -> Result<(), StoreError> {
-        self.inner.record_events(id, events).await
-    }
-    async fn events(
-        &self,
-        id: &str,
-        after: Option<u64>,
-        limit: usize,
-    ) -> Result<Vec<Event>, StoreError> {
-        self.inner.events(id, after, limit).await
-    }
-    async fn lease(&self, id: &str) -> Result<Option<Lease>, StoreError> {
-        self.inner.lease(id).await
-    }
-    async fn acquire(&self, id: &str, owner: &str) -> Result<Lease, StoreError> {
-        self.inner.acquire(id, owner).await
-    }
-    async fn renew(&self, lease: &Lease) -> Result<Lease, StoreError> {
-        self.inner.renew(lease).await
-    }
-    async fn release(&self, lease: Lease) -> Result<(), StoreError> {
-        self.inner.release(lease).await
     }
 }
 
@@ -157,8 +111,8 @@ impl RemoteClient for Naming {
 }
 
 /// Runs a step of two subtasks against `client`; the store's appends and the journal.
-async fn run_two(client: Naming, limit: Option<usize>) -> (Arc<Appends>, RunJournal) {
-    let store = Arc::new(Appends::default());
+async fn run_two(client: Naming, limit: Option<usize>) -> (Arc<Hooked<Appends>>, RunJournal) {
+    let store = Arc::new(Hooked(Appends::default()));
     let options = RunOptions {
         store: Some(store.clone()),
         execution_id: Some(EXEC.into()),
@@ -235,7 +189,7 @@ async fn a_task_named_while_it_works_is_journaled_at_once() {
 /// then answers: with a limit of one, the first task holds the only slot until the second one's
 /// answer was journaled.
 struct WaitsForTheOther {
-    store: Arc<Appends>,
+    store: Arc<Hooked<Appends>>,
 }
 
 impl WaitsForTheOther {
@@ -281,7 +235,7 @@ impl RemoteClient for WaitsForTheOther {
 
 #[tokio::test]
 async fn an_answer_that_waits_for_the_limiter_is_journaled_before_the_wait() {
-    let store = Arc::new(Appends::default());
+    let store = Arc::new(Hooked(Appends::default()));
     let options = RunOptions {
         store: Some(store.clone()),
         execution_id: Some(EXEC.into()),
@@ -321,10 +275,10 @@ async fn an_answer_that_waits_for_the_limiter_is_journaled_before_the_wait() {
 #[tokio::test(start_paused = true)]
 async fn answers_given_while_an_append_is_under_way_share_the_next_one() {
     const N: usize = 8;
-    let store = Arc::new(Appends {
+    let store = Arc::new(Hooked(Appends {
         slow: Some(std::time::Duration::from_millis(5)),
         ..Default::default()
-    });
+    }));
     let options = RunOptions {
         store: Some(store.clone()),
         execution_id: Some(EXEC.into()),

@@ -3,16 +3,13 @@
 //! lease), so the resume goes on from the journal read under the lease.
 
 use crate::support::*;
-use a2aflow_kernel::journal::{
-    JournalRecord, Lease, RunFilter, RunJournal, RunStarted, RunSummary,
-};
+use a2aflow_kernel::journal::{JournalRecord, RunJournal};
 use a2aflow_kernel::{
     AgentScript, InMemoryClient, MemoryStore, RunInput, RunOptions, RunStore, ScriptedReply,
     StoreError, resume,
 };
-use a2aflow_model::{Event, Output};
+use a2aflow_model::Output;
 use async_trait::async_trait;
-use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
 const EXEC: &str = "raced";
@@ -25,33 +22,9 @@ struct StaleFirstLoad {
 }
 
 #[async_trait]
-impl RunStore for StaleFirstLoad {
-    async fn create_run(&self, run: RunStarted) -> Result<(), StoreError> {
-        self.inner.create_run(run).await
-    }
-    async fn append_batch(
-        &self,
-        execution_id: &str,
-        records: Vec<JournalRecord>,
-    ) -> Result<Range<u64>, StoreError> {
-        self.inner.append_batch(execution_id, records).await
-    }
-    async fn append_driven(
-        &self,
-        lease: &Lease,
-        records: Vec<JournalRecord>,
-    ) -> Result<Range<u64>, StoreError> {
-        self.inner.append_driven(lease, records).await
-    }
-    async fn record_driven_events(
-        &self,
-        lease: &Lease,
-        events: Vec<Event>,
-    ) -> Result<(), StoreError> {
-        self.inner.record_driven_events(lease, events).await
-    }
-    async fn lease(&self, execution_id: &str) -> Result<Option<Lease>, StoreError> {
-        self.inner.lease(execution_id).await
+impl StoreHooks for StaleFirstLoad {
+    fn store(&self) -> &dyn RunStore {
+        &*self.inner
     }
     async fn load(&self, execution_id: &str) -> Result<RunJournal, StoreError> {
         let stale = self.stale.lock().unwrap().take();
@@ -59,33 +32,6 @@ impl RunStore for StaleFirstLoad {
             Some(journal) => Ok(journal),
             None => self.inner.load(execution_id).await,
         }
-    }
-    async fn list(&self, filter: RunFilter) -> Result<Vec<RunSummary>, StoreError> {
-        self.inner.list(filter).await
-    }
-    async fn record_events(
-        &self,
-        execution_id: &str,
-        events: Vec<Event>,
-    ) -> Result<(), StoreError> {
-        self.inner.record_events(execution_id, events).await
-    }
-    async fn events(
-        &self,
-        execution_id: &str,
-        after_seq: Option<u64>,
-        limit: usize,
-    ) -> Result<Vec<Event>, StoreError> {
-        self.inner.events(execution_id, after_seq, limit).await
-    }
-    async fn acquire(&self, execution_id: &str, owner: &str) -> Result<Lease, StoreError> {
-        self.inner.acquire(execution_id, owner).await
-    }
-    async fn renew(&self, lease: &Lease) -> Result<Lease, StoreError> {
-        self.inner.renew(lease).await
-    }
-    async fn release(&self, lease: Lease) -> Result<(), StoreError> {
-        self.inner.release(lease).await
     }
 }
 
@@ -124,10 +70,10 @@ async fn a_run_finished_by_another_driver_before_the_lease_is_not_driven_again()
         .position(|e| matches!(e.record, JournalRecord::StepFinished { .. }))
         .expect("the first step's end");
     stale.entries.truncate(cut);
-    let store = Arc::new(StaleFirstLoad {
+    let store = Arc::new(Hooked(StaleFirstLoad {
         inner,
         stale: Mutex::new(Some(stale)),
-    });
+    }));
 
     let second = client();
     let resumed = resume(

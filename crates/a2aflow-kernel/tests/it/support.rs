@@ -322,3 +322,114 @@ pub fn failing(code: &str, ms: u64) -> a2aflow_kernel::AgentScript {
     ))
     .after(Duration::from_millis(ms))
 }
+
+/// What a test store does differently from the store it wraps: the driver's appends, `load` and
+/// `renew` may be taken over; by default each goes straight to [`StoreHooks::store`]. Every other
+/// required call of a [`Hooked`] store goes to that store unchanged; the trait's provided calls
+/// (`heartbeat`, `append`, …) keep their defaults, built on the calls above, hooks included.
+#[async_trait]
+pub trait StoreHooks: Send + Sync {
+    /// The store every call not taken over goes to.
+    fn store(&self) -> &dyn a2aflow_kernel::RunStore;
+
+    async fn append_driven(
+        &self,
+        lease: &a2aflow_kernel::journal::Lease,
+        records: Vec<a2aflow_kernel::journal::JournalRecord>,
+    ) -> Result<std::ops::Range<u64>, a2aflow_kernel::StoreError> {
+        self.store().append_driven(lease, records).await
+    }
+
+    async fn load(
+        &self,
+        id: &str,
+    ) -> Result<a2aflow_kernel::journal::RunJournal, a2aflow_kernel::StoreError> {
+        self.store().load(id).await
+    }
+
+    async fn renew(
+        &self,
+        lease: &a2aflow_kernel::journal::Lease,
+    ) -> Result<a2aflow_kernel::journal::Lease, a2aflow_kernel::StoreError> {
+        self.store().renew(lease).await
+    }
+}
+
+/// A test store: its hooks' store, with what the hooks take over ([`StoreHooks`]). Dereferences
+/// to the hooks, so a test reads their counters as fields of the store.
+pub struct Hooked<H>(pub H);
+
+impl<H> std::ops::Deref for Hooked<H> {
+    type Target = H;
+    fn deref(&self) -> &H {
+        &self.0
+    }
+}
+
+mod hooked {
+    use super::{Hooked, StoreHooks};
+    use a2aflow_kernel::journal::{
+        JournalRecord, Lease, RunFilter, RunJournal, RunStarted, RunSummary,
+    };
+    use a2aflow_kernel::{RunStore, StoreError};
+    use a2aflow_model::Event;
+    use async_trait::async_trait;
+    use std::ops::Range;
+
+    #[async_trait]
+    impl<H: StoreHooks> RunStore for Hooked<H> {
+        async fn create_run(&self, run: RunStarted) -> Result<(), StoreError> {
+            self.0.store().create_run(run).await
+        }
+        async fn append_batch(
+            &self,
+            id: &str,
+            records: Vec<JournalRecord>,
+        ) -> Result<Range<u64>, StoreError> {
+            self.0.store().append_batch(id, records).await
+        }
+        async fn append_driven(
+            &self,
+            lease: &Lease,
+            records: Vec<JournalRecord>,
+        ) -> Result<Range<u64>, StoreError> {
+            self.0.append_driven(lease, records).await
+        }
+        async fn record_driven_events(
+            &self,
+            lease: &Lease,
+            events: Vec<Event>,
+        ) -> Result<(), StoreError> {
+            self.0.store().record_driven_events(lease, events).await
+        }
+        async fn load(&self, id: &str) -> Result<RunJournal, StoreError> {
+            self.0.load(id).await
+        }
+        async fn list(&self, filter: RunFilter) -> Result<Vec<RunSummary>, StoreError> {
+            self.0.store().list(filter).await
+        }
+        async fn record_events(&self, id: &str, events: Vec<Event>) -> Result<(), StoreError> {
+            self.0.store().record_events(id, events).await
+        }
+        async fn events(
+            &self,
+            id: &str,
+            after: Option<u64>,
+            limit: usize,
+        ) -> Result<Vec<Event>, StoreError> {
+            self.0.store().events(id, after, limit).await
+        }
+        async fn lease(&self, id: &str) -> Result<Option<Lease>, StoreError> {
+            self.0.store().lease(id).await
+        }
+        async fn acquire(&self, id: &str, owner: &str) -> Result<Lease, StoreError> {
+            self.0.store().acquire(id, owner).await
+        }
+        async fn renew(&self, lease: &Lease) -> Result<Lease, StoreError> {
+            self.0.renew(lease).await
+        }
+        async fn release(&self, lease: Lease) -> Result<(), StoreError> {
+            self.0.store().release(lease).await
+        }
+    }
+}
