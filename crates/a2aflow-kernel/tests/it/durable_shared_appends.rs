@@ -113,13 +113,25 @@ impl RemoteClient for Naming {
 /// Runs a step of two subtasks against `client`; the store's appends and the journal.
 async fn run_two(client: Naming, limit: Option<usize>) -> (Arc<Hooked<Appends>>, RunJournal) {
     let store = Arc::new(Hooked(Appends::default()));
+    run_step(&store, &["x", "y"], client, limit).await;
+    let journal = store.load(EXEC).await.unwrap();
+    (store, journal)
+}
+
+/// Runs one step of `subtasks` against `client`, journaled in `store`; it must succeed.
+async fn run_step(
+    store: &Arc<Hooked<Appends>>,
+    subtasks: &[&str],
+    client: Naming,
+    limit: Option<usize>,
+) {
     let options = RunOptions {
         store: Some(store.clone()),
         execution_id: Some(EXEC.into()),
         max_concurrent_remote_tasks: limit,
         ..Default::default()
     };
-    let w = wf(vec![step("a", &["x", "y"], &[])]);
+    let w = wf(vec![step("a", subtasks, &[])]);
     let r = a2aflow_kernel::run(
         w,
         RunInput::default(),
@@ -129,8 +141,6 @@ async fn run_two(client: Naming, limit: Option<usize>) -> (Arc<Hooked<Appends>>,
     )
     .await;
     assert!(r.success, "{:?}", r.failure);
-    let journal = store.load(EXEC).await.unwrap();
-    (store, journal)
 }
 
 const TASKS: [&str; 2] = ["exec:a:0", "exec:a:1"];
@@ -279,27 +289,12 @@ async fn answers_given_while_an_append_is_under_way_share_the_next_one() {
         slow: Some(std::time::Duration::from_millis(5)),
         ..Default::default()
     }));
-    let options = RunOptions {
-        store: Some(store.clone()),
-        execution_id: Some(EXEC.into()),
-        max_concurrent_remote_tasks: Some(1),
-        ..Default::default()
-    };
     let subtasks: Vec<String> = (0..N).map(|n| format!("t{n}")).collect();
     let subtasks: Vec<&str> = subtasks.iter().map(String::as_str).collect();
-    let w = wf(vec![step("a", &subtasks, &[])]);
     let client = Naming {
         named: TaskState::Completed,
     };
-    let r = a2aflow_kernel::run(
-        w,
-        RunInput::default(),
-        Arc::new(Host::default()),
-        Arc::new(client),
-        options,
-    )
-    .await;
-    assert!(r.success, "{:?}", r.failure);
+    run_step(&store, &subtasks, client, Some(1)).await;
     let appends = store.appends.lock().unwrap().clone();
     let answer_appends: Vec<_> = appends
         .iter()
