@@ -162,20 +162,13 @@ async fn chain(leaf_args: &[&str]) -> Chain {
 /// The tasks served workflow `name` of `served` lists.
 async fn listed(served: &Served, name: &str) -> Vec<a2aflow::model::a2a::Task> {
     let rpc = crate::served::client(served.card(name), a2aflow::protocol::Binding::JsonRpc).await;
-    let request = a2aflow::model::a2a::ListTasksRequest {
-        context_id: None,
-        status: None,
-        page_size: None,
-        page_token: None,
-        history_length: None,
-        status_timestamp_after: None,
-        include_artifacts: None,
-        tenant: None,
-    };
-    rpc.list_tasks(&request, &a2aflow::protocol::CallOptions::default())
-        .await
-        .unwrap()
-        .tasks
+    rpc.list_tasks(
+        &a2aflow::testkit::list_all(),
+        &a2aflow::protocol::CallOptions::default(),
+    )
+    .await
+    .unwrap()
+    .tasks
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -73,7 +73,7 @@ pub use message::{
     Proposal, TEMPLATE_URI_KEY,
 };
 pub use request_log::RecordedRequest;
-pub use requests::list_in_context;
+pub use requests::{list_all, list_in_context};
 pub use script::{ArtifactChunk, FollowUp, Reply, Script, Step, TaskScript};
 pub use server::{
     DEFAULT_PING_INTERVAL, DEFAULT_REQUEST_LOG_CAPACITY, SHUTDOWN_TIMEOUT, TestServer,

@@ -9,6 +9,14 @@ use a2a::ListTasksRequest;
 pub fn list_in_context(context_id: &str) -> ListTasksRequest {
     ListTasksRequest {
         context_id: Some(context_id.to_owned()),
+        ..list_all()
+    }
+}
+
+/// ListTasks of every task the agent lists, every field unset (the agent's defaults).
+pub fn list_all() -> ListTasksRequest {
+    ListTasksRequest {
+        context_id: None,
         status: None,
         page_size: None,
         page_token: None,

@@ -169,14 +169,7 @@ async fn the_run_page_follows_a_run_live_answers_its_gate_and_cancels_it() {
     b.wait_for("document.getElementById('stream-state').textContent.includes('finished')")
         .await;
     // Said finished, every stored event is in the page; the cancel's late answer leaves it so.
-    let stored: Vec<u64> = f
-        .store
-        .events("live-run", None, 10_000)
-        .await
-        .unwrap()
-        .iter()
-        .map(|e| e.seq)
-        .collect();
+    let stored = f.stored_seqs("live-run").await;
     assert_eq!(
         b.eval("ui.events.map(e => e.seq)").await,
         serde_json::json!(stored)
@@ -249,14 +242,7 @@ async fn the_stream_is_said_finished_only_once_every_event_is_in_the_table() {
         .unwrap()
         .unwrap();
     assert!(!result.success);
-    let stored: Vec<u64> = f
-        .store
-        .events("boom-run", None, 10_000)
-        .await
-        .unwrap()
-        .iter()
-        .map(|e| e.seq)
-        .collect();
+    let stored = f.stored_seqs("boom-run").await;
     let b = Browser::launch().await;
     b.call(
         "Page.addScriptToEvaluateOnNewDocument",

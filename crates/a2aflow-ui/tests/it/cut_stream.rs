@@ -166,14 +166,7 @@ async fn a_stream_cut_mid_way_is_said_and_resumed_after_its_last_event() {
     );
     // Every event once, in order, none lost: the stored ones.
     let seqs = b.eval("ui.events.map(e => e.seq)").await;
-    let stored: Vec<u64> = f
-        .store
-        .events("cut-run", None, 10_000)
-        .await
-        .unwrap()
-        .iter()
-        .map(|e| e.seq)
-        .collect();
+    let stored = f.stored_seqs("cut-run").await;
     assert!(stored.len() as u64 > before, "the run went on while cut");
     assert_eq!(seqs, serde_json::json!(stored));
     b.close().await;

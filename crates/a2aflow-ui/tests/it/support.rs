@@ -67,6 +67,12 @@ fn resumer(cards: Vec<AgentCard>, store: Arc<dyn RunStore>) -> Arc<dyn Resumer> 
 }
 
 impl Fixture {
+    /// The seq of every event the store holds for run `execution_id`, in order.
+    pub async fn stored_seqs(&self, execution_id: &str) -> Vec<u64> {
+        let events = self.store.events(execution_id, None, 10_000).await.unwrap();
+        events.iter().map(|e| e.seq).collect()
+    }
+
     pub async fn start() -> Fixture {
         Fixture::build(StoreOptions::default(), false).await
     }
