@@ -232,10 +232,10 @@ async fn lend(
     request: &mut TaskRequest,
     bounds: &mut Bounds<'_>,
 ) -> Guarded<Result<MessageContent, CallbackError>> {
-    request.remaining_ms = remaining_ms(bounds.deadline);
+    let built = std::mem::replace(&mut request.remaining_ms, remaining_ms(bounds.deadline));
     let answer = guard(run.cp.on_task_ref(request), bounds).await;
-    // The time left was the host's; the kernel's request keeps the value it was built with.
-    request.remaining_ms = 0;
+    // The time left was the host's; the kernel's request goes on with the value it was built with.
+    request.remaining_ms = built;
     answer
 }
 
