@@ -380,6 +380,7 @@ impl GrpcTransport {
                 whole,
                 message_limit: limit,
                 connect_timeout: limits.connect_timeout,
+                history: owned::History::of(opts),
             },
             self.http.wire_tap().clone(),
             self.uri(op).clone(),
@@ -424,7 +425,7 @@ impl Transport for GrpcTransport {
             request,
             options,
             |mut c, r| async move { c.send_message(r).await },
-            owned::send_message_response,
+            |answer| owned::send_message_response(answer, owned::History::of(options)),
         )
         .await
     }
@@ -463,7 +464,7 @@ impl Transport for GrpcTransport {
             request,
             options,
             |mut c, r| async move { c.get_task(r).await },
-            |t| Some(owned::task(t)),
+            |t| Some(owned::task(t, owned::History::of(options))),
         )
         .await
     }
@@ -503,7 +504,7 @@ impl Transport for GrpcTransport {
             request,
             options,
             |mut c, r| async move { c.cancel_task(r).await },
-            |t| Some(owned::task(t)),
+            |t| Some(owned::task(t, owned::History::of(options))),
         )
         .await
     }
