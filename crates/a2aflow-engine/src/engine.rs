@@ -920,8 +920,9 @@ impl<'a> Interaction<'a> {
             self.stream = Some(self.await_send(open, LateAnswer::Opening).await?);
             return Ok(());
         }
-        let send: PendingSend<SendMessageResponse> =
-            Box::pin(async move { transport.send_message(&request, &options).await });
+        // Handed over: the transport's own future owns the request (one box, not a second one
+        // around a borrowing future), and may move its content into the wire message.
+        let send: PendingSend<SendMessageResponse> = transport.send_message_owned(request, options);
         let event = event_of(self.await_send(send, LateAnswer::Blocking).await?);
         if self.quiet() {
             return self.fold(event).map(drop);

@@ -4,13 +4,14 @@
 //! structured values (`Struct`, `Value`: a data part, metadata). The result is the one `pbconv`
 //! gives (checked against it in the tests); timestamps, states and roles go through `pbconv`'s
 //! own functions. A task's history is converted only when the caller reads it
-//! ([`History`]).
+//! ([`History`]). A request handed over whole (`Transport::send_message_owned`) is converted the
+//! other way by value too ([`send_message_request`]).
 
 use a2a_pb::pbconv;
 use a2a_pb::proto;
 use a2aflow_model::a2a::{
-    Artifact, Message, Part, PartContent, SendMessageResponse, StreamResponse, Task,
-    TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent,
+    Artifact, Message, Part, PartContent, SendMessageRequest, SendMessageResponse, StreamResponse,
+    Task, TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent,
 };
 use serde_json::Value;
 use std::collections::HashMap;
@@ -175,6 +176,75 @@ fn json(v: prost_types::Value) -> Value {
             Value::Object(s.fields.into_iter().map(|(k, v)| (k, json(v))).collect())
         }
     }
+}
+
+/// `pbconv::to_proto_send_message_request`, by value: the message's ids, parts and lists move
+/// into the protobuf message.
+pub(super) fn send_message_request(r: SendMessageRequest) -> proto::SendMessageRequest {
+    proto::SendMessageRequest {
+        tenant: r.tenant.unwrap_or_default(),
+        message: Some(proto_message(r.message)),
+        configuration: r
+            .configuration
+            .as_ref()
+            .map(pbconv::to_proto_send_message_configuration),
+        metadata: r.metadata.map(proto_struct),
+    }
+}
+
+fn proto_message(m: Message) -> proto::Message {
+    proto::Message {
+        message_id: m.message_id,
+        context_id: m.context_id.unwrap_or_default(),
+        task_id: m.task_id.unwrap_or_default(),
+        role: pbconv::to_proto_role(&m.role),
+        parts: m.parts.into_iter().map(proto_part).collect(),
+        metadata: m.metadata.map(proto_struct),
+        extensions: m.extensions.unwrap_or_default(),
+        reference_task_ids: m.reference_task_ids.unwrap_or_default(),
+    }
+}
+
+fn proto_part(p: Part) -> proto::Part {
+    use proto::part::Content;
+    let content = match p.content {
+        PartContent::Text(t) => Content::Text(t),
+        PartContent::Raw(r) => Content::Raw(r),
+        PartContent::Url(u) => Content::Url(u),
+        PartContent::Data(d) => Content::Data(proto_value(d)),
+    };
+    proto::Part {
+        content: Some(content),
+        filename: p.filename.unwrap_or_default(),
+        media_type: p.media_type.unwrap_or_default(),
+        metadata: p.metadata.map(proto_struct),
+    }
+}
+
+/// `pbconv::to_proto_struct`, by value.
+fn proto_struct(map: HashMap<String, Value>) -> prost_types::Struct {
+    prost_types::Struct {
+        fields: map.into_iter().map(|(k, v)| (k, proto_value(v))).collect(),
+    }
+}
+
+/// `pbconv::json_value_to_proto_value`, by value.
+fn proto_value(v: Value) -> prost_types::Value {
+    use prost_types::value::Kind;
+    let kind = match v {
+        Value::Null => Kind::NullValue(0),
+        Value::Bool(b) => Kind::BoolValue(b),
+        // As pbconv: a number is a double (one beyond f64's range is 0).
+        Value::Number(n) => Kind::NumberValue(n.as_f64().unwrap_or(0.0)),
+        Value::String(s) => Kind::StringValue(s),
+        Value::Array(a) => Kind::ListValue(prost_types::ListValue {
+            values: a.into_iter().map(proto_value).collect(),
+        }),
+        Value::Object(o) => Kind::StructValue(prost_types::Struct {
+            fields: o.into_iter().map(|(k, v)| (k, proto_value(v))).collect(),
+        }),
+    };
+    prost_types::Value { kind: Some(kind) }
 }
 
 /// An empty protobuf string is an absent field.
@@ -364,5 +434,47 @@ mod tests {
         let options = crate::headers::CallOptions::default();
         assert_eq!(History::of(&options), History::Keep);
         assert_eq!(History::of(&options.without_history()), History::Skip);
+    }
+
+    /// A request handed over converts by value exactly as `pbconv` converts it by reference:
+    /// every field set (parts of each kind, metadata, configuration), and a bare one.
+    #[test]
+    fn an_owned_request_converts_as_pbconv_does() {
+        let mut message = full_message();
+        message.parts.push(Part {
+            content: PartContent::Raw(vec![0, 1, 255]),
+            filename: Some("r.bin".into()),
+            media_type: Some("application/octet-stream".into()),
+            metadata: None,
+        });
+        let full = SendMessageRequest {
+            message,
+            configuration: Some(a2aflow_model::a2a::SendMessageConfiguration {
+                accepted_output_modes: Some(vec!["text/plain".into()]),
+                task_push_notification_config: None,
+                history_length: Some(3),
+                return_immediately: Some(true),
+            }),
+            metadata: full_message().metadata,
+            tenant: Some("t".into()),
+        };
+        let bare = SendMessageRequest {
+            message: Message {
+                parts: vec![],
+                metadata: None,
+                extensions: None,
+                reference_task_ids: None,
+                context_id: None,
+                task_id: None,
+                ..full_message()
+            },
+            configuration: None,
+            metadata: None,
+            tenant: None,
+        };
+        for request in [full, bare] {
+            let by_ref = pbconv::to_proto_send_message_request(&request);
+            assert_eq!(send_message_request(request), by_ref);
+        }
     }
 }
