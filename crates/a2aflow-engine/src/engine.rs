@@ -693,6 +693,12 @@ impl<'a> Interaction<'a> {
         CallOptions::default().with_deadline(self.deadline)
     }
 
+    /// The options of a call whose answers are only folded into the view (a resubscribe, a
+    /// poll): the view keeps no history, so the answers need not carry it.
+    fn fold_options(&self) -> CallOptions {
+        self.options().without_history()
+    }
+
     /// `message.extensions` and the `A2A-Extensions` header for `content`, checked against the
     /// card before anything is sent.
     fn plan(&self, content: &MessageContent) -> Result<ExtensionPlan, Failure> {
@@ -861,9 +867,11 @@ impl<'a> Interaction<'a> {
             .deadline
             .checked_add(self.config.cancel_timeout)
             .unwrap_or(self.deadline);
+        // The answer is folded into the view, which keeps no history: it need not be converted.
         let mut options = CallOptions::default()
             .with_deadline(send_deadline)
-            .with_extensions(plan.header);
+            .with_extensions(plan.header)
+            .without_history();
         if let Some(check) = self.journal.send_check() {
             // Asked on the connection when the message's bytes would be written: a driver
             // paused past its lease since `before_send` sends nothing.
@@ -912,8 +920,9 @@ impl<'a> Interaction<'a> {
             self.stream = Some(self.await_send(open, LateAnswer::Opening).await?);
             return Ok(());
         }
-        let send: PendingSend<SendMessageResponse> =
-            Box::pin(async move { transport.send_message(&request, &options).await });
+        // Handed over: the transport's own future owns the request (one box, not a second one
+        // around a borrowing future), and may move its content into the wire message.
+        let send: PendingSend<SendMessageResponse> = transport.send_message_owned(request, options);
         let event = event_of(self.await_send(send, LateAnswer::Blocking).await?);
         if self.quiet() {
             return self.fold(event).map(drop);
@@ -1055,7 +1064,7 @@ impl<'a> Interaction<'a> {
                 id: task_id,
                 tenant: None,
             };
-            let options = self.options();
+            let options = self.fold_options();
             let transport = &self.agent.transport;
             match self
                 .stop
@@ -1080,7 +1089,7 @@ impl<'a> Interaction<'a> {
             history_length: None,
             tenant: None,
         };
-        let options = self.options();
+        let options = self.fold_options();
         let transport = &self.agent.transport;
         let polled = self
             .stop

@@ -69,6 +69,10 @@ pub struct CallOptions {
     /// Asked at the last moment before the request is written; a closed gate withholds it
     /// ([`crate::TransportError::Withheld`]). See [`SendGate`].
     pub send_gate: Option<SendGate>,
+    /// The caller reads no task history: a transport may leave `Task::history` out of the
+    /// answers of this call (the request and the wire are the same; only what the answer is
+    /// converted into differs). Off by default: the answer is the agent's task, whole.
+    pub skip_history: bool,
 }
 
 impl CallOptions {
@@ -97,6 +101,13 @@ impl CallOptions {
     /// Options whose request is withheld when `gate` is closed at the last moment.
     pub fn with_send_gate(mut self, gate: SendGate) -> Self {
         self.send_gate = Some(gate);
+        self
+    }
+
+    /// Options whose answers may come without the task's history (see
+    /// [`skip_history`](Self::skip_history)).
+    pub fn without_history(mut self) -> Self {
+        self.skip_history = true;
         self
     }
 

@@ -6,11 +6,18 @@ use a2aflow_model::a2a::{
     SendMessageRequest, SendMessageResponse, SubscribeToTaskRequest, Task,
 };
 use async_trait::async_trait;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
 
 use crate::binding::Binding;
 use crate::error::TransportError;
 use crate::headers::CallOptions;
 use crate::stream::StreamResponseStream;
+
+/// The future of [`Transport::send_message_owned`]: it owns what it needs.
+pub type OwnedSend =
+    Pin<Box<dyn Future<Output = Result<SendMessageResponse, TransportError>> + Send + 'static>>;
 
 /// An A2A 1.0 client binding to one agent interface. Object-safe: hold it as
 /// `Arc<dyn Transport>`.
@@ -32,6 +39,22 @@ pub trait Transport: Send + Sync + std::fmt::Debug {
         request: &SendMessageRequest,
         options: &CallOptions,
     ) -> Result<SendMessageResponse, TransportError>;
+
+    /// [`send_message`](Self::send_message) with the request and options handed over: one
+    /// boxed future that owns them and the transport, for a caller that keeps the pending send
+    /// (to read a late answer) and would otherwise box a future of its own around a borrowing
+    /// one. The call and its answer are the same; a transport may move the request's content
+    /// into its wire message instead of copying it. The default wraps `send_message`.
+    fn send_message_owned(
+        self: Arc<Self>,
+        request: SendMessageRequest,
+        options: CallOptions,
+    ) -> OwnedSend
+    where
+        Self: 'static,
+    {
+        Box::pin(async move { self.send_message(&request, &options).await })
+    }
 
     /// `SendStreamingMessage`: a stream of events (first a `Task` or the single `Message`).
     async fn send_streaming_message(

@@ -31,7 +31,7 @@ use a2aflow_model::a2a::{
 use async_trait::async_trait;
 use http::{HeaderMap, Method, StatusCode, Uri};
 use serde::Serialize;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use tonic::metadata::MetadataMap;
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Code, Status};
@@ -42,7 +42,7 @@ use crate::error::{TimeoutPhase, TransportError};
 use crate::headers::{CallOptions, merge_hook_headers, protocol_headers};
 use crate::http_client::{HttpClient, effective_deadline, whole_stream_deadline};
 use crate::stream::StreamResponseStream;
-use crate::transport::Transport;
+use crate::transport::{OwnedSend, Transport};
 
 pub use target::{Schemeless, target_url};
 
@@ -218,7 +218,7 @@ impl GrpcTransport {
     async fn call<Q, R, F, Fut>(
         &self,
         op: Op,
-        message: impl Fn() -> Q,
+        mut message: impl FnMut() -> Q,
         shown: &impl Serialize,
         opts: &CallOptions,
         budget: &Budget,
@@ -323,7 +323,7 @@ impl GrpcTransport {
     async fn unary<Q, R, T, F, Fut>(
         &self,
         op: Op,
-        message: impl Fn() -> Q,
+        message: impl FnMut() -> Q,
         shown: &impl Serialize,
         opts: &CallOptions,
         call: F,
@@ -350,7 +350,7 @@ impl GrpcTransport {
     async fn streaming<Q, F, Fut>(
         &self,
         op: Op,
-        message: impl Fn() -> Q,
+        message: impl FnMut() -> Q,
         shown: &impl Serialize,
         opts: &CallOptions,
         call: F,
@@ -380,6 +380,7 @@ impl GrpcTransport {
                 whole,
                 message_limit: limit,
                 connect_timeout: limits.connect_timeout,
+                history: owned::History::of(opts),
             },
             self.http.wire_tap().clone(),
             self.uri(op).clone(),
@@ -424,9 +425,41 @@ impl Transport for GrpcTransport {
             request,
             options,
             |mut c, r| async move { c.send_message(r).await },
-            owned::send_message_response,
+            |answer| owned::send_message_response(answer, owned::History::of(options)),
         )
         .await
+    }
+
+    /// The request converted by value into the wire message when nothing can need it again:
+    /// a retry after a credentials refresh (only with a headers hook) makes the message anew,
+    /// and the wire log renders the request. With either, `send_message` in the same future.
+    fn send_message_owned(
+        self: Arc<Self>,
+        request: SendMessageRequest,
+        options: CallOptions,
+    ) -> OwnedSend {
+        Box::pin(async move {
+            if self.http.headers_hook().is_some() || self.http.wire_tap().log.is_active() {
+                return self.send_message(&request, &options).await;
+            }
+            let mut message = Some(owned::send_message_request(request));
+            let history = owned::History::of(&options);
+            self.unary(
+                Op::SendMessage,
+                // Called once: without a hook, `call` makes no second attempt.
+                || {
+                    let message = message.take().unwrap_or_default();
+                    self.with_tenant(message, |m| &mut m.tenant)
+                },
+                // Rendered only by the wire log, off above (a log turned on during this call
+                // shows its request's body as null).
+                &(),
+                &options,
+                |mut c, r| async move { c.send_message(r).await },
+                |answer| owned::send_message_response(answer, history),
+            )
+            .await
+        })
     }
 
     async fn send_streaming_message(
@@ -463,7 +496,7 @@ impl Transport for GrpcTransport {
             request,
             options,
             |mut c, r| async move { c.get_task(r).await },
-            |t| Some(owned::task(t)),
+            |t| Some(owned::task(t, owned::History::of(options))),
         )
         .await
     }
@@ -503,7 +536,7 @@ impl Transport for GrpcTransport {
             request,
             options,
             |mut c, r| async move { c.cancel_task(r).await },
-            |t| Some(owned::task(t)),
+            |t| Some(owned::task(t, owned::History::of(options))),
         )
         .await
     }

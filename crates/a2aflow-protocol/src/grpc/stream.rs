@@ -28,6 +28,8 @@ pub(crate) struct Bounds {
     pub(crate) message_limit: usize,
     /// The connect timeout (a fault of the connection names it).
     pub(crate) connect_timeout: Duration,
+    /// Whether a task's history is converted (the caller reads it).
+    pub(crate) history: super::owned::History,
 }
 
 /// The stream: the messages, the one timer that bounds each wait (reset for the next wait, not
@@ -87,9 +89,10 @@ impl Messages {
                 return None;
             }
             Some(Err(status)) => Err(classify(&status, self.judged())),
-            Some(Ok(message)) => super::owned::stream_response(message).ok_or_else(|| {
-                TransportError::InvalidResponse("a gRPC stream message holds no payload".into())
-            }),
+            Some(Ok(message)) => super::owned::stream_response(message, self.bounds.history)
+                .ok_or_else(|| {
+                    TransportError::InvalidResponse("a gRPC stream message holds no payload".into())
+                }),
         };
         match &item {
             Ok(event) => {
