@@ -20,6 +20,9 @@
 //! `A2AFLOW_BENCH_WARM_UP=0 A2AFLOW_BENCH_PAIRS=0 valgrind --tool=callgrind <bench binary>
 //! --bench 'sqlite_blocking$' --profile-time 1` measures one run).
 //!
+//! Both sides run with the facade's default of 64 remote tasks in flight;
+//! `A2AFLOW_BENCH_IN_FLIGHT=<n>` sets another bound (0: none).
+//!
 //! The testkit has no canned fast mode: its agents cost about as much as the engine client per
 //! task (see docs/benchmarks.md), so the ratio here is the one a peer of the testkit's speed
 //! sees; against a faster peer the store's share of each run is larger. The CPU lines say how
@@ -116,6 +119,9 @@ impl Side {
         config.timeouts.run_secs = 120.0;
         // Under callgrind on a loaded machine 1,000 connects take longer than the default 10 s.
         config.timeouts.connect_secs = 120.0;
+        if let Ok(n) = std::env::var("A2AFLOW_BENCH_IN_FLIGHT") {
+            config.max_concurrent_remote_tasks = Some(n.parse().expect("a number"));
+        }
         let path = self.stores.as_ref().map(StoreFiles::next_path);
         config.store = path
             .as_ref()
