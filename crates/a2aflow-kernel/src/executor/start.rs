@@ -42,14 +42,14 @@ impl Executor {
             .await;
         if let Some(done) = replayed_step(&ctx, &step.name) {
             // A resumed run: the step finished before the restart; it keeps its result.
-            self.state[s] = StepState::Running(Box::new(Running::new(0)));
+            self.state[s] = StepState::Running(Running::new(0));
             self.finish_step(s, done.status, done.task_results, done.failure)
                 .await;
             return;
         }
         let n = step.subtasks.len();
         if n == 0 {
-            self.state[s] = StepState::Running(Box::new(Running::new(0)));
+            self.state[s] = StepState::Running(Running::new(0));
             self.finish_step(s, StepStatus::Completed, Vec::new(), None)
                 .await;
             return;
@@ -161,7 +161,7 @@ impl Executor {
                 .await;
             return;
         }
-        self.state[s] = StepState::Running(Box::new(running));
+        self.state[s] = StepState::Running(running);
     }
 }
 
