@@ -823,16 +823,13 @@ impl EventEmitter {
     /// Emits one client event for this dispatch's step and task. Build the event only when
     /// [`EventEmitter::is_enabled`] is true; it is dropped otherwise.
     pub async fn emit(&self, event: ClientEvent) {
+        // Nothing to wait for with a callback sink: the event is handed over here.
+        let Some(event) = self.emit_at_once(event) else {
+            return;
+        };
         let Some(t) = &self.target else {
             return;
         };
-        if let Some(cb) = t.hub.direct_callback() {
-            // Nothing to wait for: the event is handed over here, no future is made.
-            let (step, task_id) = (Some(&*t.step), Some(&*t.task_id));
-            return t
-                .hub
-                .call_back(cb, step, task_id, Some(&self.closed), || event.into());
-        }
         // Boxed so that a client's futures, which call this at every step of an interaction,
         // do not carry the whole delivery inline; only an emitter with a sink allocates.
         Box::pin(
@@ -842,6 +839,20 @@ impl EventEmitter {
                 }),
         )
         .await;
+    }
+
+    /// Hands `event` to the run's callback sink at once when events go straight to one (then
+    /// there is nothing to wait for); otherwise gives it back, for [`EventEmitter::emit`]. An
+    /// emitter no one listens to drops it.
+    pub(crate) fn emit_at_once(&self, event: ClientEvent) -> Option<ClientEvent> {
+        let t = self.target.as_ref()?;
+        let Some(cb) = t.hub.direct_callback() else {
+            return Some(event);
+        };
+        let (step, task_id) = (Some(&*t.step), Some(&*t.task_id));
+        t.hub
+            .call_back(cb, step, task_id, Some(&self.closed), || event.into());
+        None
     }
 
     /// Emits the client event `payload` builds, building it only when someone listens.

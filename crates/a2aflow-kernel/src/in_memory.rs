@@ -12,10 +12,11 @@ use crate::client::{
     AttachRequest, DispatchJournal, DispatchRequest, RemoteClient, SendIntent, TaskFailure,
     TaskOutcome,
 };
+use crate::events::EventEmitter;
 use a2aflow_model::a2a::{Artifact, Message, Part, Role, TaskState};
 use a2aflow_model::event_data::{LocalRequestData, LocalResponseData};
 use a2aflow_model::{
-    ErrorCode, Failure, Gate, MessageContent, NegotiationExchange, NegotiationReply,
+    ClientEvent, ErrorCode, Failure, Gate, MessageContent, NegotiationExchange, NegotiationReply,
     NegotiationRequest, Output, ReceivedKind, ReceivedMessage,
 };
 use async_trait::async_trait;
@@ -374,6 +375,14 @@ impl RemoteClient for InMemoryClient {
     }
 }
 
+/// What is left of emitting `event` once a callback sink, when events go straight to one, was
+/// handed it: nothing, or [`EventEmitter::emit`] in a boxed future to await. A dispatch's future
+/// so keeps no room for the event (248 B) and its delivery across its waits.
+fn emit(events: &EventEmitter, event: ClientEvent) -> Option<impl Future<Output = ()> + Send + '_> {
+    let event = events.emit_at_once(event)?;
+    Some(Box::pin(events.emit(event)))
+}
+
 /// The failure of a task stopped at `gate`, as the engine client reports it.
 fn gate_failure(gate: Gate) -> Failure {
     Failure::new(gate.code(), "the agent waits at a gate").with_gate(gate)
@@ -432,16 +441,13 @@ impl InMemoryClient {
             received_messages: received,
         };
         if request.events.is_enabled() {
-            request
-                .events
-                .emit(
-                    LocalRequestData {
-                        agent: agent.to_owned(),
-                        content: request.content.clone(),
-                    }
-                    .into(),
-                )
-                .await;
+            let event = LocalRequestData {
+                agent: agent.to_owned(),
+                content: request.content.clone(),
+            };
+            if let Some(delivery) = emit(&request.events, event.into()) {
+                delivery.await;
+            }
         }
         let Some(script) = self.scripts.get(agent).or(self.default.as_ref()).cloned() else {
             return Err(TaskFailure::new(Failure::new(
@@ -567,17 +573,14 @@ impl InMemoryClient {
                 Ok(o) => o.received_messages.len(),
                 Err(f) => f.received_messages.len(),
             };
-            request
-                .events
-                .emit(
-                    LocalResponseData {
-                        agent: agent.to_owned(),
-                        ok: result.is_ok(),
-                        received_messages: n,
-                    }
-                    .into(),
-                )
-                .await;
+            let event = LocalResponseData {
+                agent: agent.to_owned(),
+                ok: result.is_ok(),
+                received_messages: n,
+            };
+            if let Some(delivery) = emit(&request.events, event.into()) {
+                delivery.await;
+            }
         }
         result
     }
