@@ -308,7 +308,7 @@ fn message_of(id: String, parts: Vec<Part>) -> Message {
 
 #[async_trait]
 impl RemoteClient for InMemoryClient {
-    async fn dispatch(&self, request: DispatchRequest<'_>) -> Result<TaskOutcome, TaskFailure> {
+    async fn dispatch(&self, mut request: DispatchRequest<'_>) -> Result<TaskOutcome, TaskFailure> {
         let agent = request.agent;
         let task_id = request.local_task_id;
         {
@@ -345,7 +345,8 @@ impl RemoteClient for InMemoryClient {
             Some(continues) => self.note_follow_up(&request, continues),
             None => self.note_initial(agent, task_id, &request.content),
         }
-        let mut request = request;
+        // The request is the dispatch's own (`mut`): bound again, it took its room in this
+        // future twice.
         self.play(&mut request, Mode::Sent).await
     }
 

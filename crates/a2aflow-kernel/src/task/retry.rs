@@ -98,9 +98,12 @@ async fn attempt_once(
         Some(_) => Box::pin(gate::resumed(t, request, attempt, bounds)).await,
         None => None,
     };
+    // The send is boxed: inline, it would be most of this future, which then went over the
+    // 1,032 B glibc serves from its thread cache (a large block costs more, and consolidates
+    // the allocator's fast bins, with a thousand tasks in flight on every task).
     let first = match resumed {
         Some(resumed) => resumed,
-        None => send(t, request, content, attempt, None, bounds).await,
+        None => Box::pin(send(t, request, content, attempt, None, bounds)).await,
     };
     Box::pin(gate::settle(t, request, attempt, first, bounds)).await
 }
