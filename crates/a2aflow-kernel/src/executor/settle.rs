@@ -30,7 +30,7 @@ impl Executor {
             view,
             interrupt,
         } = done;
-        let view = self.emit_task_end(s, index, view).await;
+        let view = self.emit_task_end(s, index, *view).await;
         if let Some(i) = interrupt {
             self.interrupt_run(i);
         }
@@ -73,7 +73,7 @@ impl Executor {
         if matches!(self.state[done.step], StepState::Running(_)) {
             return; // a duplicate: its subtask is recorded already
         }
-        let view = done.view;
+        let view = *done.view;
         if view.context_id.is_some() || view.remote_task_id.is_some() {
             self.late_ids
                 .push((done.step, done.index, view.context_id, view.remote_task_id));

@@ -223,7 +223,7 @@ fn panicked_task(ctx: &RunContext, s: usize, i: usize, message: &str) -> TaskDon
     TaskDone {
         step: s,
         index: i,
-        view,
+        view: Box::new(view),
         interrupt: None,
     }
 }

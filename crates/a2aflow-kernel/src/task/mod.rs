@@ -26,7 +26,9 @@ use tokio::time::Instant;
 pub(crate) struct TaskDone {
     pub(crate) step: usize,
     pub(crate) index: usize,
-    pub(crate) view: TaskResultView,
+    /// Boxed: a job's result is moved half a dozen times on its way to the executor (the job's
+    /// output, the runtime's task cell, the join set, the wake-up); the view is most of it.
+    pub(crate) view: Box<TaskResultView>,
     pub(crate) interrupt: Option<Interrupt>,
 }
 
@@ -40,7 +42,7 @@ pub(crate) async fn run_task(t: TaskCtx, request: Box<TaskRequest>) -> TaskDone 
         return TaskDone {
             step: t.step,
             index: t.index,
-            view: view.clone(),
+            view: Box::new(view.clone()),
             interrupt: None,
         };
     }
@@ -70,7 +72,7 @@ pub(crate) async fn run_task(t: TaskCtx, request: Box<TaskRequest>) -> TaskDone 
     TaskDone {
         step: t.step,
         index: t.index,
-        view: *view,
+        view,
         interrupt,
     }
 }
