@@ -88,20 +88,25 @@ impl Executor {
             return view;
         }
         let name = self.name(s);
-        let (task_id, kind) = (Some(view.task_id.as_str()), EventKind::TaskStatusChanged);
+        // The two events of a task's end happen together: one time.
+        let at = self.ctx.hub.moment();
+        let event = (Some(name), Some(view.task_id.as_str()), at);
         self.ctx
             .hub
-            .emit_refilled(Some(name), task_id, kind, |p| {
+            .emit_refilled(event, EventKind::TaskStatusChanged, |p| {
                 refill::task_status_changed(p, name, index, &view.agent_name, view.status)
             })
             .await;
         let view = Arc::new(view);
+        let event = (Some(name), Some(view.task_id.as_str()), at);
+        let payload = || TaskResponseData {
+            step: name.to_owned(),
+            subtask_index: index,
+            result: view.clone(),
+        };
         self.ctx
-            .emit_task(name, &view.task_id, || TaskResponseData {
-                step: name.to_owned(),
-                subtask_index: index,
-                result: view.clone(),
-            })
+            .hub
+            .emit_payload_at(event, || payload().into())
             .await;
         unshared(view)
     }
