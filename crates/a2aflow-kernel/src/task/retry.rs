@@ -105,6 +105,10 @@ async fn attempt_once(
         Some(resumed) => resumed,
         None => Box::pin(send(t, request, content, attempt, None, bounds)).await,
     };
+    if t.run.gates.is_none() {
+        // Nothing parks at a gate: the send's result is the attempt's (no settling future).
+        return first;
+    }
     Box::pin(gate::settle(t, request, attempt, first, bounds)).await
 }
 
