@@ -450,7 +450,9 @@ impl InMemoryClient {
                 delivery.await;
             }
         }
-        let Some(script) = self.scripts.get(agent).or(self.default.as_ref()).cloned() else {
+        // The script is borrowed (a copy of it, and of its reply, took their room in this future
+        // across every wait); what a reply hands over is copied where it is used.
+        let Some(script) = self.scripts.get(agent).or(self.default.as_ref()) else {
             return Err(TaskFailure::new(Failure::new(
                 ErrorCode::WorkflowUnknownAgent,
                 format!("no script for agent '{agent}'"),
@@ -473,25 +475,33 @@ impl InMemoryClient {
         {
             return Err(with_ids(failure, Vec::new()));
         }
-        let mut reply = script.reply;
+        let mut reply = &script.reply;
         // The gates this task's follow-ups answered already (a task found again keeps them).
         let mut answered = self.follow_ups_of(task_id);
         while let ScriptedReply::Gate { gate, then } = reply {
             if answered == 0 {
-                let evidence = gate_evidence(gate, &remote_id, &context_id);
-                return Err(with_ids(gate_failure(gate), vec![evidence]));
+                let evidence = gate_evidence(*gate, &remote_id, &context_id);
+                return Err(with_ids(gate_failure(*gate), vec![evidence]));
             }
             answered -= 1;
-            reply = *then;
+            reply = then;
         }
         let mut received = Vec::new();
+        let negotiated_then: Box<ScriptedReply>;
         if let ScriptedReply::Negotiate { .. } = reply {
-            let negotiated =
-                self.negotiate(request, mode, reply, &context_id, &remote_id, &mut received);
-            reply = match Box::pin(negotiated).await {
-                Ok(then) => then,
+            let negotiated = self.negotiate(
+                request,
+                mode,
+                reply.clone(),
+                &context_id,
+                &remote_id,
+                &mut received,
+            );
+            negotiated_then = match Box::pin(negotiated).await {
+                Ok(then) => Box::new(then),
                 Err(failure) => return Err(with_ids(failure, received)),
             };
+            reply = &negotiated_then;
         }
         let result = match reply {
             ScriptedReply::Echo => {
@@ -551,19 +561,19 @@ impl InMemoryClient {
                 Ok(TaskOutcome {
                     context_id: Some(context_id.clone()),
                     remote_task_id: Some(remote_id.clone()),
-                    outputs,
+                    outputs: outputs.clone(),
                     received_messages: received,
                 })
             }
             ScriptedReply::Respond(evidence) => {
-                received.extend(evidence);
+                received.extend(evidence.iter().cloned());
                 Ok(TaskOutcome::from_evidence(
                     Some(context_id.clone()),
                     Some(remote_id.clone()),
                     received,
                 ))
             }
-            ScriptedReply::Fail(f) => Err(with_ids(f, received)),
+            ScriptedReply::Fail(f) => Err(with_ids(f.clone(), received)),
             ScriptedReply::Negotiate { .. } | ScriptedReply::Gate { .. } => Err(with_ids(
                 Failure::new(ErrorCode::WorkflowExecutionFailed, "unreachable script"),
                 received,

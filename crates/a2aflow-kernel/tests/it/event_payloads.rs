@@ -205,7 +205,10 @@ async fn events_that_happen_together_have_one_time() {
         assert!(requests.iter().all(|t| Some(*t) == start.time), "{step}");
         pairs += requests.len();
     }
-    for changed in events.iter().filter(|e| e.kind == EventKind::TaskStatusChanged) {
+    for changed in events
+        .iter()
+        .filter(|e| e.kind == EventKind::TaskStatusChanged)
+    {
         let (step, task) = (changed.step.as_deref().unwrap(), changed.task_id.as_deref());
         let responses = time_of(EventKind::TaskResponse, step, task);
         assert_eq!(responses, [changed.time.unwrap()], "{step} {task:?}");
