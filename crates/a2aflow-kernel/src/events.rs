@@ -290,7 +290,7 @@ impl EventHub {
             return self.journal(step, task_id, closed, payload());
         }
         if let Some(cb) = self.direct_callback() {
-            return self.call_back(cb, step, task_id, closed, payload);
+            return self.call_back(cb, (step, task_id, None), closed, payload);
         }
         let _delivery = self.delivery.lock().await;
         if closed.is_some_and(|c| c.load(Ordering::Acquire)) {
@@ -357,11 +357,12 @@ impl EventHub {
     /// An event for a callback sink (no hook, no finish hook): numbered, journaled and handed to
     /// the callback under the numbering lock alone. The callback is synchronous, so it sees the
     /// events in `seq` order without the async delivery lock.
+    /// The event's step and task id, and its time: `at` when given (see [`EventHub::moment`]),
+    /// else read at the event.
     fn call_back(
         &self,
         cb: &EventCallback,
-        step: Option<&str>,
-        task_id: Option<&str>,
+        (step, task_id, at): (Option<&str>, Option<&str>, Option<EventTime>),
         closed: Option<&AtomicBool>,
         payload: impl FnOnce() -> EventPayload,
     ) {
@@ -370,15 +371,35 @@ impl EventHub {
             return;
         }
         let payload = next.spare.payload(INERT_KIND, |slot| *slot = payload());
-        self.hand_over(cb, &mut next, EventTime::now(), step, task_id, payload);
+        let time = at.unwrap_or_else(EventTime::now);
+        self.hand_over(cb, &mut next, time, step, task_id, payload);
+    }
+
+    /// One time for events that happen together (a step's start and its tasks' requests, a
+    /// task's status change and its response), read once when they go straight to a callback
+    /// sink; `None` otherwise (each event then reads the clock as it is numbered).
+    pub(crate) fn moment(&self) -> Option<EventTime> {
+        self.direct_callback().map(|_| EventTime::now())
+    }
+
+    /// [`EventHub::emit_payload`] of an event that happened `at` (see [`EventHub::moment`]).
+    pub(crate) async fn emit_payload_at(
+        &self,
+        (step, task_id, at): (Option<&str>, Option<&str>, Option<EventTime>),
+        payload: impl FnOnce() -> EventPayload,
+    ) {
+        if let Some(cb) = self.direct_callback() {
+            return self.call_back(cb, (step, task_id, at), None, payload);
+        }
+        self.emit_payload(step, task_id, None, payload).await;
     }
 
     /// Emits one event whose payload `fill` writes into the last payload of `kind` a callback
-    /// sink handed back (reusing its strings: see `refill`), or into an inert one.
+    /// sink handed back (reusing its strings: see `refill`), or into an inert one. Its time is
+    /// `at` when given (see [`EventHub::moment`]).
     pub(crate) async fn emit_refilled(
         &self,
-        step: Option<&str>,
-        task_id: Option<&str>,
+        (step, task_id, at): (Option<&str>, Option<&str>, Option<EventTime>),
         kind: EventKind,
         fill: impl FnOnce(&mut EventPayload),
     ) {
@@ -388,7 +409,8 @@ impl EventHub {
         if let Some(cb) = self.direct_callback() {
             let mut next = self.numbering();
             let payload = next.spare.payload(kind, fill);
-            return self.hand_over(cb, &mut next, EventTime::now(), step, task_id, payload);
+            let time = at.unwrap_or_else(EventTime::now);
+            return self.hand_over(cb, &mut next, time, step, task_id, payload);
         }
         self.emit_payload(step, task_id, None, || filled(fill))
             .await;
@@ -823,16 +845,13 @@ impl EventEmitter {
     /// Emits one client event for this dispatch's step and task. Build the event only when
     /// [`EventEmitter::is_enabled`] is true; it is dropped otherwise.
     pub async fn emit(&self, event: ClientEvent) {
+        // Nothing to wait for with a callback sink: the event is handed over here.
+        let Some(event) = self.emit_at_once(event) else {
+            return;
+        };
         let Some(t) = &self.target else {
             return;
         };
-        if let Some(cb) = t.hub.direct_callback() {
-            // Nothing to wait for: the event is handed over here, no future is made.
-            let (step, task_id) = (Some(&*t.step), Some(&*t.task_id));
-            return t
-                .hub
-                .call_back(cb, step, task_id, Some(&self.closed), || event.into());
-        }
         // Boxed so that a client's futures, which call this at every step of an interaction,
         // do not carry the whole delivery inline; only an emitter with a sink allocates.
         Box::pin(
@@ -842,6 +861,22 @@ impl EventEmitter {
                 }),
         )
         .await;
+    }
+
+    /// Hands `event` to the run's callback sink at once when events go straight to one (then
+    /// there is nothing to wait for); otherwise gives it back, for [`EventEmitter::emit`]. An
+    /// emitter no one listens to drops it.
+    pub(crate) fn emit_at_once(&self, event: ClientEvent) -> Option<ClientEvent> {
+        let t = self.target.as_ref()?;
+        let Some(cb) = t.hub.direct_callback() else {
+            return Some(event);
+        };
+        let (step, task_id) = (Some(&*t.step), Some(&*t.task_id));
+        t.hub
+            .call_back(cb, (step, task_id, None), Some(&self.closed), || {
+                event.into()
+            });
+        None
     }
 
     /// Emits the client event `payload` builds, building it only when someone listens.

@@ -12,10 +12,11 @@ use crate::client::{
     AttachRequest, DispatchJournal, DispatchRequest, RemoteClient, SendIntent, TaskFailure,
     TaskOutcome,
 };
+use crate::events::EventEmitter;
 use a2aflow_model::a2a::{Artifact, Message, Part, Role, TaskState};
 use a2aflow_model::event_data::{LocalRequestData, LocalResponseData};
 use a2aflow_model::{
-    ErrorCode, Failure, Gate, MessageContent, NegotiationExchange, NegotiationReply,
+    ClientEvent, ErrorCode, Failure, Gate, MessageContent, NegotiationExchange, NegotiationReply,
     NegotiationRequest, Output, ReceivedKind, ReceivedMessage,
 };
 use async_trait::async_trait;
@@ -307,7 +308,7 @@ fn message_of(id: String, parts: Vec<Part>) -> Message {
 
 #[async_trait]
 impl RemoteClient for InMemoryClient {
-    async fn dispatch(&self, request: DispatchRequest<'_>) -> Result<TaskOutcome, TaskFailure> {
+    async fn dispatch(&self, mut request: DispatchRequest<'_>) -> Result<TaskOutcome, TaskFailure> {
         let agent = request.agent;
         let task_id = request.local_task_id;
         {
@@ -344,7 +345,8 @@ impl RemoteClient for InMemoryClient {
             Some(continues) => self.note_follow_up(&request, continues),
             None => self.note_initial(agent, task_id, &request.content),
         }
-        let mut request = request;
+        // The request is the dispatch's own (`mut`): bound again, it took its room in this
+        // future twice.
         self.play(&mut request, Mode::Sent).await
     }
 
@@ -372,6 +374,14 @@ impl RemoteClient for InMemoryClient {
             .push((agent.to_owned(), remote_task_id.to_owned()));
         Ok(())
     }
+}
+
+/// What is left of emitting `event` once a callback sink, when events go straight to one, was
+/// handed it: nothing, or [`EventEmitter::emit`] in a boxed future to await. A dispatch's future
+/// so keeps no room for the event (248 B) and its delivery across its waits.
+fn emit(events: &EventEmitter, event: ClientEvent) -> Option<impl Future<Output = ()> + Send + '_> {
+    let event = events.emit_at_once(event)?;
+    Some(Box::pin(events.emit(event)))
 }
 
 /// The failure of a task stopped at `gate`, as the engine client reports it.
@@ -432,18 +442,17 @@ impl InMemoryClient {
             received_messages: received,
         };
         if request.events.is_enabled() {
-            request
-                .events
-                .emit(
-                    LocalRequestData {
-                        agent: agent.to_owned(),
-                        content: request.content.clone(),
-                    }
-                    .into(),
-                )
-                .await;
+            let event = LocalRequestData {
+                agent: agent.to_owned(),
+                content: request.content.clone(),
+            };
+            if let Some(delivery) = emit(&request.events, event.into()) {
+                delivery.await;
+            }
         }
-        let Some(script) = self.scripts.get(agent).or(self.default.as_ref()).cloned() else {
+        // The script is borrowed (a copy of it, and of its reply, took their room in this future
+        // across every wait); what a reply hands over is copied where it is used.
+        let Some(script) = self.scripts.get(agent).or(self.default.as_ref()) else {
             return Err(TaskFailure::new(Failure::new(
                 ErrorCode::WorkflowUnknownAgent,
                 format!("no script for agent '{agent}'"),
@@ -466,25 +475,33 @@ impl InMemoryClient {
         {
             return Err(with_ids(failure, Vec::new()));
         }
-        let mut reply = script.reply;
+        let mut reply = &script.reply;
         // The gates this task's follow-ups answered already (a task found again keeps them).
         let mut answered = self.follow_ups_of(task_id);
         while let ScriptedReply::Gate { gate, then } = reply {
             if answered == 0 {
-                let evidence = gate_evidence(gate, &remote_id, &context_id);
-                return Err(with_ids(gate_failure(gate), vec![evidence]));
+                let evidence = gate_evidence(*gate, &remote_id, &context_id);
+                return Err(with_ids(gate_failure(*gate), vec![evidence]));
             }
             answered -= 1;
-            reply = *then;
+            reply = then;
         }
         let mut received = Vec::new();
+        let negotiated_then: Box<ScriptedReply>;
         if let ScriptedReply::Negotiate { .. } = reply {
-            let negotiated =
-                self.negotiate(request, mode, reply, &context_id, &remote_id, &mut received);
-            reply = match Box::pin(negotiated).await {
-                Ok(then) => then,
+            let negotiated = self.negotiate(
+                request,
+                mode,
+                reply.clone(),
+                &context_id,
+                &remote_id,
+                &mut received,
+            );
+            negotiated_then = match Box::pin(negotiated).await {
+                Ok(then) => Box::new(then),
                 Err(failure) => return Err(with_ids(failure, received)),
             };
+            reply = &negotiated_then;
         }
         let result = match reply {
             ScriptedReply::Echo => {
@@ -544,19 +561,19 @@ impl InMemoryClient {
                 Ok(TaskOutcome {
                     context_id: Some(context_id.clone()),
                     remote_task_id: Some(remote_id.clone()),
-                    outputs,
+                    outputs: outputs.clone(),
                     received_messages: received,
                 })
             }
             ScriptedReply::Respond(evidence) => {
-                received.extend(evidence);
+                received.extend(evidence.iter().cloned());
                 Ok(TaskOutcome::from_evidence(
                     Some(context_id.clone()),
                     Some(remote_id.clone()),
                     received,
                 ))
             }
-            ScriptedReply::Fail(f) => Err(with_ids(f, received)),
+            ScriptedReply::Fail(f) => Err(with_ids(f.clone(), received)),
             ScriptedReply::Negotiate { .. } | ScriptedReply::Gate { .. } => Err(with_ids(
                 Failure::new(ErrorCode::WorkflowExecutionFailed, "unreachable script"),
                 received,
@@ -567,17 +584,14 @@ impl InMemoryClient {
                 Ok(o) => o.received_messages.len(),
                 Err(f) => f.received_messages.len(),
             };
-            request
-                .events
-                .emit(
-                    LocalResponseData {
-                        agent: agent.to_owned(),
-                        ok: result.is_ok(),
-                        received_messages: n,
-                    }
-                    .into(),
-                )
-                .await;
+            let event = LocalResponseData {
+                agent: agent.to_owned(),
+                ok: result.is_ok(),
+                received_messages: n,
+            };
+            if let Some(delivery) = emit(&request.events, event.into()) {
+                delivery.await;
+            }
         }
         result
     }

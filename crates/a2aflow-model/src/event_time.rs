@@ -24,8 +24,13 @@ impl EventTime {
         let since = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap_or_default();
-        // u64 milliseconds last 584 million years.
-        EventTime(u64::try_from(since.as_millis()).unwrap_or(u64::MAX))
+        // Whole seconds and milliseconds, without `as_millis`'s 128-bit arithmetic (every event
+        // reads the clock). u64 milliseconds last 584 million years.
+        let ms = since
+            .as_secs()
+            .saturating_mul(1000)
+            .saturating_add(u64::from(since.subsec_millis()));
+        EventTime(ms)
     }
 
     /// Milliseconds since 1970-01-01T00:00:00Z.

@@ -58,9 +58,11 @@ impl Running {
     }
 }
 
+/// A step's state. `Running` is held inline: a step's record is one allocation fewer (the
+/// states are one allocation per run, a few dozen bytes per step).
 enum StepState {
     Waiting,
-    Running(Box<Running>),
+    Running(Running),
     Routing,
     Done,
     Skipped,

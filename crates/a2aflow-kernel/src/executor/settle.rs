@@ -30,7 +30,7 @@ impl Executor {
             view,
             interrupt,
         } = done;
-        let view = self.emit_task_end(s, index, view).await;
+        let view = self.emit_task_end(s, index, *view).await;
         if let Some(i) = interrupt {
             self.interrupt_run(i);
         }
@@ -73,7 +73,7 @@ impl Executor {
         if matches!(self.state[done.step], StepState::Running(_)) {
             return; // a duplicate: its subtask is recorded already
         }
-        let view = done.view;
+        let view = *done.view;
         if view.context_id.is_some() || view.remote_task_id.is_some() {
             self.late_ids
                 .push((done.step, done.index, view.context_id, view.remote_task_id));
@@ -88,20 +88,25 @@ impl Executor {
             return view;
         }
         let name = self.name(s);
-        let (task_id, kind) = (Some(view.task_id.as_str()), EventKind::TaskStatusChanged);
+        // The two events of a task's end happen together: one time.
+        let at = self.ctx.hub.moment();
+        let event = (Some(name), Some(view.task_id.as_str()), at);
         self.ctx
             .hub
-            .emit_refilled(Some(name), task_id, kind, |p| {
+            .emit_refilled(event, EventKind::TaskStatusChanged, |p| {
                 refill::task_status_changed(p, name, index, &view.agent_name, view.status)
             })
             .await;
         let view = Arc::new(view);
+        let event = (Some(name), Some(view.task_id.as_str()), at);
+        let payload = || TaskResponseData {
+            step: name.to_owned(),
+            subtask_index: index,
+            result: view.clone(),
+        };
         self.ctx
-            .emit_task(name, &view.task_id, || TaskResponseData {
-                step: name.to_owned(),
-                subtask_index: index,
-                result: view.clone(),
-            })
+            .hub
+            .emit_payload_at(event, || payload().into())
             .await;
         unshared(view)
     }

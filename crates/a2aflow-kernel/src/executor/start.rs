@@ -10,7 +10,7 @@ use crate::refill;
 use crate::task::{TaskDone, run_task};
 use crate::view::{fail_view, subtask_view};
 use a2aflow_model::{
-    ErrorCode, EventKind, Failure, StepResult, StepStatus, TaskInput, TaskOutcomeStatus,
+    ErrorCode, EventKind, EventTime, Failure, StepResult, StepStatus, TaskInput, TaskOutcomeStatus,
     TaskRequest, WorkflowInput,
 };
 use std::future::Future;
@@ -27,6 +27,8 @@ struct Starting {
     running: Running,
     /// When the step started (its `timeout` counts from here).
     started: Instant,
+    /// The time of its `step_start` event, for its tasks' `task_request` events.
+    at: Option<EventTime>,
 }
 
 impl Executor {
@@ -35,21 +37,23 @@ impl Executor {
         let ctx = self.ctx.clone();
         let step = ctx.step(s);
         let span = tracing::info_span!("step", step = %step.name);
+        // A step's start and its tasks' requests happen together: one time.
+        let at = ctx.hub.moment();
         ctx.hub
-            .emit_refilled(Some(&step.name), None, EventKind::StepStart, |p| {
+            .emit_refilled((Some(&step.name), None, at), EventKind::StepStart, |p| {
                 refill::step_start(p, &step.name, step.step_type)
             })
             .await;
         if let Some(done) = replayed_step(&ctx, &step.name) {
             // A resumed run: the step finished before the restart; it keeps its result.
-            self.state[s] = StepState::Running(Box::new(Running::new(0)));
+            self.state[s] = StepState::Running(Running::new(0));
             self.finish_step(s, done.status, done.task_results, done.failure)
                 .await;
             return;
         }
         let n = step.subtasks.len();
         if n == 0 {
-            self.state[s] = StepState::Running(Box::new(Running::new(0)));
+            self.state[s] = StepState::Running(Running::new(0));
             self.finish_step(s, StepStatus::Completed, Vec::new(), None)
                 .await;
             return;
@@ -60,6 +64,7 @@ impl Executor {
             span,
             running: Running::new(n),
             started: Instant::now(),
+            at,
         };
         for i in 0..n {
             // A run cancelled (or past its deadline) while its step was being started, e.g. by
@@ -120,9 +125,11 @@ impl Executor {
         let sub = &step.subtasks[i];
         let task_id = Some(request.local_task_id.as_str());
         ctx.hub
-            .emit_refilled(Some(&step.name), task_id, EventKind::TaskRequest, |p| {
-                refill::task_request(p, &step.name, sub, i, &request.local_task_id)
-            })
+            .emit_refilled(
+                (Some(&step.name), task_id, st.at),
+                EventKind::TaskRequest,
+                |p| refill::task_request(p, &step.name, sub, i, &request.local_task_id),
+            )
             .await;
         let token = ctx.run_token.child_token();
         let closed = Arc::new(AtomicBool::new(false));
@@ -161,7 +168,7 @@ impl Executor {
                 .await;
             return;
         }
-        self.state[s] = StepState::Running(Box::new(running));
+        self.state[s] = StepState::Running(running);
     }
 }
 
@@ -223,7 +230,7 @@ fn panicked_task(ctx: &RunContext, s: usize, i: usize, message: &str) -> TaskDon
     TaskDone {
         step: s,
         index: i,
-        view,
+        view: Box::new(view),
         interrupt: None,
     }
 }

@@ -26,7 +26,9 @@ use tokio::time::Instant;
 pub(crate) struct TaskDone {
     pub(crate) step: usize,
     pub(crate) index: usize,
-    pub(crate) view: TaskResultView,
+    /// Boxed: a job's result is moved half a dozen times on its way to the executor (the job's
+    /// output, the runtime's task cell, the join set, the wake-up); the view is most of it.
+    pub(crate) view: Box<TaskResultView>,
     pub(crate) interrupt: Option<Interrupt>,
 }
 
@@ -40,16 +42,17 @@ pub(crate) async fn run_task(t: TaskCtx, request: Box<TaskRequest>) -> TaskDone 
         return TaskDone {
             step: t.step,
             index: t.index,
-            view: view.clone(),
+            view: Box::new(view.clone()),
             interrupt: None,
         };
     }
-    // Boxed so every allocation of a task stays small (large futures make the allocator
-    // consolidate on every spawn; measured in benches/scheduling.rs).
+    // The view is boxed (it goes to the executor in its box: see `TaskDone`). `execute` is
+    // part of this future, which stays under the 1,032 B glibc serves from its thread cache
+    // (larger blocks make the allocator consolidate on every spawn; see benches/scheduling.rs).
     let mut view = Box::new(unnamed_view());
     let interrupt = match delegated::target_of(&t) {
         Some(target) => delegated::run_subtask(&t, target, *request, &mut view).await,
-        None => Box::pin(execute(&t, request, &mut view)).await,
+        None => execute(&t, request, &mut view).await,
     };
     let interrupt = own_timeout(&t, interrupt, &mut view);
     if let Some(i) = interrupt {
@@ -70,7 +73,7 @@ pub(crate) async fn run_task(t: TaskCtx, request: Box<TaskRequest>) -> TaskDone 
     TaskDone {
         step: t.step,
         index: t.index,
-        view: *view,
+        view,
         interrupt,
     }
 }

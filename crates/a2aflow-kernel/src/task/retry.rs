@@ -26,7 +26,7 @@ use tokio::time::Instant;
 pub(super) async fn attempts(
     t: &TaskCtx,
     request: &TaskRequest,
-    mut content: MessageContent,
+    content: &mut MessageContent,
     bounds: &mut Bounds<'_>,
 ) -> (Dispatched, u32) {
     let run = &*t.run;
@@ -39,31 +39,63 @@ pub(super) async fn attempts(
     let context_id = context_of(
         run,
         request,
-        &content,
+        content,
         journaled.map(|i| i.context_id.as_str()),
     );
-    let mut references: Vec<String> = run.durable.as_ref().map_or_else(Vec::new, |d| {
+    let references: Vec<String> = run.durable.as_ref().map_or_else(Vec::new, |d| {
         d.replay().earlier_attempts(&request.local_task_id).to_vec()
     });
-    let mut number = journaled.map_or(1, |i| i.attempt.max(1));
-    let mut journaled = journaled;
+    let first = Attempt {
+        number: journaled.map_or(1, |i| i.attempt.max(1)),
+        context_id: &context_id,
+        references: &references,
+        journaled,
+    };
+    let Some(policy) = policy.filter(|_| first.number < max) else {
+        // No attempt after this one: it is made here, in this future (no second boxed one; the
+        // attempt is not kept across the wait, so the future stays under 1,032 B).
+        let (number, content) = (first.number, std::mem::take(content));
+        return (
+            attempt_once(t, request, content, first, bounds).await,
+            number,
+        );
+    };
+    // Boxed: the retries' state is room in this future only for the tasks that may retry.
+    let retried = retried(t, request, content, policy, max, first, bounds);
+    Box::pin(retried).await
+}
+
+/// The attempts from `first` on, of a subtask whose `policy` allows `max` of them.
+async fn retried(
+    t: &TaskCtx,
+    request: &TaskRequest,
+    content: &mut MessageContent,
+    policy: &RetryPolicy,
+    max: u32,
+    first: Attempt<'_>,
+    bounds: &mut Bounds<'_>,
+) -> (Dispatched, u32) {
+    let run = &*t.run;
+    let mut references = first.references.to_vec();
+    let mut number = first.number;
+    let mut journaled = first.journaled;
     loop {
         // The last attempt takes the content; earlier ones send a copy.
         let sent = if number < max {
             content.clone()
         } else {
-            std::mem::take(&mut content)
+            std::mem::take(content)
         };
         let attempt = Attempt {
             number,
-            context_id: &context_id,
+            context_id: first.context_id,
             references: &references,
             journaled: journaled.take(),
         };
         let dispatched = Box::pin(attempt_once(t, request, sent, attempt, bounds)).await;
-        let Some(policy) = policy.filter(|_| number < max) else {
+        if number >= max {
             return (dispatched, number);
-        };
+        }
         let Some(retry) = retry_of(policy, &dispatched, number, bounds.deadline) else {
             return (dispatched, number);
         };
@@ -98,10 +130,17 @@ async fn attempt_once(
         Some(_) => Box::pin(gate::resumed(t, request, attempt, bounds)).await,
         None => None,
     };
+    // The send is boxed: inline, it would be most of this future, which then went over the
+    // 1,032 B glibc serves from its thread cache (a large block costs more, and consolidates
+    // the allocator's fast bins, with a thousand tasks in flight on every task).
     let first = match resumed {
         Some(resumed) => resumed,
-        None => send(t, request, content, attempt, None, bounds).await,
+        None => Box::pin(send(t, request, content, attempt, None, bounds)).await,
     };
+    if t.run.gates.is_none() {
+        // Nothing parks at a gate: the send's result is the attempt's (no settling future).
+        return first;
+    }
     Box::pin(gate::settle(t, request, attempt, first, bounds)).await
 }
 

@@ -168,3 +168,52 @@ async fn events_a_sink_kept_read_later_as_when_it_saw_them() {
     assert_eq!(decisions.len(), 5, "{decisions:#?}");
     assert!(decisions[1].contains("not c"), "{}", decisions[1]);
 }
+
+/// With a callback sink, events that happen together share one clock read: a step's start and
+/// its tasks' requests, a task's status change and its response. The sink here takes 3 ms over
+/// the first event of each pair, so events that each read the clock would differ.
+#[tokio::test]
+async fn events_that_happen_together_have_one_time() {
+    let rec = Recorder::default();
+    let keep = rec.callback();
+    let on_event: EventCallback = Arc::new(move |e: &Event| {
+        if matches!(e.kind, EventKind::StepStart | EventKind::TaskStatusChanged) {
+            std::thread::sleep(std::time::Duration::from_millis(3));
+        }
+        keep(e);
+    });
+    let result = run_with(RunOptions {
+        on_event: Some(on_event),
+        ..RunOptions::default()
+    })
+    .await;
+    assert!(result.success);
+    let events = rec.events();
+    let time_of = |kind: EventKind, step: &str, task: Option<&str>| -> Vec<_> {
+        events
+            .iter()
+            .filter(|e| e.kind == kind && e.step.as_deref() == Some(step))
+            .filter(|e| task.is_none() || e.task_id.as_deref() == task)
+            .map(|e| e.time.unwrap())
+            .collect()
+    };
+    let mut pairs = 0;
+    for start in events.iter().filter(|e| e.kind == EventKind::StepStart) {
+        let step = start.step.as_deref().unwrap();
+        let requests = time_of(EventKind::TaskRequest, step, None);
+        assert!(!requests.is_empty(), "{step}");
+        assert!(requests.iter().all(|t| Some(*t) == start.time), "{step}");
+        pairs += requests.len();
+    }
+    for changed in events
+        .iter()
+        .filter(|e| e.kind == EventKind::TaskStatusChanged)
+    {
+        let (step, task) = (changed.step.as_deref().unwrap(), changed.task_id.as_deref());
+        let responses = time_of(EventKind::TaskResponse, step, task);
+        assert_eq!(responses, [changed.time.unwrap()], "{step} {task:?}");
+        pairs += 1;
+    }
+    // Every task is in two pairs.
+    assert_eq!(pairs, 2 * 4);
+}
