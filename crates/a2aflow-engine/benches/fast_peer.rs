@@ -1,6 +1,14 @@
 //! The client's own cost, against a peer that costs next to nothing per request
-//! ([`FastPeer`]: canned COMPLETED tasks, only the ids put in), beside a bare hyper loop against
-//! the same peer in the same process — the limit.
+//! ([`FastPeer`]: canned COMPLETED tasks, only the ids put in), beside a bare hyper loop and wrk
+//! against the same peer — the limits.
+//!
+//! Where the peer runs (the `peer` module): by default in a process of its own (this binary
+//! re-run), pinned to CPU 0 with `taskset`, while this process — the engine, the bare loops and
+//! wrk — is pinned to the other CPUs, so that every client meets the same peer on a core of its
+//! own and what is measured is the client. `A2AFLOW_BENCH_PEER=in-process` serves the peer on
+//! the bench's own runtime instead (the figures before 2026-12-06). On a shared machine, run it
+//! under `chrt -f 10` (SCHED_FIFO): at `nice -n -10` the two processes' request ping-pong still
+//! waits behind other builds, and the wall time of a run was 2–3× its CPU time.
 //!
 //! Cases (criterion, elements = SendMessage calls):
 //! - `send_64/bare_jsonrpc`, `send_64/bare_http_json`: [`CALLS`] SendMessage calls with 64 in
@@ -12,29 +20,40 @@
 //!   protocol crate's transport of that binding (what the engine client sends each through).
 //! - `wide_1000_cold/engine`: one cold run of a one-step workflow with 1,000 subtasks: the card
 //!   fetched, a fresh HTTP client and engine client (no pooled connection), the kernel run over
-//!   JSON-RPC; `wide_1000_cold/bare`: 1,000 calls with 64 in flight from a fresh bare client;
+//!   JSON-RPC with the kernel's default of no bound on remote tasks in flight;
+//!   `wide_1000_cold/bare`: 1,000 calls with 64 in flight from a fresh bare client;
 //!   `wide_1000_cold/engine_in_flight_64`: the engine run with at most 64 remote tasks in flight
-//!   (`RunOptions::max_concurrent_remote_tasks`; unbounded by default, so the default run opens
-//!   up to one HTTP/1 connection per subtask); `wide_1000_cold/engine_grpc` and
-//!   `wide_1000_cold/bare_tonic`: the same over gRPC (one HTTP/2 connection).
+//!   (`RunOptions::max_concurrent_remote_tasks`, the facade's `EngineConfig` default);
+//!   `wide_1000_cold/engine_grpc` and `wide_1000_cold/bare_tonic`: the same over gRPC (one
+//!   HTTP/2 connection).
 //!
-//! Then alternating pairs per comparison (the client first in even pairs, the bare loop first in
-//! odd ones), each printed as `BENCH fast_peer/<name>=<client ÷ bare throughput>` (median of
-//! `A2AFLOW_BENCH_PAIRS`, default 9). Before anything else, the first (cold, fresh process) engine
-//! run is measured for memory: `BENCH fast_peer/wide_1000_cold_peak_bytes_per_task` is the
-//! process's peak resident set during that run above its resident set before it, ÷ 1,000 (peer
-//! included; `/proc/self/clear_refs` resets the peak).
+//! Before anything else, the first (cold, fresh process) engine run is measured for memory:
+//! `BENCH fast_peer/wide_1000_cold_peak_bytes_per_task` is the client process's peak resident set
+//! during that run above its resident set before it, ÷ 1,000 (`/proc/<pid>/clear_refs` resets
+//! the peak; the peer included only in process), and `…_peer_peak_bytes_per_task` the peer
+//! process's. `A2AFLOW_BENCH_COLD_IN_FLIGHT=N` gives that run a limit of `N` remote tasks in
+//! flight (unset: unbounded).
 //!
-//! `A2AFLOW_BENCH_COLD_IN_FLIGHT=N` gives that first measured run a limit of `N` remote tasks in
-//! flight (unset: unbounded). With `A2AFLOW_BENCH_WRK_SECS=S` and `wrk` on the `PATH`, wrk posts
-//! one fixed JSON-RPC SendMessage for `S` seconds (`-t1 -c64`, keep-alive) at the same peer, and
-//! the cold engine runs (unbounded and at 64 in flight, median of the pairs' runs) are put beside
-//! its rate: `BENCH fast_peer/wide_1000_cold_vs_wrk…`.
+//! Then the rates: with `A2AFLOW_BENCH_WRK_SECS=S` and `wrk` on the `PATH`, wrk posts one fixed
+//! JSON-RPC SendMessage for `S` seconds (`-t1 -c64`, keep-alive) at the peer; then the warm bare
+//! loop, the cold bare loop, and the engine cold and warm (the engine client and its pool kept
+//! from run to run), unbounded and at 64 in flight, each in rounds (median of
+//! `A2AFLOW_BENCH_PAIRS` runs), printed beside wrk's rate as `BENCH fast_peer/<case>_vs_wrk` with
+//! the client's and the peer's CPU time per run; and the medians of the cold runs' two phases
+//! (card fetch and clients, kernel run).
 //!
-//! Run with `cargo bench -p a2aflow-engine --bench fast_peer`; for instruction counts of the gRPC
-//! cases alone, see `support::repeat_from_env` (`A2AFLOW_BENCH_REPEAT`).
+//! Then the criterion cases, then alternating pairs per comparison (the client first in even
+//! pairs, the bare loop first in odd ones), each printed as `BENCH fast_peer/<name>=<client ÷ bare
+//! throughput>` (median of `A2AFLOW_BENCH_PAIRS`, default 9), then the connections one run of
+//! each cold case opens.
+//!
+//! Run with `cargo bench -p a2aflow-engine --bench fast_peer`; for instruction counts of one case
+//! alone (the client's only, with the peer in its own process), see `support::repeat_from_env`
+//! (`A2AFLOW_BENCH_REPEAT`).
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "fast_peer/peer.rs"]
+mod peer;
 mod support;
 
 use a2a_pb::a2a_service_client::A2aServiceClient;
@@ -51,9 +70,10 @@ use criterion::{Criterion, Throughput, criterion_group};
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
+use peer::Peer;
 use serde_json::Value;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// SendMessage calls per `send_64` iteration.
@@ -193,10 +213,10 @@ async fn transport_calls(transport: Arc<dyn Transport>, calls: usize) {
     .await;
 }
 
-async fn transport_of(peer: &FastPeer, binding: Binding) -> Arc<dyn Transport> {
+async fn transport_of(card_url: &str, binding: Binding) -> Arc<dyn Transport> {
     let http = HttpClient::new().unwrap();
     let card = http
-        .fetch_agent_card(&peer.card_url(), &CallOptions::default())
+        .fetch_agent_card(card_url, &CallOptions::default())
         .await
         .unwrap();
     let transport = plain_connect(&card, &http, binding).unwrap();
@@ -247,12 +267,12 @@ fn wide() -> Arc<Workflow> {
     })
 }
 
-/// One cold engine run over `binding`: the card fetched, a fresh HTTP and engine client, the
-/// kernel run.
-async fn engine_cold(card_url: String, binding: Binding, in_flight: Option<usize>) {
+/// The engine client of one agent over `binding`: the card fetched, a fresh HTTP client and
+/// engine client (no pooled connection).
+async fn engine_client(card_url: &str, binding: Binding) -> Arc<A2aEngineClient> {
     let http = HttpClient::new().unwrap();
     let card = http
-        .fetch_agent_card(&card_url, &CallOptions::default())
+        .fetch_agent_card(card_url, &CallOptions::default())
         .await
         .unwrap();
     let transport = plain_connect(&card, &http, binding).unwrap();
@@ -260,25 +280,37 @@ async fn engine_cold(card_url: String, binding: Binding, in_flight: Option<usize
         .unwrap()
         .with_agent(&card, transport)
         .unwrap();
+    Arc::new(client)
+}
+
+/// The kernel run of the wide workflow through `client`.
+async fn engine_run(client: Arc<A2aEngineClient>, in_flight: Option<usize>) {
     let options = RunOptions {
         timeout: Duration::from_secs(120),
         max_concurrent_remote_tasks: in_flight,
         ..RunOptions::default()
     };
-    let result = run(
-        wide(),
-        RunInput::default(),
-        Arc::new(Host),
-        Arc::new(client),
-        options,
-    )
-    .await;
+    let result = run(wide(), RunInput::default(), Arc::new(Host), client, options).await;
     assert!(result.success, "{:?}", result.failure);
 }
 
-/// `VmRSS` or `VmHWM` of this process, in bytes.
-fn proc_status_bytes(field: &str) -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+/// One cold engine run over `binding`: the card fetched, a fresh HTTP and engine client, the
+/// kernel run. Returns how long the card fetch and the clients took, and how long the run.
+async fn engine_cold(
+    card_url: String,
+    binding: Binding,
+    in_flight: Option<usize>,
+) -> (Duration, Duration) {
+    let t0 = Instant::now();
+    let client = engine_client(&card_url, binding).await;
+    let t1 = Instant::now();
+    engine_run(client, in_flight).await;
+    (t1 - t0, t1.elapsed())
+}
+
+/// `VmRSS` or `VmHWM` of process `pid` (`self` for this one), in bytes.
+fn proc_status_bytes(pid: &str, field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let kib: u64 = status
         .lines()
         .find_map(|l| l.strip_prefix(field))?
@@ -290,13 +322,21 @@ fn proc_status_bytes(field: &str) -> Option<u64> {
     Some(kib * 1024)
 }
 
-/// The peak resident set `f` adds above the resident set before it, in bytes (`None` when the
-/// peak cannot be reset on this system).
-fn peak_growth(f: &dyn Fn()) -> Option<u64> {
-    std::fs::write("/proc/self/clear_refs", "5").ok()?;
-    let before = proc_status_bytes("VmRSS:")?;
+/// The peak resident set `f` adds above the resident set before it, in bytes, of each of
+/// `pids` (`None` for one whose peak cannot be reset on this system).
+fn peak_growth(pids: &[String], f: &dyn Fn()) -> Vec<Option<u64>> {
+    let before: Vec<Option<u64>> = pids
+        .iter()
+        .map(|pid| {
+            std::fs::write(format!("/proc/{pid}/clear_refs"), "5").ok()?;
+            proc_status_bytes(pid, "VmRSS:")
+        })
+        .collect();
     f();
-    Some(proc_status_bytes("VmHWM:")?.saturating_sub(before))
+    pids.iter()
+        .zip(before)
+        .map(|(pid, before)| Some(proc_status_bytes(pid, "VmHWM:")?.saturating_sub(before?)))
+        .collect()
 }
 
 /// wrk's requests per second against `url` for `secs` seconds (`-t1 -c64`, one fixed
@@ -325,20 +365,71 @@ fn wrk_rate(url: &str, secs: u64) -> Option<f64> {
         .and_then(|v| v.trim().parse().ok())
 }
 
-/// The cold engine's rate (subtasks per second, median of `runs` runs of `engine`) ÷ `wrk`.
-fn against_wrk(name: &str, runs: usize, engine: &dyn Fn(), wrk: f64) {
-    let walls: Vec<f64> = (0..runs.max(1))
-        .map(|_| {
+/// One case of the rate table: its name, the calls (or subtasks) of one run, and the run.
+struct Rate<'a> {
+    name: &'a str,
+    calls: usize,
+    run: &'a dyn Fn(),
+}
+
+/// Each case's rate (calls per second, median of `rounds` runs; the cases run in rounds, each
+/// round from the next case on, so the machine's drift falls on all of them), ÷ wrk's when
+/// there is a wrk rate; then the client's and the peer's CPU time per run of each case (clock
+/// ticks of `/proc/<pid>/stat`, summed over the rounds).
+fn rates(cases: &[Rate<'_>], rounds: usize, wrk: Option<f64>, peer: &Peer) {
+    for case in cases {
+        (case.run)();
+    }
+    let rounds = rounds.max(1);
+    let mut walls = vec![Vec::new(); cases.len()];
+    let mut cpu = vec![(0u64, 0u64); cases.len()];
+    for round in 0..rounds {
+        for k in 0..cases.len() {
+            let i = (round + k) % cases.len();
+            let (own, theirs) = (peer::cpu_ticks("self"), peer.cpu_ticks());
             let t0 = Instant::now();
-            engine();
-            t0.elapsed().as_secs_f64()
-        })
-        .collect();
-    let rate = WIDE as f64 / median(&walls);
+            (cases[i].run)();
+            walls[i].push(t0.elapsed().as_secs_f64());
+            let (own2, theirs2) = (peer::cpu_ticks("self"), peer.cpu_ticks());
+            cpu[i].0 += own2.zip(own).map_or(0, |(b, a)| b - a);
+            cpu[i].1 += theirs2.zip(theirs).map_or(0, |(b, a)| b - a);
+        }
+    }
+    let tick_ms = 1_000.0 / 100.0; // USER_HZ
+    for ((case, wall), (own, theirs)) in cases.iter().zip(&walls).zip(&cpu) {
+        let mid = median(wall);
+        let rate = case.calls as f64 / mid;
+        let line = match wrk {
+            Some(wrk) => format!(
+                "BENCH fast_peer/{}_vs_wrk={:.2} ({rate:.0}/s ÷ wrk's {wrk:.0} req/s",
+                case.name,
+                rate / wrk
+            ),
+            None => format!("BENCH fast_peer/{}_rate={rate:.0}/s (", case.name),
+        };
+        println!(
+            "{line}, median of {rounds} runs of {} calls, {}; per run: wall {:.1} ms, client CPU \
+             {:.1} ms, peer CPU {:.1} ms)",
+            case.calls,
+            peer.arrangement(),
+            mid * 1e3,
+            *own as f64 * tick_ms / rounds as f64,
+            *theirs as f64 * tick_ms / rounds as f64,
+        );
+    }
+}
+
+/// The median of the card-fetch-and-clients and the run durations of cold engine runs.
+fn print_phases(name: &str, phases: &Mutex<Vec<(Duration, Duration)>>) {
+    let phases = phases.lock().unwrap();
+    let setup: Vec<f64> = phases.iter().map(|p| p.0.as_secs_f64() * 1e3).collect();
+    let run: Vec<f64> = phases.iter().map(|p| p.1.as_secs_f64() * 1e3).collect();
     println!(
-        "BENCH fast_peer/{name}={:.2} engine ÷ wrk ({rate:.0} subtasks/s ÷ {wrk:.0} req/s, median of {} runs)",
-        rate / wrk,
-        walls.len()
+        "BENCH fast_peer/{name}_phases=card fetch and clients {:.2} ms, kernel run {:.1} ms \
+         (medians of {} cold runs)",
+        median(&setup),
+        median(&run),
+        phases.len()
     );
 }
 
@@ -394,20 +485,23 @@ fn paired(name: &str, pairs: usize, client: &dyn Fn(), bare: &dyn Fn()) {
 }
 
 fn bench(c: &mut Criterion) {
+    // The peer first: in its own process, pinned, before the runtime's threads exist.
+    let child = Peer::child();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
-    let peer = rt.block_on(FastPeer::spawn()).unwrap();
-    let jsonrpc = rt.block_on(transport_of(&peer, Binding::JsonRpc));
-    let http_json = rt.block_on(transport_of(&peer, Binding::HttpJson));
-    let grpc = rt.block_on(transport_of(&peer, Binding::Grpc));
+    let peer = child.unwrap_or_else(|| Peer::InProcess(rt.block_on(FastPeer::spawn()).unwrap()));
+    let card_url = peer.card_url();
+    let jsonrpc = rt.block_on(transport_of(&card_url, Binding::JsonRpc));
+    let http_json = rt.block_on(transport_of(&card_url, Binding::HttpJson));
+    let grpc = rt.block_on(transport_of(&card_url, Binding::Grpc));
     let bare = rt.block_on(async { bare_client() });
     let grpc_url = peer.grpc_url();
     let tonic = rt.block_on(async { bare_tonic(&grpc_url) });
     let rpc_url = peer.jsonrpc_url();
     let rest_url = format!("{}/message:send", peer.rest_url());
-    let card_url = peer.card_url();
+    let warm = rt.block_on(engine_client(&card_url, Binding::JsonRpc));
 
     let bare_rpc = || rt.block_on(bare_calls(bare.clone(), rpc_url.clone(), true, CALLS));
     let bare_rest = || rt.block_on(bare_calls(bare.clone(), rest_url.clone(), false, CALLS));
@@ -415,25 +509,43 @@ fn bench(c: &mut Criterion) {
     let via_rest = || rt.block_on(transport_calls(http_json.clone(), CALLS));
     let bare_grpc = || rt.block_on(bare_grpc_calls(tonic.clone(), CALLS));
     let via_grpc = || rt.block_on(transport_calls(grpc.clone(), CALLS));
-    let engine = || rt.block_on(engine_cold(card_url.clone(), Binding::JsonRpc, None));
-    let engine_64 = || {
-        let limit = Some(IN_FLIGHT);
-        rt.block_on(engine_cold(card_url.clone(), Binding::JsonRpc, limit));
+    let phases = Mutex::new(Vec::new());
+    let phases_64 = Mutex::new(Vec::new());
+    let engine = || {
+        let p = rt.block_on(engine_cold(card_url.clone(), Binding::JsonRpc, None));
+        phases.lock().unwrap().push(p);
     };
+    let engine_64 = || {
+        let p = rt.block_on(engine_cold(
+            card_url.clone(),
+            Binding::JsonRpc,
+            Some(IN_FLIGHT),
+        ));
+        phases_64.lock().unwrap().push(p);
+    };
+    let engine_warm = || rt.block_on(engine_run(warm.clone(), None));
+    let engine_warm_64 = || rt.block_on(engine_run(warm.clone(), Some(IN_FLIGHT)));
     let bare_cold = || rt.block_on(bare_calls(bare_client(), rpc_url.clone(), true, WIDE));
-    let engine_grpc = || rt.block_on(engine_cold(card_url.clone(), Binding::Grpc, None));
+    let engine_grpc = || {
+        rt.block_on(engine_cold(card_url.clone(), Binding::Grpc, None));
+    };
     let bare_tonic_cold = || {
         rt.block_on(async { bare_grpc_calls(bare_tonic(&grpc_url), WIDE).await });
     };
 
-    let cases: [(&str, &dyn Fn()); 4] = [
+    let cases: [(&str, &dyn Fn()); 9] = [
         ("send_64/grpc", &via_grpc),
         ("send_64/bare_tonic", &bare_grpc),
+        ("send_64/bare_jsonrpc", &bare_rpc),
         ("wide_1000_cold/engine_grpc", &engine_grpc),
         ("wide_1000_cold/bare_tonic", &bare_tonic_cold),
+        ("wide_1000_cold/engine", &engine),
+        ("wide_1000_cold/engine_in_flight_64", &engine_64),
+        ("wide_1000_cold/bare", &bare_cold),
+        ("wide_1000_warm/engine_in_flight_64", &engine_warm_64),
     ];
     if support::repeat_from_env(&cases) {
-        rt.block_on(async { peer.shutdown().await.unwrap() });
+        peer.shutdown(&rt);
         return;
     }
 
@@ -444,23 +556,77 @@ fn bench(c: &mut Criterion) {
     let first = || {
         rt.block_on(engine_cold(card_url.clone(), Binding::JsonRpc, first_limit));
     };
-    if let Some(bytes) = peak_growth(&first) {
-        let limit = first_limit.map_or("unbounded".to_owned(), |n| format!("{n} in flight"));
+    let mut pids = vec!["self".to_owned()];
+    pids.extend(peer.pid().map(|pid| pid.to_string()));
+    let grown = peak_growth(&pids, &first);
+    let limit = first_limit.map_or("unbounded".to_owned(), |n| format!("{n} in flight"));
+    if let Some(bytes) = grown[0] {
         println!(
             "BENCH fast_peer/wide_1000_cold_peak_bytes_per_task={} bytes, peak RSS growth of the \
-             first cold run ({limit}) ÷ {WIDE}, peer in process",
+             first cold run ({limit}) ÷ {WIDE}, {}",
+            bytes / WIDE as u64,
+            match peer {
+                Peer::InProcess(_) => "client and peer (in process)",
+                Peer::Child(_) => "the client's process alone",
+            }
+        );
+    }
+    if let Some(Some(bytes)) = grown.get(1) {
+        println!(
+            "BENCH fast_peer/wide_1000_cold_peer_peak_bytes_per_task={} bytes, the peer's \
+             process over the same run",
             bytes / WIDE as u64
         );
     }
     let wrk_secs = std::env::var("A2AFLOW_BENCH_WRK_SECS")
         .ok()
         .and_then(|v| v.parse::<u64>().ok());
-    if let Some(wrk) = wrk_secs.and_then(|secs| wrk_rate(&rpc_url, secs)) {
-        println!("BENCH fast_peer/wrk_jsonrpc_rps={wrk:.0} requests/s (-t1 -c64)");
-        let runs = pair_count();
-        against_wrk("wide_1000_cold_vs_wrk", runs, &engine, wrk);
-        against_wrk("wide_1000_cold_in_flight_64_vs_wrk", runs, &engine_64, wrk);
+    let wrk = wrk_secs.and_then(|secs| wrk_rate(&rpc_url, secs));
+    if let Some(wrk) = wrk {
+        println!(
+            "BENCH fast_peer/wrk_jsonrpc_rps={wrk:.0} requests/s (-t1 -c64, {})",
+            peer.arrangement()
+        );
     }
+    rates(
+        &[
+            Rate {
+                name: "bare_warm",
+                calls: CALLS,
+                run: &bare_rpc,
+            },
+            Rate {
+                name: "bare_cold",
+                calls: WIDE,
+                run: &bare_cold,
+            },
+            Rate {
+                name: "wide_1000_cold",
+                calls: WIDE,
+                run: &engine,
+            },
+            Rate {
+                name: "wide_1000_cold_in_flight_64",
+                calls: WIDE,
+                run: &engine_64,
+            },
+            Rate {
+                name: "wide_1000_warm",
+                calls: WIDE,
+                run: &engine_warm,
+            },
+            Rate {
+                name: "wide_1000_warm_in_flight_64",
+                calls: WIDE,
+                run: &engine_warm_64,
+            },
+        ],
+        pair_count(),
+        wrk,
+        &peer,
+    );
+    print_phases("wide_1000_cold", &phases);
+    print_phases("wide_1000_cold_in_flight_64", &phases_64);
 
     let mut group = c.benchmark_group("send_64");
     group.sample_size(10);
@@ -510,12 +676,17 @@ fn bench(c: &mut Criterion) {
         peer.sends(),
         peer.total_connections()
     );
-    rt.block_on(async { peer.shutdown().await.unwrap() });
+    peer.shutdown(&rt);
 }
 
 criterion_group!(benches, bench);
 
+// `criterion_main!`, except that the same binary, re-run with `peer::CHILD_ENV`, is the peer.
 fn main() {
+    if std::env::var_os(peer::CHILD_ENV).is_some() {
+        peer::serve_child();
+        return;
+    }
     benches();
     Criterion::default().configure_from_args().final_summary();
 }

@@ -3,8 +3,18 @@
 //!
 //! The connection pool belongs to the client: clones share it, and when the last clone (and the
 //! last transport holding one) is dropped, its idle connections close.
+//!
+//! Unary requests to one origin queue for a connection: at most
+//! [`HttpClientBuilder::unary_per_origin`] of them (default
+//! [`DEFAULT_UNARY_PER_ORIGIN`]) are on their way at once, so a burst takes the next connection
+//! to come idle instead of opening one per request (hyper-util's pool starts a connect for every
+//! request that finds none idle, and finishes it even when an idle one wins). A request that has
+//! waited [`UNARY_QUEUE_PATIENCE`] goes on without its turn, as before: the queue never holds a
+//! request behind long ones (a blocking SendMessage holds its connection for the whole task).
+//! Streams do not queue: each holds its connection for as long as it is open.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use a2aflow_model::Failure;
@@ -17,6 +27,7 @@ use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
 use crate::envelope::classify_error_body;
@@ -29,6 +40,73 @@ use crate::wirelog::WireLog;
 
 /// The well-known path of the public agent card.
 pub const AGENT_CARD_PATH: &str = "/.well-known/agent-card.json";
+
+/// Unary requests on their way to one origin at once, by default (see the module header).
+pub const DEFAULT_UNARY_PER_ORIGIN: usize = 64;
+
+/// How long a unary request waits for its turn at a busy origin before it goes on without it.
+pub const UNARY_QUEUE_PATIENCE: Duration = Duration::from_millis(100);
+
+/// Origins whose queues are kept while nobody waits in them; past this many, idle ones are
+/// dropped (a client that talks to many origins does not keep a queue for each).
+const MAX_IDLE_ORIGIN_QUEUES: usize = 256;
+
+/// An origin: a URI's scheme and authority.
+type Origin = (Option<http::uri::Scheme>, Option<http::uri::Authority>);
+
+/// The per-origin queues of unary requests (see the module header).
+struct OriginQueues {
+    per_origin: usize,
+    patience: Duration,
+    queues: Mutex<HashMap<Origin, Arc<Semaphore>>>,
+}
+
+impl OriginQueues {
+    fn new(per_origin: Option<usize>, patience: Duration) -> Option<Self> {
+        per_origin
+            .filter(|&n| n > 0)
+            .map(|per_origin| OriginQueues {
+                // A semaphore holds at most `MAX_PERMITS`; more is no bound at all anyway.
+                per_origin: per_origin.min(Semaphore::MAX_PERMITS),
+                patience,
+                queues: Mutex::new(HashMap::new()),
+            })
+    }
+
+    /// The queue of `uri`'s origin (scheme and authority).
+    fn queue(&self, uri: &Uri) -> Arc<Semaphore> {
+        // Both parts are cheap to clone (the authority shares the URI's bytes).
+        let key = (uri.scheme().cloned(), uri.authority().cloned());
+        // A poisoned lock only means another request panicked while holding it: the map itself
+        // is always whole (each operation below is one call on it).
+        let mut queues = self
+            .queues
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(queue) = queues.get(&key) {
+            return queue.clone();
+        }
+        if queues.len() >= MAX_IDLE_ORIGIN_QUEUES {
+            queues.retain(|_, q| Arc::strong_count(q) > 1);
+        }
+        let queue = Arc::new(Semaphore::new(self.per_origin));
+        queues.insert(key, queue.clone());
+        queue
+    }
+
+    /// Waits for a turn at `uri`'s origin, at most the patience; `None` when it ran out (the
+    /// request goes on without one).
+    async fn turn(&self, uri: &Uri) -> Option<OwnedSemaphorePermit> {
+        let queue = self.queue(uri);
+        if let Ok(permit) = queue.clone().try_acquire_owned() {
+            return Some(permit);
+        }
+        tokio::time::timeout(self.patience, queue.acquire_owned())
+            .await
+            .ok()
+            .and_then(Result::ok)
+    }
+}
 
 pub(crate) type Connector = ConnectTimeout<HttpsConnector<HttpConnector>>;
 
@@ -50,6 +128,8 @@ struct Inner {
     headers: Option<Arc<dyn RequestHeaders>>,
     wire: WireTap,
     send_version: bool,
+    /// The per-origin queues of unary requests; `None` when turned off.
+    unary_queues: Option<OriginQueues>,
 }
 
 /// The wire log and the agent label its lines carry.
@@ -93,6 +173,8 @@ pub struct HttpClientBuilder {
     headers: Option<Arc<dyn RequestHeaders>>,
     wire: WireTap,
     send_version: bool,
+    unary_per_origin: Option<usize>,
+    unary_patience: Duration,
 }
 
 impl Default for HttpClientBuilder {
@@ -103,11 +185,22 @@ impl Default for HttpClientBuilder {
             headers: None,
             wire: WireTap::default(),
             send_version: true,
+            unary_per_origin: Some(DEFAULT_UNARY_PER_ORIGIN),
+            unary_patience: UNARY_QUEUE_PATIENCE,
         }
     }
 }
 
 impl HttpClientBuilder {
+    /// At most this many unary requests on their way to one origin at once (default
+    /// [`DEFAULT_UNARY_PER_ORIGIN`]); the others wait for a turn, at most
+    /// [`UNARY_QUEUE_PATIENCE`] each, then go on without it. `None` or `Some(0)`: no queue, every
+    /// request that finds no idle connection opens one. Streams never queue.
+    pub fn unary_per_origin(mut self, limit: Option<usize>) -> Self {
+        self.unary_per_origin = limit;
+        self
+    }
+
     /// Logs every request, response and SSE event through this (redacting) wire log, labelled
     /// with `agent`. Off by default.
     pub fn wire_log(mut self, log: WireLog, agent: impl Into<String>) -> Self {
@@ -172,6 +265,7 @@ impl HttpClientBuilder {
                 headers: self.headers,
                 wire: self.wire,
                 send_version: self.send_version,
+                unary_queues: OriginQueues::new(self.unary_per_origin, self.unary_patience),
             }),
         })
     }
@@ -418,6 +512,11 @@ impl HttpClient {
     ) -> Result<Reply, TransportError> {
         let (deadline, phase, after) = effective_deadline(opts, self.inner.limits.request_timeout);
         let work = async {
+            // The turn is held until the body is read: the connection is busy until then.
+            let _turn = match &self.inner.unary_queues {
+                Some(queues) => queues.turn(out.uri).await,
+                None => None,
+            };
             let resp = self.send(&out, opts).await?;
             let status = resp.status();
             let (parts, incoming) = resp.into_parts();
@@ -884,6 +983,103 @@ mod tests {
         assert!(parse_uri("https://a.example/x").is_ok());
         assert!(parse_uri("ftp://a/x").is_err());
         assert!(parse_uri("a/x").is_err());
+    }
+
+    /// A plain HTTP/1 server on loopback whose every request waits for `gate` (when given)
+    /// and is then answered `{}`; returns its URL and its count of accepted connections.
+    async fn counting_server(
+        gate: Option<Arc<tokio::sync::Barrier>>,
+    ) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/x", listener.local_addr().unwrap());
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let count = accepted.clone();
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                count.fetch_add(1, Ordering::SeqCst);
+                let gate = gate.clone();
+                tokio::spawn(async move {
+                    let answer = hyper::service::service_fn(move |_req| {
+                        let gate = gate.clone();
+                        async move {
+                            if let Some(gate) = gate {
+                                gate.wait().await;
+                            }
+                            Ok::<_, std::convert::Infallible>(Response::new(Full::new(
+                                Bytes::from_static(b"{}"),
+                            )))
+                        }
+                    });
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), answer)
+                        .await;
+                });
+            }
+        });
+        (url, accepted)
+    }
+
+    /// `calls` GET requests to `url` at once through `client`, each read whole.
+    async fn burst(client: &HttpClient, url: &str, calls: usize) {
+        let uri: Uri = url.parse().unwrap();
+        let requests = (0..calls).map(|_| {
+            let (client, uri) = (client.clone(), uri.clone());
+            tokio::spawn(async move {
+                let out = Outgoing {
+                    method: Method::GET,
+                    uri: &uri,
+                    body: None,
+                    event_stream: false,
+                };
+                client.unary(out, &CallOptions::default()).await
+            })
+        });
+        for request in futures_util::future::join_all(requests).await {
+            assert_eq!(request.unwrap().unwrap().status, StatusCode::OK);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_burst_of_unary_requests_to_one_origin_takes_the_queue_s_connections() {
+        use std::sync::atomic::Ordering;
+        let (url, accepted) = counting_server(None).await;
+        let mut builder = HttpClient::builder().unary_per_origin(Some(4));
+        // Patient enough that every request of the burst waits for its turn.
+        builder.unary_patience = Duration::from_secs(60);
+        let queued = builder.build().unwrap();
+        burst(&queued, &url, 200).await;
+        let with_queue = accepted.load(Ordering::SeqCst);
+        // Each of the 4 turns holds a connection; one handed on before its connection is back
+        // in the pool may start one more connect, so a few over 4, never one per request.
+        assert!(
+            (1..=8).contains(&with_queue),
+            "{with_queue} connections for 200 requests, 4 at a time"
+        );
+
+        // The same burst without the queue: hyper-util connects for each request that finds no
+        // idle connection.
+        let (url, accepted) = counting_server(None).await;
+        let unqueued = HttpClient::builder()
+            .unary_per_origin(None)
+            .build()
+            .unwrap();
+        burst(&unqueued, &url, 200).await;
+        let without = accepted.load(Ordering::SeqCst);
+        assert!(without > 8, "{without} connections without the queue");
+    }
+
+    #[tokio::test]
+    async fn a_request_that_waits_past_the_patience_goes_on_without_its_turn() {
+        // The server answers only when two requests are in at once: with one turn per origin,
+        // the second request must go on without a turn, or neither is ever answered.
+        let gate = Arc::new(tokio::sync::Barrier::new(2));
+        let (url, accepted) = counting_server(Some(gate)).await;
+        let mut builder = HttpClient::builder().unary_per_origin(Some(1));
+        builder.unary_patience = Duration::from_millis(20);
+        let client = builder.build().unwrap();
+        burst(&client, &url, 2).await;
+        assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 2);
     }
 
     #[test]
