@@ -196,16 +196,17 @@ fn fence(
     held: &Lease,
 ) -> Result<(), StoreError> {
     let id = &held.execution_id;
-    let current = match cache.run(id).lease.clone() {
-        Some(lease) => lease,
-        None => {
-            let lease = current_lease(conn, path, id)?;
-            cache.run(id).lease = Some(lease.clone());
-            lease
-        }
+    if cache.run(id).lease.is_none() {
+        let lease = current_lease(conn, path, id)?;
+        cache.run(id).lease = Some(lease);
+    }
+    // Read just above when the group had not read it yet.
+    let Some(current) = &cache.run(id).lease else {
+        return check_fence(None, held);
     };
     if current.is_none() {
         cached_run_row(conn, cache, path, id)?;
+        return check_fence(None, held);
     }
     check_fence(current.as_ref(), held)
 }
@@ -561,7 +562,7 @@ fn read_events(
 #[async_trait]
 impl RunStore for SqliteStore {
     async fn create_run(&self, run: RunStarted) -> Result<(), StoreError> {
-        let path = self.path().to_owned();
+        let path = self.worker.shared_path();
         self.worker
             .write(move |conn| insert_run(conn, &path, &run))
             .await
@@ -572,7 +573,7 @@ impl RunStore for SqliteStore {
         execution_id: &str,
         records: Vec<JournalRecord>,
     ) -> Result<Range<u64>, StoreError> {
-        let path = self.path().to_owned();
+        let path = self.worker.shared_path();
         let id = execution_id.to_owned();
         let encoded = EncodedRecords::new(&id, &records)?;
         let appended = self
@@ -587,7 +588,7 @@ impl RunStore for SqliteStore {
         lease: &Lease,
         records: Vec<JournalRecord>,
     ) -> Result<Range<u64>, StoreError> {
-        let path = self.path().to_owned();
+        let path = self.worker.shared_path();
         let held = lease.clone();
         let encoded = EncodedRecords::new(&lease.execution_id, &records)?;
         let appended = self
@@ -605,7 +606,7 @@ impl RunStore for SqliteStore {
         lease: &Lease,
         events: Vec<Event>,
     ) -> Result<(), StoreError> {
-        let path = self.path().to_owned();
+        let path = self.worker.shared_path();
         let held = lease.clone();
         self.worker
             .write_cached(move |conn, cache| {
@@ -620,7 +621,7 @@ impl RunStore for SqliteStore {
         lease: &Lease,
         events: Vec<EncodedEvent>,
     ) -> Result<(), StoreError> {
-        let path = self.path().to_owned();
+        let path = self.worker.shared_path();
         let held = lease.clone();
         self.worker
             .write_cached(move |conn, cache| {
@@ -631,7 +632,7 @@ impl RunStore for SqliteStore {
     }
 
     async fn load(&self, execution_id: &str) -> Result<RunJournal, StoreError> {
-        let path = self.path().to_owned();
+        let path = self.worker.shared_path();
         let id = execution_id.to_owned();
         self.worker
             .read(move |conn| read_journal(conn, &path, &id))
@@ -639,7 +640,7 @@ impl RunStore for SqliteStore {
     }
 
     async fn list(&self, filter: RunFilter) -> Result<Vec<RunSummary>, StoreError> {
-        let path = self.path().to_owned();
+        let path = self.worker.shared_path();
         self.worker
             .read(move |conn| read_list(conn, &path, &filter, wall_clock_ms()))
             .await
@@ -650,7 +651,7 @@ impl RunStore for SqliteStore {
         execution_id: &str,
         events: Vec<Event>,
     ) -> Result<(), StoreError> {
-        let path = self.path().to_owned();
+        let path = self.worker.shared_path();
         let id = execution_id.to_owned();
         self.worker
             .write_cached(move |conn, cache| insert_events(conn, cache, &path, &id, &events))
@@ -663,7 +664,7 @@ impl RunStore for SqliteStore {
         after_seq: Option<u64>,
         limit: usize,
     ) -> Result<Vec<Event>, StoreError> {
-        let path = self.path().to_owned();
+        let path = self.worker.shared_path();
         let id = execution_id.to_owned();
         self.worker
             .read(move |conn| read_events(conn, &path, &id, after_seq, limit))
@@ -671,7 +672,7 @@ impl RunStore for SqliteStore {
     }
 
     async fn lease(&self, execution_id: &str) -> Result<Option<Lease>, StoreError> {
-        let path = self.path().to_owned();
+        let path = self.worker.shared_path();
         let id = execution_id.to_owned();
         self.worker
             .read(move |conn| {
@@ -682,7 +683,7 @@ impl RunStore for SqliteStore {
     }
 
     async fn acquire(&self, execution_id: &str, owner: &str) -> Result<Lease, StoreError> {
-        let path = self.path().to_owned();
+        let path = self.worker.shared_path();
         let (id, owner) = (execution_id.to_owned(), owner.to_owned());
         let ttl = self.options.lease_ttl;
         self.worker
@@ -697,7 +698,7 @@ impl RunStore for SqliteStore {
     }
 
     async fn renew(&self, lease: &Lease) -> Result<Lease, StoreError> {
-        let path = self.path().to_owned();
+        let path = self.worker.shared_path();
         let held = lease.clone();
         let ttl = self.options.lease_ttl;
         self.worker
@@ -706,7 +707,7 @@ impl RunStore for SqliteStore {
     }
 
     async fn heartbeat(&self, lease: &Lease) -> Result<Heartbeat, StoreError> {
-        let path = self.path().to_owned();
+        let path = self.worker.shared_path();
         let held = lease.clone();
         let ttl = self.options.lease_ttl;
         self.worker
@@ -722,7 +723,7 @@ impl RunStore for SqliteStore {
     }
 
     async fn release(&self, lease: Lease) -> Result<(), StoreError> {
-        let path = self.path().to_owned();
+        let path = self.worker.shared_path();
         self.worker
             .write(move |conn| {
                 run_row(conn, &path, &lease.execution_id)?;

@@ -45,7 +45,15 @@ pub(crate) struct GroupCache {
 impl GroupCache {
     /// What the group knows of run `id` (read or written by an earlier job of the group).
     pub(crate) fn run(&mut self, id: &str) -> &mut RunFacts {
-        self.runs.entry(id.to_owned()).or_default()
+        // Looked up before it is inserted: a group's later jobs find their run without copying
+        // its id.
+        if !self.runs.contains_key(id) {
+            self.runs.insert(id.to_owned(), RunFacts::default());
+        }
+        #[allow(clippy::expect_used)] // inserted just above when it was missing
+        self.runs
+            .get_mut(id)
+            .expect("the run's facts are in the map")
     }
 
     fn clear(&mut self) {
@@ -174,6 +182,12 @@ impl Worker {
     /// The store's path.
     pub(crate) fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The store's path, shared: a job that names it in its errors takes a reference count,
+    /// not a copy.
+    pub(crate) fn shared_path(&self) -> Arc<PathBuf> {
+        self.path.clone()
     }
 
     /// Runs `f` in the next group transaction; returns its result once the group committed.

@@ -16,7 +16,9 @@ use crate::journal::{
     Answer, CallbackAnswered, JournalRecord, Lease, NamedExecutionResult, NamedStepResult,
     RunStarted, RunStore, StoreError, TaskKey, wall_clock_ms,
 };
-use a2aflow_model::{ErrorCode, ExecutionResult, Failure, StepResult, TaskRequest, TaskResultView};
+use a2aflow_model::{
+    ErrorCode, ExecutionResult, Failure, StepStatus, StepType, TaskRequest, TaskResultView,
+};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -56,7 +58,8 @@ pub(crate) struct Durable {
     me: Weak<Durable>,
     store: Arc<dyn RunStore>,
     execution_id: String,
-    lease: Mutex<Option<Lease>>,
+    /// Shared, so that each append takes a reference count, not a copy of its two strings.
+    lease: Mutex<Option<Arc<Lease>>>,
     events: Arc<EventLog>,
     /// The first store failure: the run ends with it.
     failure: Mutex<Option<Failure>>,
@@ -96,6 +99,22 @@ pub(crate) struct Durable {
 
 /// What an append of host answers came to: `None` until it is known.
 type AnswersWritten = Option<Result<(), Failure>>;
+
+/// A step's end as [`Durable::step_finished`] journals it, lent: the step's views stay the
+/// executor's (a copy of each would be made only to be named).
+pub(crate) struct StepEnd<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) step_type: StepType,
+    pub(crate) status: StepStatus,
+    pub(crate) views: &'a [TaskResultView],
+    pub(crate) failure: Option<&'a Failure>,
+}
+
+/// The lease a driver gave up, for the store to release: the driver's own when no append holds
+/// it any more, else a copy.
+fn unshared(lease: Arc<Lease>) -> Lease {
+    Arc::try_unwrap(lease).unwrap_or_else(|shared| Lease::clone(&shared))
+}
 
 /// The host answers of a run waiting to be journaled: the answers given while an append of
 /// answers is under way wait together for the next one (group commit at the journal's door:
@@ -248,7 +267,7 @@ impl Durable {
             me: me.clone(),
             store,
             execution_id,
-            lease: Mutex::new(Some(lease)),
+            lease: Mutex::new(Some(Arc::new(lease))),
             events: Arc::new(EventLog::default()),
             failure: Mutex::new(None),
             stop: parent.child_token(),
@@ -312,7 +331,7 @@ impl Durable {
     }
 
     /// The lease this driver holds, as last renewed; `store.lease_lost` once it was given up.
-    fn held_lease(&self) -> Result<Lease, StoreError> {
+    fn held_lease(&self) -> Result<Arc<Lease>, StoreError> {
         lock(&self.lease).clone().ok_or_else(|| {
             StoreError::new(
                 ErrorCode::StoreLeaseLost,
@@ -359,7 +378,7 @@ impl Durable {
     fn renewed(&self, lease: Lease) -> bool {
         match lock(&self.lease).as_mut() {
             Some(held) => {
-                *held = lease;
+                *held = Arc::new(lease);
                 true
             }
             None => false,
@@ -587,17 +606,22 @@ impl Durable {
         }
     }
 
-    /// A step ended: `StepEnded` (its journaled task results named), then the events buffered
-    /// so far.
-    pub(crate) async fn step_finished(&self, result: StepResult) {
-        if self.replay.step(&result.step_name).is_some() {
+    /// A step ended: `StepEnded` (its journaled task results named, only the others copied),
+    /// then the events buffered so far.
+    pub(crate) async fn step_finished(&self, step: StepEnd<'_>) {
+        if self.replay.step(step.name).is_some() {
             return;
         }
         let result = {
             let journaled = lock(&self.journaled);
-            NamedStepResult::naming(result, |v| {
-                Durable::is_journaled(&journaled, &self.replay, v)
-            })
+            NamedStepResult::naming_views(
+                step.name.to_owned(),
+                step.step_type,
+                step.status,
+                step.views,
+                step.failure.cloned(),
+                |v| Durable::is_journaled(&journaled, &self.replay, v),
+            )
         };
         if self
             .write(vec![JournalRecord::StepEnded { result }])
@@ -671,9 +695,9 @@ impl Durable {
         };
         let released = if suspended {
             let seen = self.journal_seen.load(Ordering::Acquire);
-            self.store.release_suspended(lease, seen).await
+            self.store.release_suspended(unshared(lease), seen).await
         } else {
-            self.store.release(lease).await
+            self.store.release(unshared(lease)).await
         };
         if let Err(e) = released {
             tracing::warn!(code = %e.code, error = %e.message, "the run's lease was not released");

@@ -3,7 +3,7 @@
 //! of a completed step's result to its routes.
 
 use super::{Executor, Running, StepState};
-use crate::durable::Durable;
+use crate::durable::{Durable, StepEnd};
 use crate::journal::JournalRecord;
 use crate::refill;
 use crate::task::TaskDone;
@@ -222,14 +222,14 @@ impl Executor {
             self.fail_run(f.clone());
         }
         if let Some(d) = ctx.durable.as_ref().filter(|_| !ctx.is_suspended()) {
-            let result = StepResult {
-                step_name: step.name.clone(),
+            let end = StepEnd {
+                name: &step.name,
                 step_type: step.step_type,
                 status,
-                task_results: views.clone(),
-                failure: failure.clone(),
+                views: &views,
+                failure: failure.as_ref(),
             };
-            Box::pin(d.step_finished(result)).await;
+            Box::pin(d.step_finished(end)).await;
         }
         if let Some(result) = self.record_step(s, status, views, failure) {
             self.route(s, result).await;

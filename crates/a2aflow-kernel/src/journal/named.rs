@@ -92,16 +92,32 @@ impl NamedStepResult {
     }
 
     /// [`NamedStepResult::naming`] for a borrowed result: only the views not named are copied.
-    pub fn naming_ref(
-        result: &StepResult,
+    pub fn naming_ref(result: &StepResult, journaled: impl FnMut(&TaskResultView) -> bool) -> Self {
+        NamedStepResult::naming_views(
+            result.step_name.clone(),
+            result.step_type,
+            result.status,
+            &result.task_results,
+            result.failure.clone(),
+            journaled,
+        )
+    }
+
+    /// A step's end from its parts, its task results borrowed: each one `journaled` vouches for
+    /// is named, only the others are copied.
+    pub fn naming_views(
+        step_name: String,
+        step_type: StepType,
+        status: StepStatus,
+        views: &[TaskResultView],
+        failure: Option<Failure>,
         mut journaled: impl FnMut(&TaskResultView) -> bool,
     ) -> Self {
         NamedStepResult {
-            step_name: result.step_name.clone(),
-            step_type: result.step_type,
-            status: result.status,
-            task_results: result
-                .task_results
+            step_name,
+            step_type,
+            status,
+            task_results: views
                 .iter()
                 .map(|v| {
                     if journaled(v) {
@@ -111,7 +127,7 @@ impl NamedStepResult {
                     }
                 })
                 .collect(),
-            failure: result.failure.clone(),
+            failure,
         }
     }
 
