@@ -44,9 +44,9 @@ use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::io::{BufRead, Write};
+use std::process::Command;
+use std::sync::Arc;
 use std::time::Duration;
 
 const TASKS: usize = 1_000;
@@ -153,24 +153,14 @@ fn serve_child() {
 }
 
 /// The server in a child process, and the pipes to ask it for its connection count.
-struct ChildServer {
-    child: Child,
-    io: Mutex<(ChildStdin, BufReader<ChildStdout>)>,
-    urls: Value,
-}
+/// The testkit server in a child process (see `support::ChildProcess`).
+struct ChildServer(support::ChildProcess);
 
 impl ChildServer {
     /// One of the URLs the child printed for `agent` (`card`, `jsonrpc` or `grpc`, see
     /// `serve_child`).
     fn url(&self, agent: &str, kind: &str) -> String {
-        self.urls[agent][kind].as_str().unwrap().to_owned()
-    }
-}
-
-impl Drop for ChildServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.0.urls[agent][kind].as_str().unwrap().to_owned()
     }
 }
 
@@ -185,23 +175,10 @@ impl Server {
         if std::env::var("A2AFLOW_BENCH_SERVER").as_deref() != Ok("process") {
             return Server::InProcess(rt.block_on(spawn_server()));
         }
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .env(CHILD_ENV, "1")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        stdout.read_line(&mut line).unwrap();
-        let urls: Value = serde_json::from_str(&line).unwrap();
+        let child =
+            support::ChildProcess::spawn(Command::new(std::env::current_exe().unwrap()), CHILD_ENV);
         eprintln!("server: in a child process (pid {})", child.id());
-        Server::Child(ChildServer {
-            child,
-            io: Mutex::new((stdin, stdout)),
-            urls,
-        })
+        Server::Child(ChildServer(child))
     }
 
     fn card_url(&self, agent: &str) -> String {
@@ -245,14 +222,7 @@ impl Server {
     fn total_connections(&self) -> usize {
         match self {
             Server::InProcess(s) => s.total_connections(),
-            Server::Child(c) => {
-                let mut io = c.io.lock().unwrap();
-                let (stdin, stdout) = &mut *io;
-                writeln!(stdin, "connections").unwrap();
-                let mut line = String::new();
-                stdout.read_line(&mut line).unwrap();
-                line.trim().parse().unwrap()
-            }
+            Server::Child(c) => c.0.ask("connections"),
         }
     }
 

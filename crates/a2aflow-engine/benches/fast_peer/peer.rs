@@ -11,10 +11,9 @@
 //! `taskset`, or on one CPU, nothing is pinned and the bench says so.
 
 use a2aflow_testkit::FastPeer;
-use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::Mutex;
+use serde_json::json;
+use std::io::{BufRead, Write};
+use std::process::{Command, Stdio};
 
 /// Set in the child process that serves the peer.
 pub const CHILD_ENV: &str = "A2AFLOW_BENCH_PEER_CHILD";
@@ -59,32 +58,15 @@ pub fn serve_child() {
 }
 
 /// The peer in a child process, and the pipes to ask it for its counters.
-pub struct ChildPeer {
-    child: Child,
-    io: Mutex<(ChildStdin, BufReader<ChildStdout>)>,
-    urls: Value,
-}
+pub struct ChildPeer(crate::support::ChildProcess);
 
 impl ChildPeer {
     fn url(&self, kind: &str) -> String {
-        self.urls[kind].as_str().unwrap().to_owned()
+        self.0.urls[kind].as_str().unwrap().to_owned()
     }
 
     fn ask(&self, what: &str) -> usize {
-        let mut io = self.io.lock().unwrap();
-        let (stdin, stdout) = &mut *io;
-        writeln!(stdin, "{what}").unwrap();
-        stdin.flush().unwrap();
-        let mut line = String::new();
-        stdout.read_line(&mut line).unwrap();
-        line.trim().parse().unwrap()
-    }
-}
-
-impl Drop for ChildPeer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.0.ask(what)
     }
 }
 
@@ -125,24 +107,14 @@ impl Peer {
                 &format!("{}-{}", PEER_CPU + 1, cpus - 1),
                 &std::process::id().to_string(),
             ]);
-        let mut command = if pinned {
+        let command = if pinned {
             let mut c = Command::new("taskset");
             c.args(["-c", &PEER_CPU.to_string()]).arg(exe);
             c
         } else {
             Command::new(exe)
         };
-        let mut child = command
-            .env(CHILD_ENV, "1")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        stdout.read_line(&mut line).unwrap();
-        let urls: Value = serde_json::from_str(&line).unwrap();
+        let child = crate::support::ChildProcess::spawn(command, CHILD_ENV);
         if pinned {
             eprintln!(
                 "fast peer: in a child process (pid {}) on CPU {PEER_CPU}; the client side on \
@@ -157,11 +129,7 @@ impl Peer {
                 child.id()
             );
         }
-        Some(Peer::Child(ChildPeer {
-            child,
-            io: Mutex::new((stdin, stdout)),
-            urls,
-        }))
+        Some(Peer::Child(ChildPeer(child)))
     }
 
     /// Where the peer runs, as the figures' lines say it.
@@ -212,7 +180,7 @@ impl Peer {
     pub fn pid(&self) -> Option<u32> {
         match self {
             Peer::InProcess(_) => None,
-            Peer::Child(c) => Some(c.child.id()),
+            Peer::Child(c) => Some(c.0.id()),
         }
     }
 
@@ -220,7 +188,7 @@ impl Peer {
     pub fn cpu_ticks(&self) -> Option<u64> {
         match self {
             Peer::InProcess(_) => cpu_ticks("self"),
-            Peer::Child(c) => cpu_ticks(&c.child.id().to_string()),
+            Peer::Child(c) => cpu_ticks(&c.0.id().to_string()),
         }
     }
 

@@ -31,3 +31,64 @@ pub fn repeat_from_env(cases: &[(&str, &dyn Fn())]) -> bool {
     eprintln!("repeat: {name} run 1 + {runs} times");
     true
 }
+
+/// A bench's peer in a child process: the bench binary re-run with an environment variable set,
+/// which prints its URLs as one JSON line on stdout, then answers one number per line asked on
+/// its stdin (`connections`, `sends`, …). Killed when dropped.
+pub struct ChildProcess {
+    child: std::process::Child,
+    io: std::sync::Mutex<(
+        std::process::ChildStdin,
+        std::io::BufReader<std::process::ChildStdout>,
+    )>,
+    /// What the child printed first.
+    pub urls: serde_json::Value,
+}
+
+impl ChildProcess {
+    /// Starts `command` with `env=1` and reads the URLs it prints.
+    pub fn spawn(mut command: std::process::Command, env: &str) -> ChildProcess {
+        use std::io::BufRead;
+        use std::process::Stdio;
+        let mut child = command
+            .env(env, "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        let urls = serde_json::from_str(&line).unwrap();
+        ChildProcess {
+            child,
+            io: std::sync::Mutex::new((stdin, stdout)),
+            urls,
+        }
+    }
+
+    /// The child's process id.
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The number the child answers to `what`.
+    pub fn ask(&self, what: &str) -> usize {
+        use std::io::{BufRead, Write};
+        let mut io = self.io.lock().unwrap();
+        let (stdin, stdout) = &mut *io;
+        writeln!(stdin, "{what}").unwrap();
+        stdin.flush().unwrap();
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        line.trim().parse().unwrap()
+    }
+}
+
+impl Drop for ChildProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -299,6 +299,19 @@ mod tests {
         }
     }
 
+    /// [`full_message`] with only its required fields.
+    fn bare_message() -> Message {
+        Message {
+            parts: vec![],
+            metadata: None,
+            extensions: None,
+            reference_task_ids: None,
+            context_id: None,
+            task_id: None,
+            ..full_message()
+        }
+    }
+
     fn full_task() -> Task {
         let artifact = Artifact {
             artifact_id: "a-1".into(),
@@ -317,18 +330,7 @@ mod tests {
                 timestamp: Some("2026-12-05T19:00:00.123Z".parse().unwrap()),
             },
             artifacts: Some(vec![artifact]),
-            history: Some(vec![
-                full_message(),
-                Message {
-                    parts: vec![],
-                    metadata: None,
-                    extensions: None,
-                    reference_task_ids: None,
-                    context_id: None,
-                    task_id: None,
-                    ..full_message()
-                },
-            ]),
+            history: Some(vec![full_message(), bare_message()]),
             metadata: full_message().metadata,
         }
     }
@@ -459,15 +461,7 @@ mod tests {
             tenant: Some("t".into()),
         };
         let bare = SendMessageRequest {
-            message: Message {
-                parts: vec![],
-                metadata: None,
-                extensions: None,
-                reference_task_ids: None,
-                context_id: None,
-                task_id: None,
-                ..full_message()
-            },
+            message: bare_message(),
             configuration: None,
             metadata: None,
             tenant: None,
