@@ -196,14 +196,12 @@ fn fence(
     held: &Lease,
 ) -> Result<(), StoreError> {
     let id = &held.execution_id;
-    if cache.run(id).lease.is_none() {
-        let lease = current_lease(conn, path, id)?;
-        cache.run(id).lease = Some(lease);
+    let facts = cache.run(id);
+    if facts.lease.is_none() {
+        facts.lease = Some(current_lease(conn, path, id)?);
     }
-    // Read just above when the group had not read it yet.
-    let Some(current) = &cache.run(id).lease else {
-        return check_fence(None, held);
-    };
+    // Read just above when the group had not read it yet: nothing is inserted here.
+    let current = facts.lease.get_or_insert(None);
     if current.is_none() {
         cached_run_row(conn, cache, path, id)?;
         return check_fence(None, held);
