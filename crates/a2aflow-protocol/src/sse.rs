@@ -106,6 +106,8 @@ impl SseParser {
             if probe.starts_with(&bom) {
                 let already = self.buf.len();
                 self.buf.clear();
+                // An empty chunk between the BOM's halves left the scan position past them.
+                self.scan_from = 0;
                 chunk = &chunk[3 - already..];
             }
         }
@@ -380,6 +382,24 @@ mod tests {
         assert!(p.feed(&[0xBB]).unwrap().is_empty());
         let ev = p.feed(b"\xBFdata: a\n\n").unwrap();
         assert_eq!(ev, vec![data("a")]);
+    }
+
+    #[test]
+    fn an_empty_chunk_inside_a_split_bom_does_not_hide_the_next_line_end() {
+        // Found by the sse_parser fuzz target: the empty chunk moved the scan position past the
+        // buffered BOM byte, so the line end right after the BOM was never seen.
+        let mut p = SseParser::new(1024);
+        assert!(p.feed(&[0xEF]).unwrap().is_empty());
+        assert!(p.feed(b"").unwrap().is_empty());
+        assert!(p.feed(b"\xBB\xBF\n").unwrap().is_empty());
+        let ev = p.feed(b"data: a\n\n").unwrap();
+        assert_eq!(ev, vec![data("a")]);
+        assert_eq!(p.finish().unwrap(), vec![]);
+        let mut p = SseParser::new(1024);
+        for chunk in [&[0xEF][..], b"", b"\xBB\xBF\n", b"ab"] {
+            p.feed(chunk).unwrap();
+        }
+        assert_eq!(p.finish().unwrap_err(), SseError::Truncated { pending: 2 });
     }
 
     #[test]
