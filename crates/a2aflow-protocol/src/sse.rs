@@ -93,7 +93,11 @@ impl SseParser {
             return Err(e.clone());
         }
         let mut chunk = chunk;
-        if !self.started && !chunk.is_empty() {
+        if !self.started {
+            if chunk.is_empty() {
+                // Nothing to decide yet: a partial BOM stays buffered, unscanned and uncounted.
+                return Ok(());
+            }
             // A UTF-8 BOM may precede the first line; it can itself be split across chunks.
             let bom = [0xEF, 0xBB, 0xBF];
             let mut probe = self.buf.clone();
@@ -106,8 +110,6 @@ impl SseParser {
             if probe.starts_with(&bom) {
                 let already = self.buf.len();
                 self.buf.clear();
-                // An empty chunk between the BOM's halves left the scan position past them.
-                self.scan_from = 0;
                 chunk = &chunk[3 - already..];
             }
         }
@@ -400,6 +402,17 @@ mod tests {
             p.feed(chunk).unwrap();
         }
         assert_eq!(p.finish().unwrap_err(), SseError::Truncated { pending: 2 });
+    }
+
+    #[test]
+    fn a_partial_bom_is_not_counted_against_the_limit() {
+        // Found by the sse_parser fuzz target: an empty chunk after a buffered BOM byte ran the
+        // size check on it, so a one-byte limit failed a stream that is only a BOM.
+        let mut p = SseParser::new(1);
+        for chunk in [&[0xEF][..], b"", &[0xBB, 0xBF], b""] {
+            p.feed(chunk).unwrap();
+        }
+        assert_eq!(p.finish().unwrap(), vec![]);
     }
 
     #[test]
