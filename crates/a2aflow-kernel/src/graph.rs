@@ -2,7 +2,7 @@
 //! workflow that passed [`a2aflow_model::validate()`] (unique names, resolvable edges, acyclic,
 //! at least one root, context sources that are ancestors).
 
-use a2aflow_model::{ContextFrom, Workflow};
+use a2aflow_model::{ContextFrom, SharedStr, Step, Workflow};
 use std::collections::{HashMap, VecDeque};
 
 /// One outgoing edge, resolved to an index (`None` = a terminal route such as `end`).
@@ -35,11 +35,45 @@ pub(crate) struct StepPlan {
     pub(crate) window: Window,
     /// True when any outgoing edge needs `on_route`.
     pub(crate) has_conditional: bool,
+    /// The step's name, shared by every request and view of its tasks.
+    pub(crate) name: SharedStr,
+    /// Its subtasks' names, shared the same way.
+    pub(crate) subtasks: Vec<SubtaskNames>,
+}
+
+/// The names of one subtask that every request and view of it carries: made once per plan,
+/// cloned (a reference count) per task.
+#[derive(Debug)]
+pub(crate) struct SubtaskNames {
+    pub(crate) agent: SharedStr,
+    pub(crate) skill: SharedStr,
+    pub(crate) description: SharedStr,
+    /// The task's input text: the description, when it is not blank.
+    pub(crate) text: Option<SharedStr>,
+}
+
+impl SubtaskNames {
+    fn of(step: &Step) -> Vec<SubtaskNames> {
+        step.subtasks
+            .iter()
+            .map(|sub| {
+                let description = SharedStr::from(sub.description.as_str());
+                SubtaskNames {
+                    agent: sub.agent.as_str().into(),
+                    skill: sub.skill.as_str().into(),
+                    text: (!description.trim().is_empty()).then(|| description.clone()),
+                    description,
+                }
+            })
+            .collect()
+    }
 }
 
 /// The whole workflow, resolved.
 #[derive(Debug)]
 pub(crate) struct Plan {
+    /// The workflow's id, shared by every request of the run.
+    pub(crate) workflow_id: SharedStr,
     pub(crate) steps: Vec<StepPlan>,
     pub(crate) roots: Vec<usize>,
     /// Each step's direct predecessors, in declaration order.
@@ -135,12 +169,15 @@ pub(crate) fn plan(wf: &Workflow) -> Plan {
             in_degree: u32::try_from(preds[i].len()).unwrap_or(u32::MAX),
             out,
             window,
+            name: s.name.as_str().into(),
+            subtasks: SubtaskNames::of(s),
         });
     }
     let roots = (0..steps.len())
         .filter(|&i| steps[i].in_degree == 0)
         .collect();
     Plan {
+        workflow_id: wf.id.as_str().into(),
         steps,
         roots,
         preds,

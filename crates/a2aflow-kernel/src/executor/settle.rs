@@ -280,7 +280,7 @@ async fn journal_cancels(d: &Durable, losers: &[(usize, TaskResultView)]) {
         .filter_map(|(_, lv)| {
             let remote = d.remote_id(&lv.task_id)?;
             Some(JournalRecord::CancelRequested {
-                local_task_id: Some(lv.task_id.clone()),
+                local_task_id: Some(lv.task_id.to_string()),
                 remote_task_id: Some(remote),
             })
         })

@@ -81,7 +81,7 @@ impl NamedStepResult {
                 .into_iter()
                 .map(|v| {
                     if journaled(&v) {
-                        TaskSlot::Journaled(v.task_id)
+                        TaskSlot::Journaled(v.task_id.into())
                     } else {
                         TaskSlot::View(Box::new(v))
                     }
@@ -121,7 +121,7 @@ impl NamedStepResult {
                 .iter()
                 .map(|v| {
                     if journaled(v) {
-                        TaskSlot::Journaled(v.task_id.clone())
+                        TaskSlot::Journaled(v.task_id.to_string())
                     } else {
                         TaskSlot::View(Box::new(v.clone()))
                     }
