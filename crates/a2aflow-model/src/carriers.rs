@@ -170,8 +170,8 @@ mod shared_results {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UpstreamResult {
-    /// The step's name.
-    pub step_name: String,
+    /// The step's name (shared with its tasks' requests).
+    pub step_name: SharedStr,
     /// One view per subtask.
     pub task_results: Vec<TaskResultView>,
 }
@@ -460,8 +460,8 @@ pub enum StepStatus {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StepResult {
-    /// Step name.
-    pub step_name: String,
+    /// Step name (shared with its tasks' requests).
+    pub step_name: SharedStr,
     /// Step type.
     pub step_type: StepType,
     /// How it ended.

@@ -246,11 +246,12 @@ impl Executor {
         failure: Option<Failure>,
     ) -> Option<Arc<UpstreamResult>> {
         let step = self.ctx.step(s);
+        let name = &self.plan.steps[s].name;
         // A completed step's views live once, in the shared `results` entry its successors read;
         // `finish` moves them into the step's result (no copy once every reader is gone).
         let (task_results, result) = if status == StepStatus::Completed {
             let result = Arc::new(UpstreamResult {
-                step_name: step.name.clone(),
+                step_name: name.clone(),
                 task_results: views,
             });
             (Vec::new(), Some(result))
@@ -258,7 +259,7 @@ impl Executor {
             (views, None)
         };
         self.completed.push(StepResult {
-            step_name: step.name.clone(),
+            step_name: name.clone(),
             step_type: step.step_type,
             status,
             task_results,

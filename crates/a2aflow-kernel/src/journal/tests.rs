@@ -245,7 +245,7 @@ fn record() -> impl Strategy<Value = JournalRecord> {
         (text(), proptest::option::of(failure()), view()).prop_map(|(name, f, v)| {
             JournalRecord::StepFinished {
                 result: StepResult {
-                    step_name: name,
+                    step_name: name.into(),
                     step_type: StepType::AnySuccess,
                     status: if f.is_some() {
                         StepStatus::Failed

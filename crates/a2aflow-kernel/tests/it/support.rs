@@ -240,7 +240,11 @@ impl Recorder {
 }
 
 pub fn ran(result: &a2aflow_model::ExecutionResult) -> Vec<String> {
-    result.steps.iter().map(|s| s.step_name.clone()).collect()
+    result
+        .steps
+        .iter()
+        .map(|s| s.step_name.to_string())
+        .collect()
 }
 
 pub fn sorted(mut v: Vec<String>) -> Vec<String> {
