@@ -28,7 +28,7 @@ pub(crate) fn subtask_view(execution_id: &str, step: &Step, i: usize) -> TaskRes
     TaskResultView {
         agent_name: sub.agent.as_str().into(),
         skill: sub.skill.as_str().into(),
-        task_id: local_task_id(execution_id, &step.name, i).into(),
+        task_id: local_task_id(execution_id, &step.name, i),
         task_description: sub.description.as_str().into(),
         ..unnamed_view()
     }

@@ -4,6 +4,7 @@
 use super::{Executor, Job, Running, StepState};
 use crate::context::{RunContext, TaskCtx, TaskLimit};
 use crate::graph::Plan;
+use crate::ids::TaskIds;
 use crate::interrupt::{Interrupt, interrupted};
 use crate::panic_guard::CatchUnwind;
 use crate::refill;
@@ -59,7 +60,7 @@ impl Executor {
             return;
         }
         let mut input = Some(self.workflow_input(s));
-        let mut ids = TaskIds::new(&ctx.execution_id, &step.name);
+        self.ids.start(&ctx.execution_id, &step.name);
         let mut st = Starting {
             s,
             span,
@@ -81,7 +82,7 @@ impl Executor {
             } else {
                 input.clone().unwrap_or_default()
             };
-            let request = task_request(&ctx, &self.plan, &mut ids, s, i, workflow_input);
+            let request = task_request(&ctx, &self.plan, &mut self.ids, s, i, workflow_input);
             self.start_task(&mut st, request).await;
         }
         self.started(st).await;
@@ -176,34 +177,6 @@ impl Executor {
 /// The journaled result of step `name`, when a resumed run finished it before the restart.
 fn replayed_step(ctx: &RunContext, name: &str) -> Option<StepResult> {
     ctx.durable.as_ref()?.replay().step(name).cloned()
-}
-
-/// The local task ids of one step's subtasks (`<execution id>:<step name>:<i>`, see
-/// [`crate::ids::local_task_id`]), written after the prefix they share: one allocation per id.
-struct TaskIds {
-    text: String,
-    prefix: usize,
-}
-
-impl TaskIds {
-    fn new(execution_id: &str, step: &str) -> Self {
-        let mut text = String::with_capacity(execution_id.len() + step.len() + 2 + 20);
-        text.push_str(execution_id);
-        text.push(':');
-        text.push_str(step);
-        text.push(':');
-        TaskIds {
-            prefix: text.len(),
-            text,
-        }
-    }
-
-    /// The id of subtask `i`.
-    fn of(&mut self, i: usize) -> SharedStr {
-        self.text.truncate(self.prefix);
-        self.text.push_str(itoa::Buffer::new().format(i));
-        SharedStr::from(self.text.as_str())
-    }
 }
 
 /// The request of subtask `i` of step `s`, with its context window: the plan's names shared.
