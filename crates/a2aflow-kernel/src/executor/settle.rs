@@ -100,7 +100,7 @@ impl Executor {
         let view = Arc::new(view);
         let event = (Some(name), Some(view.task_id.as_str()), at);
         let payload = || TaskResponseData {
-            step: name.to_owned(),
+            step: self.plan.steps[s].name.clone(),
             subtask_index: index,
             result: view.clone(),
         };
@@ -201,7 +201,7 @@ impl Executor {
         let step = ctx.step(s);
         let views = Arc::new(views);
         ctx.emit_step(&step.name, || StepCompleteData {
-            step: step.name.clone(),
+            step: self.plan.steps[s].name.clone(),
             status,
             results: views.clone(),
             failure: failure.clone(),
