@@ -114,7 +114,7 @@ impl NamedStepResult {
         mut journaled: impl FnMut(&TaskResultView) -> bool,
     ) -> Self {
         NamedStepResult {
-            step_name: step_name.into(),
+            step_name,
             step_type,
             status,
             task_results: views
