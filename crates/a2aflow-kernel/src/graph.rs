@@ -53,14 +53,22 @@ pub(crate) struct SubtaskNames {
 }
 
 impl SubtaskNames {
-    fn of(step: &Step) -> Vec<SubtaskNames> {
+    /// The names of `step`'s subtasks; an agent or skill the plan met before (`seen`) is shared
+    /// with it, not copied (a step's subtasks mostly go to a few agents). Descriptions, mostly
+    /// distinct, are not looked up.
+    fn of<'w>(step: &'w Step, seen: &mut HashMap<&'w str, SharedStr>) -> Vec<SubtaskNames> {
+        let mut shared = |name: &'w str| {
+            seen.entry(name)
+                .or_insert_with(|| SharedStr::from(name))
+                .clone()
+        };
         step.subtasks
             .iter()
             .map(|sub| {
                 let description = SharedStr::from(sub.description.as_str());
                 SubtaskNames {
-                    agent: sub.agent.as_str().into(),
-                    skill: sub.skill.as_str().into(),
+                    agent: shared(&sub.agent),
+                    skill: shared(&sub.skill),
                     text: (!description.trim().is_empty()).then(|| description.clone()),
                     description,
                 }
@@ -144,6 +152,7 @@ pub(crate) fn plan(wf: &Workflow) -> Plan {
         .map(|(i, s)| (s.name.as_str(), i))
         .collect();
     let preds = predecessors(wf, &index);
+    let mut names = HashMap::new();
     let mut steps = Vec::with_capacity(wf.steps.len());
     for (i, s) in wf.steps.iter().enumerate() {
         let out: Vec<OutEdge> = s
@@ -170,7 +179,7 @@ pub(crate) fn plan(wf: &Workflow) -> Plan {
             out,
             window,
             name: s.name.as_str().into(),
-            subtasks: SubtaskNames::of(s),
+            subtasks: SubtaskNames::of(s, &mut names),
         });
     }
     let roots = (0..steps.len())
@@ -223,6 +232,40 @@ mod tests {
         let mut seen = Vec::new();
         p.window(s, walk, |c| seen.push(c));
         seen
+    }
+
+    #[test]
+    fn a_plan_holds_each_agent_and_skill_once_and_every_subtask_shares_it() {
+        let sub = |agent: &str, description: &str| a2aflow_model::Subtask {
+            agent: agent.into(),
+            skill: "sk".into(),
+            description: description.into(),
+            ..Default::default()
+        };
+        let mut s1 = step("s1", &["s2"]);
+        s1.subtasks = vec![sub("a", "one"), sub("b", " "), sub("a", "two")];
+        let mut s2 = step("s2", &[]);
+        s2.subtasks = vec![sub("b", "three")];
+        let wf = Workflow {
+            id: "w".into(),
+            steps: vec![s1, s2],
+            ..Default::default()
+        };
+        let p = plan(&wf);
+        let (first, second) = (&p.steps[0].subtasks, &p.steps[1].subtasks);
+        assert_eq!(p.workflow_id, "w");
+        assert_eq!(p.steps[1].name, "s2");
+        assert_eq!(first[0].agent, "a");
+        assert!(SharedStr::ptr_eq(&first[0].agent, &first[2].agent));
+        assert!(SharedStr::ptr_eq(&first[1].agent, &second[0].agent));
+        assert!(SharedStr::ptr_eq(&first[0].skill, &second[0].skill));
+        assert_eq!(first[2].description, "two");
+        // The input text is the description itself, absent when blank.
+        assert!(SharedStr::ptr_eq(
+            first[0].text.as_ref().unwrap(),
+            &first[0].description
+        ));
+        assert!(first[1].text.is_none());
     }
 
     #[test]

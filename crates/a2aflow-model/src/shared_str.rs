@@ -83,20 +83,24 @@ impl fmt::Debug for SharedStr {
 }
 
 impl From<&str> for SharedStr {
+    /// A copy of `s` (the empty string allocates nothing: see [`SharedStr::default`]).
     fn from(s: &str) -> Self {
+        if s.is_empty() {
+            return SharedStr::default();
+        }
         SharedStr(Arc::from(s))
     }
 }
 
 impl From<&String> for SharedStr {
     fn from(s: &String) -> Self {
-        SharedStr(Arc::from(s.as_str()))
+        SharedStr::from(s.as_str())
     }
 }
 
 impl From<String> for SharedStr {
     fn from(s: String) -> Self {
-        SharedStr(Arc::from(s))
+        SharedStr::from(s.as_str())
     }
 }
 
@@ -238,6 +242,11 @@ mod tests {
         assert_eq!(matched, 1);
         assert_eq!(String::from(s.clone()), "agent-a");
         assert!(SharedStr::default().is_empty());
+        // Every empty string shares std's one empty `Arc<str>`: none allocates.
+        assert!(SharedStr::ptr_eq(
+            &SharedStr::from(""),
+            &SharedStr::from(String::new())
+        ));
         assert_eq!("x".parse::<SharedStr>().unwrap(), "x");
     }
 
