@@ -102,6 +102,9 @@ pub struct GrpcTransport {
     tenant: Option<String>,
     /// Made on the first call (a channel needs the runtime), then shared by every call.
     channel: OnceLock<Channel>,
+    /// The `grpc-timeout` value of a call bounded by the request timeout alone (the budget of
+    /// most calls), made once: a call then copies a handle to it instead of writing its own.
+    request_timeout: http::HeaderValue,
 }
 
 impl std::fmt::Debug for GrpcTransport {
@@ -164,6 +167,7 @@ impl GrpcTransport {
             uris,
             tenant: tenant.filter(|t| !t.is_empty()),
             channel: OnceLock::new(),
+            request_timeout: timeout::grpc_timeout(client.limits().request_timeout),
             http: client,
         })
     }
@@ -308,7 +312,12 @@ impl GrpcTransport {
     ) -> tonic::Request<Q> {
         if let Some(told) = budget.told {
             // What tonic's `Request::set_timeout` would write, in the same map.
-            headers.insert(timeout::GRPC_TIMEOUT, timeout::grpc_timeout(told));
+            let value = if told == self.http.limits().request_timeout {
+                self.request_timeout.clone()
+            } else {
+                timeout::grpc_timeout(told)
+            };
+            headers.insert(timeout::GRPC_TIMEOUT, value);
         }
         let mut extensions = tonic::Extensions::new();
         if let Some(gate) = &opts.send_gate {
@@ -391,6 +400,34 @@ impl GrpcTransport {
         })?;
         self.log_answer(self.uri(op), &metadata, || &value);
         Ok(value)
+    }
+
+    /// A unary call whose request was made before its future (nothing to await for it: no
+    /// headers hook, so no credentials to fetch and no retry after a refresh), tonic's call
+    /// held in the same future: one allocation for the whole call (the transport's owned
+    /// send), not one for it and one for tonic's call inside.
+    async fn unary_made<Q, R, T>(
+        self: Arc<Self>,
+        op: Op,
+        path: &'static str,
+        request: Result<tonic::Request<Q>, TransportError>,
+        budget: Budget,
+        opts: CallOptions,
+        convert: impl FnOnce(R) -> Option<T>,
+    ) -> Result<T, TransportError>
+    where
+        Q: prost::Message + Send + Sync + 'static,
+        R: prost::Message + Default + Send + Sync + 'static,
+        T: Serialize,
+    {
+        let call = self.conn(budget.limit).unary::<Q, R>(request?, path);
+        let answer = tokio::time::timeout_at(budget.deadline, call)
+            .await
+            .map_err(|_| budget.timed_out())?;
+        match answer {
+            Ok(r) => self.read(op, r, convert),
+            Err(s) => Err(self.failed(self.uri(op), &s, &opts, self.judged(&budget))),
+        }
     }
 
     /// A server-streaming call: the head within the request timeout (or the caller's deadline),
@@ -521,28 +558,38 @@ impl Transport for GrpcTransport {
         self.send(message, request, options).await
     }
 
-    /// The request converted by value into the wire message when nothing can need it again:
-    /// a retry after a credentials refresh (only with a headers hook) makes the message anew,
-    /// and the wire log renders the request. With either, `send_message` in the same future.
+    /// The request converted by value into the wire message, with its metadata, before the
+    /// call's one future, when nothing can need it again and nothing has to be awaited for it:
+    /// a headers hook (credentials, and the retry after their refresh, which makes the message
+    /// anew) or the wire log (which renders the request) run `send_message` instead.
     fn send_message_owned(
         self: Arc<Self>,
         request: SendMessageRequest,
         options: CallOptions,
     ) -> OwnedSend {
-        Box::pin(async move {
-            if self.http.headers_hook().is_some() || self.http.wire_tap().log.is_active() {
-                return self.send_message(&request, &options).await;
+        if self.http.headers_hook().is_some() || self.http.wire_tap().log.is_active() {
+            return Box::pin(async move { self.send_message(&request, &options).await });
+        }
+        // Made now, before the call's future: nothing in it awaits.
+        let budget = self.unary_budget(&options);
+        let message = self.with_tenant(owned::send_message_request(request), |m| &mut m.tenant);
+        let request = self
+            .protocol_metadata(&options)
+            .map(|headers| self.request(headers, message, &options, &budget));
+        let (op, path) = (Op::SendMessage, answer::SEND_MESSAGE);
+        // Read without the task's history when the caller reads none, as in `send`.
+        match owned::History::of(&options) {
+            owned::History::Skip => {
+                let read = |a: answer::SendMessageAnswer| {
+                    owned::send_message_response(a.into_response(), owned::History::Skip)
+                };
+                Box::pin(self.unary_made(op, path, request, budget, options, read))
             }
-            let mut message = Some(owned::send_message_request(request));
-            // Called once: without a hook, `call` makes no second attempt.
-            let message = || {
-                let message = message.take().unwrap_or_default();
-                self.with_tenant(message, |m| &mut m.tenant)
-            };
-            // The request is rendered only by the wire log, off above (a log turned on during
-            // this call shows its request's body as null).
-            self.send(message, &(), &options).await
-        })
+            owned::History::Keep => {
+                let read = |a| owned::send_message_response(a, owned::History::Keep);
+                Box::pin(self.unary_made(op, path, request, budget, options, read))
+            }
+        }
     }
 
     async fn send_streaming_message(
