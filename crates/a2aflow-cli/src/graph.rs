@@ -188,7 +188,7 @@ mod tests {
                     next: vec![
                         Edge {
                             step: "b".into(),
-                            condition: String::new(),
+                            condition: "".into(),
                         },
                         Edge {
                             step: "c".into(),

@@ -442,7 +442,10 @@ impl RemoteClient for A2aEngineClient {
             (run, Start::Send(request.content, continues))
         };
         let result = run.run(start).await;
-        Box::pin(run.finish(result)).await
+        match run.finish_now(result) {
+            Ok(done) => done,
+            Err(result) => Box::pin(run.finish(result)).await,
+        }
     }
 
     /// Finds a journaled task again and waits on it as [`dispatch`](Self::dispatch) would.
@@ -1388,6 +1391,37 @@ impl<'a> Interaction<'a> {
             Ok(()) => Ok(()),
             Err(failure) => Err(self.fail(failure, remote_task_id.as_deref()).await),
         };
+        let (result, announced) = self.conclude(result, remote_task_id, ends_with_view);
+        if let Some(data) = announced {
+            emit_boxed(&self.events, data.into()).await;
+        }
+        result
+    }
+
+    /// [`finish`](Self::finish) when it would await nothing: no stream left to release, no
+    /// failure (so no cleanup cancel), no event sink. Called directly, not in a future of its
+    /// own.
+    fn finish_now(
+        &mut self,
+        result: Result<(), Failure>,
+    ) -> Result<Result<TaskOutcome, TaskFailure>, Result<(), Failure>> {
+        if self.stream.is_some() || result.is_err() || self.events.is_enabled() {
+            return Err(result);
+        }
+        let remote_task_id = self.reducer.task_id().map(str::to_owned);
+        let ends_with_view = self.reducer.evidence_ends_with_view();
+        Ok(self.conclude(Ok(()), remote_task_id, ends_with_view).0)
+    }
+
+    /// The result of an interaction that came to `result` (its failure already wound down), and
+    /// the `agent_response` event's data when events are on. The evidence and the context id
+    /// move into the result; they and the remote task id are copied only for the event.
+    fn conclude(
+        &mut self,
+        result: Result<(), Failure>,
+        remote_task_id: Option<String>,
+        ends_with_view: bool,
+    ) -> (Result<TaskOutcome, TaskFailure>, Option<RemoteResponseData>) {
         let evidence = self.reducer.take_evidence();
         // Outputs come from the final answer only: an earlier proposal or status message is
         // evidence, never business output. The evidence usually ends with it already (the
@@ -1397,15 +1431,23 @@ impl<'a> Interaction<'a> {
             (!ends_with_view && !ends_with_direct_message(&evidence, self.reducer.view()))
                 .then(|| self.reducer.current_evidence(ReceivedKind::Task))
         });
-        // A copy of the evidence only when the `agent_response` event will carry it.
-        let for_event = self.events.is_enabled().then(|| evidence.clone());
-        // The interaction ends here (`finish` is its last step): its context id moves into the
-        // result, and is copied only when the event below needs it too.
-        let context_id = if for_event.is_some() {
-            self.context_id.clone()
-        } else {
-            std::mem::take(&mut self.context_id)
-        };
+        let announced = self.events.is_enabled().then(|| {
+            let (success, error_code) = match &result {
+                Ok(_) => (true, None),
+                Err(f) => (false, Some(f.code.clone())),
+            };
+            RemoteResponseData {
+                agent: self.agent.name.clone(),
+                context_id: self.context_id.clone(),
+                remote_task_id: remote_task_id.clone(),
+                success,
+                error_code,
+                received_messages: evidence.clone(),
+            }
+        });
+        // The interaction ends here (`conclude` is its last step): its context id moves into
+        // the result.
+        let context_id = std::mem::take(&mut self.context_id);
         let result = match result {
             Ok(answer) => {
                 let outputs = answer
@@ -1415,7 +1457,7 @@ impl<'a> Interaction<'a> {
                     .unwrap_or_default();
                 Ok(TaskOutcome {
                     context_id: Some(context_id),
-                    remote_task_id: remote_task_id.clone(),
+                    remote_task_id,
                     outputs,
                     received_messages: evidence,
                 })
@@ -1423,28 +1465,11 @@ impl<'a> Interaction<'a> {
             Err(failure) => Err(TaskFailure {
                 failure,
                 context_id: Some(context_id),
-                remote_task_id: remote_task_id.clone(),
+                remote_task_id,
                 received_messages: evidence,
             }),
         };
-        if let Some(evidence) = for_event
-            && self.events.is_enabled()
-        {
-            let (success, code) = match &result {
-                Ok(_) => (true, None),
-                Err(f) => (false, Some(f.failure.code.clone())),
-            };
-            let data = RemoteResponseData {
-                agent: self.agent.name.clone(),
-                context_id: self.context_id.clone(),
-                remote_task_id: remote_task_id.clone(),
-                success,
-                error_code: code,
-                received_messages: evidence,
-            };
-            emit_boxed(&self.events, data.into()).await;
-        }
-        result
+        (result, announced)
     }
 
     /// A failed interaction: the cleanup cancel of a known non-final remote task (gates only

@@ -44,7 +44,7 @@ fn step(name: String, next: Vec<String>) -> Step {
             .into_iter()
             .map(|step| Edge {
                 step: step.into(),
-                condition: String::new(),
+                condition: "".into(),
             })
             .collect(),
         name,

@@ -170,7 +170,7 @@ mod tests {
         };
         let edge = a2aflow_model::Edge {
             step: "s2".into(),
-            condition: String::new(),
+            condition: "".into(),
         };
         Workflow {
             id: "wf".into(),

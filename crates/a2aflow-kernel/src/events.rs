@@ -10,7 +10,7 @@ use a2aflow_model::event_data::WorkflowCompleteData;
 use a2aflow_model::{ClientEvent, Event, EventBody, EventKind, EventPayload, EventTime};
 use serde_json::Value;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use tokio::sync::{Mutex, mpsc};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -82,6 +82,9 @@ pub(crate) struct EventHub {
     recorded: Option<std::sync::Mutex<Vec<Event>>>,
     /// Set once the record reached [`RECORDED_EVENTS_LIMIT`] (its warning is given once).
     recorded_full: AtomicBool,
+    /// Per event kind ([`EventKind::index`]), the length of the last journaled event's text:
+    /// the next one of its kind is written into a buffer of that size.
+    text_sizes: [AtomicUsize; EventKind::ALL.len()],
 }
 
 /// The numbering of a run's events (see [`EventHub::next_seq`]).
@@ -218,6 +221,7 @@ impl EventHub {
             hook: None,
             recorded: None,
             recorded_full: AtomicBool::new(false),
+            text_sizes: std::array::from_fn(|_| AtomicUsize::new(0)),
         }
     }
 
@@ -500,15 +504,20 @@ impl EventHub {
             task_id,
             data: &payload,
         };
-        let tail = view.tail();
+        // Written at the size the last event of its kind took: no buffer grows on the way.
+        let size = self.text_sizes.get(view.kind.index());
+        let tail = view.tail_sized(size.map_or(0, |s| s.load(Ordering::Relaxed)));
+        if let (Some(size), Ok(tail)) = (size, &tail) {
+            size.store(tail.len(), Ordering::Relaxed);
+        }
         let mut next = self.numbering();
         if closed.is_some_and(|c| c.load(Ordering::Acquire)) {
             return;
         }
         let time = EventTime::now();
         let seq = next.seq;
-        let encoded = match &tail {
-            Ok(tail) => Some(EncodedEvent::from_parts(seq, tail.finish(seq, Some(time)))),
+        let encoded = match tail {
+            Ok(tail) => Some(EncodedEvent::from_parts(seq, tail.place(seq, time))),
             // The slow path keeps the event's place with `null` data.
             Err(_) => self.encoded(seq, time, step, task_id, &payload),
         };

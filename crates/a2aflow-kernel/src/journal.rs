@@ -45,6 +45,7 @@ pub use named::{NamedExecutionResult, NamedStepResult, TaskSlot};
 use crate::gates::GatePolicy;
 use a2aflow_model::RetryPolicy;
 use a2aflow_model::a2a::TaskState;
+use a2aflow_model::event::EventText;
 use a2aflow_model::{
     ErrorCode, Event, ExecutionResult, Failure, FailureCode, MessageContent, NegotiationReply,
     OpenGate, ReceivedMessage, RouteDecision, StepResult, TaskResult, TaskResultView, Workflow,
@@ -852,7 +853,7 @@ pub fn wall_clock_ms() -> u64 {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EncodedEvent {
     seq: u64,
-    json: String,
+    json: EventText,
 }
 
 impl EncodedEvent {
@@ -866,14 +867,18 @@ impl EncodedEvent {
         })?;
         Ok(EncodedEvent {
             seq: event.seq,
-            json,
+            json: json.into(),
         })
     }
 
-    /// An event's text as [`a2aflow_model::event::EventView::to_json`] wrote it (the caller
-    /// vouches that `json` is the event numbered `seq`).
-    pub(crate) fn from_parts(seq: u64, json: String) -> Self {
-        EncodedEvent { seq, json }
+    /// An event's text as [`a2aflow_model::event::EventView::to_json`] wrote it, or as
+    /// [`a2aflow_model::event::EventTail::place`] placed it (the caller vouches that `json` is
+    /// the event numbered `seq`).
+    pub(crate) fn from_parts(seq: u64, json: impl Into<EventText>) -> Self {
+        EncodedEvent {
+            seq,
+            json: json.into(),
+        }
     }
 
     /// The event's position in its run's sequence.
@@ -883,12 +888,12 @@ impl EncodedEvent {
 
     /// The event's JSON text.
     pub fn json(&self) -> &str {
-        &self.json
+        self.json.as_str()
     }
 
     /// The event read back (`store.invalid_append` should the text not be an event).
     pub fn decode(&self) -> Result<Event, StoreError> {
-        serde_json::from_str(&self.json).map_err(|e| {
+        serde_json::from_str(self.json()).map_err(|e| {
             StoreError::new(
                 ErrorCode::StoreInvalidAppend,
                 format!("event {} is not an event's JSON text: {e}", self.seq),

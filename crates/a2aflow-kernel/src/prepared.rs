@@ -60,7 +60,7 @@ mod tests {
                 .iter()
                 .map(|t| Edge {
                     step: (*t).into(),
-                    condition: String::new(),
+                    condition: "".into(),
                 })
                 .collect(),
             ..Default::default()

@@ -97,9 +97,10 @@ pub struct Subtask {
 
 /// An outgoing edge. A blank condition is unconditional.
 ///
-/// The target's name is shared: the loader gives every edge to the same step one `Arc<str>`
-/// (interned per document), so a workflow with many edges holds each name once. Its JSON form
-/// is a plain string, as in the document.
+/// The target's name and the condition are shared: the loader gives every edge to the same step
+/// one `Arc<str>`, and every equal condition (most often the blank one) another (interned per
+/// document), so a workflow with many edges holds each text once and an `Edge` is 32 bytes.
+/// Their JSON forms are plain strings, as in the document.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Edge {
@@ -107,13 +108,13 @@ pub struct Edge {
     #[serde(with = "shared_name")]
     pub step: Arc<str>,
     /// Condition text for the host's `on_route`; blank = always taken, no callback.
-    #[serde(default)]
-    pub condition: String,
+    #[serde(default = "blank", with = "shared_name")]
+    pub condition: Arc<str>,
 }
 
 impl Edge {
     /// An edge to `step` taken when `condition` holds (blank: always).
-    pub fn new(step: impl Into<Arc<str>>, condition: impl Into<String>) -> Self {
+    pub fn new(step: impl Into<Arc<str>>, condition: impl Into<Arc<str>>) -> Self {
         Edge {
             step: step.into(),
             condition: condition.into(),
@@ -124,6 +125,11 @@ impl Edge {
     pub fn is_unconditional(&self) -> bool {
         self.condition.trim().is_empty()
     }
+}
+
+/// The blank condition of an edge whose document has none.
+fn blank() -> Arc<str> {
+    Arc::from("")
 }
 
 /// An `Arc<str>` in JSON: a plain string (serde's `rc` feature is not enabled: it would change

@@ -2,7 +2,7 @@
 
 use crate::event_body::EventBody;
 use crate::event_data::{EventPayload, PayloadError};
-use crate::event_time::EventTime;
+use crate::event_time::{EVENT_TIME_LEN, EventTime};
 use serde::{Deserialize, Serialize};
 
 macro_rules! event_kinds {
@@ -17,6 +17,11 @@ macro_rules! event_kinds {
         impl EventKind {
             /// Every kind, in vocabulary order.
             pub const ALL: &'static [EventKind] = &[ $( EventKind::$variant, )* ];
+
+            /// The kind's place in [`EventKind::ALL`] (for tables indexed by kind).
+            pub const fn index(self) -> usize {
+                self as usize
+            }
 
             /// The stable name, e.g. `"step_start"`.
             pub const fn as_str(self) -> &'static str {
@@ -178,13 +183,23 @@ pub struct EventView<'a> {
 impl EventView<'_> {
     /// The event's JSON text (fails only where [`EventPayload::to_data`] would).
     pub fn to_json(&self) -> Result<String, serde_json::Error> {
-        Ok(self.tail()?.finish(self.seq, self.time))
+        let tail = self.tail()?;
+        Ok(match self.time {
+            Some(time) => tail.place(self.seq, time).into_string(),
+            None => tail.finish(self.seq, None),
+        })
     }
 
     /// The event's text but for its `seq` and `time` (see [`EventTail`]): written before the
     /// event takes its place in its run's sequence, so that the place is held only for
-    /// [`EventTail::finish`].
+    /// [`EventTail::place`].
     pub fn tail(&self) -> Result<EventTail, serde_json::Error> {
+        self.tail_sized(0)
+    }
+
+    /// [`EventView::tail`] into a buffer of at least `size_hint` bytes (the length of the last
+    /// event of its kind, say: the text is then written without growing its buffer).
+    pub fn tail_sized(&self, size_hint: usize) -> Result<EventTail, serde_json::Error> {
         /// The fields after `time`, in [`EventView`]'s order and spelling.
         #[derive(Serialize)]
         #[serde(rename_all = "camelCase")]
@@ -197,46 +212,162 @@ impl EventView<'_> {
             task_id: Option<&'a str>,
             data: &'a EventPayload,
         }
-        let rest = serde_json::to_string(&Rest {
-            execution_id: self.execution_id,
-            depth: self.depth,
-            step: self.step,
-            task_id: self.task_id,
-            data: self.data,
+        let kind = self.kind.as_str();
+        let mut text = Vec::with_capacity(size_hint.max(SEQ_ROOM + kind.len() + 128));
+        text.resize(SEQ_ROOM, b' ');
+        text.extend_from_slice(b",\"kind\":\"");
+        // A kind's name is plain lowercase ASCII and underscores: nothing to escape.
+        text.extend_from_slice(kind.as_bytes());
+        text.extend_from_slice(b"\",\"time\":\"");
+        let time_at = text.len();
+        text.resize(time_at + EVENT_TIME_LEN, b'0');
+        text.push(b'"');
+        let rest_at = text.len();
+        serde_json::to_writer(
+            &mut text,
+            &Rest {
+                execution_id: self.execution_id,
+                depth: self.depth,
+                step: self.step,
+                task_id: self.task_id,
+                data: self.data,
+            },
+        )?;
+        // `Rest` is an object with at least two fields: its `{` becomes the comma that follows
+        // the fields above.
+        text[rest_at] = b',';
+        let text = String::from_utf8(text).map_err(|_| {
+            <serde_json::Error as serde::ser::Error>::custom("an event's text is not UTF-8")
         })?;
-        let kind = serde_json::to_string(&self.kind)?;
-        Ok(EventTail { kind, rest })
+        Ok(EventTail {
+            text,
+            time_at,
+            rest_at,
+        })
     }
 }
 
+/// Room left before an event's text for `{"seq":` and the longest `u64`.
+const SEQ_ROOM: usize = 7 + 20;
+
 /// An event's JSON text without its `seq` and `time` ([`EventView::tail`]), finished once they
-/// are known ([`EventTail::finish`]) into the bytes [`EventView::to_json`] gives.
+/// are known into the bytes [`EventView::to_json`] gives: in place ([`EventTail::place`]: the
+/// text is written once, with room left for the two) or as a copy ([`EventTail::finish`]).
 #[derive(Debug, Clone)]
 pub struct EventTail {
-    /// The kind as a JSON string.
-    kind: String,
-    /// `{"executionId":…,"data":…}`: the fields after `time`.
-    rest: String,
+    /// [`SEQ_ROOM`] spaces, `,"kind":"…","time":"`, room for the time's text, `"`, then the
+    /// fields after `time` (`,"executionId":…}`).
+    text: String,
+    /// Where the room for the time's text starts.
+    time_at: usize,
+    /// Where the fields after `time` start (at their comma).
+    rest_at: usize,
+}
+
+/// An event's JSON text written in place by [`EventTail::place`]: a buffer and where in it the
+/// text starts.
+#[derive(Debug, Clone)]
+pub struct EventText {
+    buffer: String,
+    start: usize,
+}
+
+/// Texts are equal when they read the same, wherever they start in their buffers.
+impl PartialEq for EventText {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for EventText {}
+
+impl EventText {
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        &self.buffer[self.start..]
+    }
+
+    /// The text as a string of its own (a copy when it does not start its buffer).
+    pub fn into_string(mut self) -> String {
+        if self.start > 0 {
+            self.buffer.drain(..self.start);
+        }
+        self.buffer
+    }
+}
+
+impl From<String> for EventText {
+    fn from(buffer: String) -> Self {
+        EventText { buffer, start: 0 }
+    }
+}
+
+/// `{"seq":<seq>`, written at the end of `out` (at most [`SEQ_ROOM`] bytes); returns where it
+/// starts.
+fn seq_head(seq: u64, out: &mut [u8; SEQ_ROOM]) -> usize {
+    let mut at = SEQ_ROOM;
+    let mut n = seq;
+    loop {
+        at -= 1;
+        // A digit: `n % 10` is below 10.
+        out[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    at -= 7;
+    out[at..at + 7].copy_from_slice(b"{\"seq\":");
+    at
 }
 
 impl EventTail {
-    /// The event's JSON text numbered `seq`, at `time`.
+    /// The event's text numbered `seq`, at `time`, written into the tail's own buffer (no copy
+    /// of the text for a time of the years 1970 to 9999, which is every clock's).
+    pub fn place(mut self, seq: u64, time: EventTime) -> EventText {
+        let Some(time_text) = time.rfc3339_bytes() else {
+            return EventText::from(self.finish(seq, Some(time)));
+        };
+        let mut head = [0u8; SEQ_ROOM];
+        let start = seq_head(seq, &mut head);
+        // Both are ASCII (digits, punctuation), written over ASCII room of their length.
+        let (Ok(head), Ok(time_text)) = (
+            std::str::from_utf8(&head[start..]),
+            std::str::from_utf8(&time_text),
+        ) else {
+            return EventText::from(self.finish(seq, Some(time)));
+        };
+        self.text
+            .replace_range(self.time_at..self.time_at + EVENT_TIME_LEN, time_text);
+        self.text.replace_range(start..SEQ_ROOM, head);
+        EventText {
+            buffer: self.text,
+            start,
+        }
+    }
+
+    /// How long the event's text is with room for its `seq` (what its buffer needs).
+    pub fn len(&self) -> usize {
+        self.text.len()
+    }
+
+    /// Never: an event's text holds at least its kind.
+    pub fn is_empty(&self) -> bool {
+        self.text.is_empty()
+    }
+
+    /// The event's JSON text numbered `seq`, at `time`, as a new string (the tail is kept).
     pub fn finish(&self, seq: u64, time: Option<EventTime>) -> String {
         use std::fmt::Write;
-        let mut out = String::with_capacity(self.rest.len() + self.kind.len() + 64);
+        let kind = &self.text[SEQ_ROOM..self.time_at - ",\"time\":\"".len()];
+        let rest = &self.text[self.rest_at..];
+        let mut out = String::with_capacity(self.text.len());
         // Writing into a `String` cannot fail.
-        let _ = write!(out, "{{\"seq\":{seq},\"kind\":{}", self.kind);
+        let _ = write!(out, "{{\"seq\":{seq}{kind}");
         if let Some(time) = time {
             let _ = write!(out, ",\"time\":\"{time}\"");
         }
-        // `rest` is a JSON object: its fields follow the ones above.
-        match self.rest.strip_prefix('{') {
-            Some(fields) if fields != "}" => {
-                out.push(',');
-                out.push_str(fields);
-            }
-            _ => out.push('}'),
-        }
+        out.push_str(rest);
         out
     }
 }

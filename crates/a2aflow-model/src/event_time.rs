@@ -55,6 +55,40 @@ pub struct EventTimeError {
     pub text: String,
 }
 
+/// How long an [`EventTime`]'s text is for the years 1970 to 9999 (`2026-12-03T19:09:08.123Z`).
+pub const EVENT_TIME_LEN: usize = 24;
+
+impl EventTime {
+    /// The time's text as [`fmt::Display`] writes it, as bytes, for the years up to 9999
+    /// (`None` after: their year takes more than four digits). No formatting machinery: a run
+    /// writes one per event.
+    pub fn rfc3339_bytes(self) -> Option<[u8; EVENT_TIME_LEN]> {
+        let ms = self.0;
+        let secs = ms / 1000;
+        let (days, rem) = (secs / 86_400, secs % 86_400);
+        let (y, m, d) = civil_from_days(days);
+        if y > 9999 {
+            return None;
+        }
+        let mut out = *b"0000-00-00T00:00:00.000Z";
+        let mut put = |at: usize, width: usize, mut n: u64| {
+            for i in (at..at + width).rev() {
+                // A digit: `n % 10` is below 10.
+                out[i] = b'0' + (n % 10) as u8;
+                n /= 10;
+            }
+        };
+        put(0, 4, y);
+        put(5, 2, m);
+        put(8, 2, d);
+        put(11, 2, rem / 3600);
+        put(14, 2, rem % 3600 / 60);
+        put(17, 2, rem % 60);
+        put(20, 3, ms % 1000);
+        Some(out)
+    }
+}
+
 impl fmt::Display for EventTime {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ms = self.0;
@@ -197,6 +231,25 @@ mod tests {
         assert_eq!(text(951_782_400_123), "2000-02-29T00:00:00.123Z");
         assert_eq!(text(1_735_689_599_999), "2024-12-31T23:59:59.999Z");
         assert_eq!(text(4_107_542_400_000), "2100-03-01T00:00:00.000Z");
+    }
+
+    #[test]
+    fn the_time_bytes_are_the_displayed_text() {
+        let step = 86_400_000 * 37 + 3_600_000 * 5 + 61_007;
+        let mut ms = 0;
+        while ms < 253_402_300_799_999 {
+            let t = EventTime::from_unix_ms(ms);
+            let bytes = t.rfc3339_bytes().unwrap();
+            assert_eq!(std::str::from_utf8(&bytes).unwrap(), t.to_string());
+            ms += step;
+        }
+        // The last millisecond of 9999 has its bytes; the year 10000 has none.
+        let last = EventTime::from_unix_ms(253_402_300_799_999);
+        assert_eq!(&last.rfc3339_bytes().unwrap(), b"9999-12-31T23:59:59.999Z");
+        assert_eq!(
+            EventTime::from_unix_ms(253_402_300_800_000).rfc3339_bytes(),
+            None
+        );
     }
 
     #[test]

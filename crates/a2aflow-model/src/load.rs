@@ -436,7 +436,7 @@ const SUBTASK_KEYS: &[&str] = &[
 ];
 const EDGE_KEYS: &[&str] = &["step", "condition"];
 
-/// The loader's working state: problems so far, and the edge targets' names.
+/// The loader's working state: problems so far, and the edges' texts.
 struct Cx {
     strict: bool,
     max_steps: usize,
@@ -445,19 +445,26 @@ struct Cx {
     names: Names,
 }
 
-/// The edge targets' names of one document, each held once: every [`Edge`] to the same step
-/// shares its `Arc<str>`.
+/// The edges' texts of one document, each held once: every [`Edge`] to the same step shares its
+/// name's `Arc<str>`, every equal condition another.
 #[derive(Default)]
-struct Names(std::collections::HashSet<Arc<str>>);
+struct Names {
+    set: std::collections::HashSet<Arc<str>>,
+    /// The empty text (most edges' condition), shared without hashing.
+    blank: Option<Arc<str>>,
+}
 
 impl Names {
     /// The shared name equal to `name`.
     fn get(&mut self, name: &str) -> Arc<str> {
-        if let Some(shared) = self.0.get(name) {
+        if name.is_empty() {
+            return Arc::clone(self.blank.get_or_insert_with(|| Arc::from("")));
+        }
+        if let Some(shared) = self.set.get(name) {
             return Arc::clone(shared);
         }
         let shared: Arc<str> = Arc::from(name);
-        self.0.insert(Arc::clone(&shared));
+        self.set.insert(Arc::clone(&shared));
         shared
     }
 }
@@ -890,7 +897,10 @@ impl Cx {
         let step = self.name(obj, "step", path).unwrap_or_default();
         Edge {
             step: self.names.get(&step),
-            condition: self.string(obj, "condition", path).unwrap_or_default(),
+            condition: {
+                let condition = self.string(obj, "condition", path).unwrap_or_default();
+                self.names.get(&condition)
+            },
         }
     }
 }
@@ -929,7 +939,7 @@ mod tests {
         assert_eq!(w.callable_by, Some(vec!["p".to_owned()]));
         assert_eq!(w.steps[0].step_type, StepType::AnySuccess);
         assert_eq!(w.steps[0].layer, Some(0));
-        assert_eq!(w.steps[0].next[0].condition, "ok?");
+        assert_eq!(&*w.steps[0].next[0].condition, "ok?");
         assert_eq!(w.steps[1].subtasks[0].agent, "y");
         assert_eq!(
             w.steps[1].context_from,
@@ -1322,7 +1332,7 @@ mod tests {
             let (first, second) = (&w.steps[0].next[0], &w.steps[1].next[0]);
             assert_eq!(&*first.step, "c");
             assert!(Arc::ptr_eq(&first.step, &second.step), "{text}");
-            assert_eq!(second.condition, "x");
+            assert_eq!(&*second.condition, "x");
         }
     }
 

@@ -568,7 +568,7 @@ mod tests {
                 .iter()
                 .map(|t| Edge {
                     step: (*t).into(),
-                    condition: String::new(),
+                    condition: "".into(),
                 })
                 .collect(),
             ..Step::default()

@@ -550,14 +550,19 @@ impl ResponseReducer {
 
     /// [`evidence`](Self::evidence), for the end of an interaction: the evidence and the final
     /// view move out instead of being copied (artifacts, status message, metadata). The reducer
-    /// is left with no evidence and an empty view.
+    /// is left with no evidence; when the view went into the evidence, with an empty view and
+    /// an empty context id too (both moved into the view's entry).
     pub fn take_evidence(&mut self) -> Vec<ReceivedMessage> {
         let ends = self.evidence_ends_with_view();
         let mut out = std::mem::take(&mut self.evidence);
         let fin = ends.then(|| {
             let view = std::mem::take(&mut self.view);
             self.sizes = Sizes::default();
-            view_evidence(ReceivedKind::Task, view, self.context_id.clone())
+            view_evidence(
+                ReceivedKind::Task,
+                view,
+                std::mem::take(&mut self.context_id),
+            )
         });
         out.reserve_exact(usize::from(fin.is_some()));
         close_evidence(out, fin)

@@ -185,7 +185,7 @@ async fn evaluate_routes(
             execution_id: String::from(&*ctx.execution_id),
             source_step: step.name.clone(),
             target_step: String::from(&*edge.step),
-            condition: edge.condition.clone(),
+            condition: edge.condition.to_string(),
             source_result: (*source).clone(),
             runtime_intent: ctx.runtime_intent.clone(),
         };

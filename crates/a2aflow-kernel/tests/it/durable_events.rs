@@ -2,12 +2,16 @@
 //! handed to the store while the step is still running (the run's buffer is bounded).
 
 use crate::support::*;
+use a2aflow_kernel::journal::{
+    EncodedEvent, JournalRecord, Lease, RunFilter, RunJournal, RunStarted, RunSummary, StoreError,
+};
 use a2aflow_kernel::{
     DispatchRequest, MemoryStore, RemoteClient, RunInput, RunOptions, RunStore, TaskFailure,
     TaskOutcome,
 };
-use a2aflow_model::{ErrorCode, Event};
+use a2aflow_model::{ErrorCode, Event, EventKind};
 use async_trait::async_trait;
+use std::ops::Range;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Notify;
@@ -134,4 +138,140 @@ async fn the_stored_events_are_the_events_the_sink_saw() {
         );
     }
     assert_eq!(stored(&store).await, seen);
+}
+
+/// A [`MemoryStore`] that also keeps the text of every event a driver hands it as text.
+#[derive(Default)]
+struct TextKeeper {
+    inner: MemoryStore,
+    texts: std::sync::Mutex<Vec<(u64, String)>>,
+}
+
+#[async_trait]
+impl RunStore for TextKeeper {
+    async fn create_run(&self, run: RunStarted) -> Result<(), StoreError> {
+        self.inner.create_run(run).await
+    }
+    async fn append_batch(
+        &self,
+        execution_id: &str,
+        records: Vec<JournalRecord>,
+    ) -> Result<Range<u64>, StoreError> {
+        self.inner.append_batch(execution_id, records).await
+    }
+    async fn append_driven(
+        &self,
+        lease: &Lease,
+        records: Vec<JournalRecord>,
+    ) -> Result<Range<u64>, StoreError> {
+        self.inner.append_driven(lease, records).await
+    }
+    async fn record_driven_events(
+        &self,
+        lease: &Lease,
+        events: Vec<Event>,
+    ) -> Result<(), StoreError> {
+        self.inner.record_driven_events(lease, events).await
+    }
+    async fn record_driven_encoded_events(
+        &self,
+        lease: &Lease,
+        events: Vec<EncodedEvent>,
+    ) -> Result<(), StoreError> {
+        self.texts
+            .lock()
+            .unwrap()
+            .extend(events.iter().map(|e| (e.seq(), e.json().to_owned())));
+        self.inner.record_driven_encoded_events(lease, events).await
+    }
+    async fn load(&self, execution_id: &str) -> Result<RunJournal, StoreError> {
+        self.inner.load(execution_id).await
+    }
+    async fn list(&self, filter: RunFilter) -> Result<Vec<RunSummary>, StoreError> {
+        self.inner.list(filter).await
+    }
+    async fn record_events(
+        &self,
+        execution_id: &str,
+        events: Vec<Event>,
+    ) -> Result<(), StoreError> {
+        self.inner.record_events(execution_id, events).await
+    }
+    async fn events(
+        &self,
+        execution_id: &str,
+        after_seq: Option<u64>,
+        limit: usize,
+    ) -> Result<Vec<Event>, StoreError> {
+        self.inner.events(execution_id, after_seq, limit).await
+    }
+    async fn lease(&self, execution_id: &str) -> Result<Option<Lease>, StoreError> {
+        self.inner.lease(execution_id).await
+    }
+    async fn acquire(&self, execution_id: &str, owner: &str) -> Result<Lease, StoreError> {
+        self.inner.acquire(execution_id, owner).await
+    }
+    async fn renew(&self, lease: &Lease) -> Result<Lease, StoreError> {
+        self.inner.renew(lease).await
+    }
+    async fn release(&self, lease: Lease) -> Result<(), StoreError> {
+        self.inner.release(lease).await
+    }
+}
+
+#[tokio::test]
+async fn a_run_without_a_sink_stores_each_event_as_the_text_serde_writes_of_it() {
+    // No sink, no hook: the run's events go only to its journal, each written once as text
+    // (in place, its `seq` and time last) and handed to the store as it is.
+    let store = Arc::new(TextKeeper::default());
+    let w = wf(vec![
+        step("a", &["fast"; 40], &["b"]),
+        step("b", &["x"], &[]),
+    ]);
+    let options = RunOptions {
+        store: Some(store.clone()),
+        execution_id: Some(EXEC.into()),
+        ..Default::default()
+    };
+    let before = a2aflow_kernel::journal::wall_clock_ms();
+    let result = a2aflow_kernel::run(
+        w,
+        RunInput::default(),
+        Arc::new(Host::default()),
+        Arc::new(Holding {
+            release: Notify::new(),
+        }),
+        options,
+    )
+    .await;
+    assert!(result.success, "{:?}", result.failure);
+    let after = a2aflow_kernel::journal::wall_clock_ms();
+    let texts = store.texts.lock().unwrap().clone();
+    // Every kind a wide step and its run emit, each in order and once.
+    assert!(texts.len() > 80, "{} events", texts.len());
+    let mut kinds = std::collections::HashSet::new();
+    for (i, (seq, text)) in texts.iter().enumerate() {
+        assert_eq!(*seq, i as u64, "stored out of order or with a gap");
+        let event: Event = serde_json::from_str(text).unwrap();
+        assert_eq!(event.seq, *seq);
+        assert_eq!(&serde_json::to_string(&event).unwrap(), text);
+        let ms = event.time.map(|t| t.unix_ms());
+        assert!(
+            ms.is_some_and(|ms| (before..=after).contains(&ms)),
+            "{text}"
+        );
+        kinds.insert(event.kind);
+    }
+    for kind in [
+        EventKind::Start,
+        EventKind::StepStart,
+        EventKind::TaskRequest,
+        EventKind::TaskStatusChanged,
+        EventKind::TaskResponse,
+        EventKind::StepComplete,
+        EventKind::Complete,
+        EventKind::Close,
+    ] {
+        assert!(kinds.contains(&kind), "no {kind} event stored");
+    }
 }

@@ -122,7 +122,7 @@ fn build(nodes: &[Node]) -> (Workflow, RouteHost, InMemoryClient) {
                         }
                         Edge {
                             step: name(t).into(),
-                            condition: if c { "cond".into() } else { String::new() },
+                            condition: if c { "cond".into() } else { "".into() },
                         }
                     })
                     .collect(),

@@ -15,6 +15,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 use serde_json::{Map, Value};
 use std::collections::HashSet;
 use std::fmt;
+use std::sync::Arc;
 
 /// The members of one workflow object as streamed: `steps` already read, the rest as values.
 #[derive(Default)]
@@ -263,7 +264,8 @@ impl<'de> Visitor<'de> for EdgeSeed<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Edge, A::Error> {
-        let mut edge = Edge::default();
+        let blank = self.names.get("");
+        let mut edge = Edge::new(Arc::clone(&blank), blank);
         while let Some(key) = map.next_key_seed(EdgeKeySeed)? {
             match key {
                 EdgeKey::Step => {
@@ -272,8 +274,9 @@ impl<'de> Visitor<'de> for EdgeSeed<'_> {
                     })?;
                 }
                 EdgeKey::Condition => {
-                    let value: Option<String> = map.next_value()?;
-                    edge.condition = value.unwrap_or_default();
+                    edge.condition = map.next_value_seed(TargetName {
+                        names: &mut *self.names,
+                    })?;
                 }
                 EdgeKey::Other => return Err(give_up()),
             }
@@ -319,7 +322,8 @@ impl Visitor<'_> for EdgeKeySeed {
     }
 }
 
-/// An edge's target name (`null` is the empty name), shared through the document's [`Names`].
+/// An edge's target name or condition (`null` is the empty text), shared through the
+/// document's [`Names`].
 struct TargetName<'n> {
     names: &'n mut Names,
 }

@@ -15,7 +15,7 @@ fn step(name: &str, next: &[&str], context: &[&str]) -> Step {
             .iter()
             .map(|t| Edge {
                 step: (*t).into(),
-                condition: String::new(),
+                condition: "".into(),
             })
             .collect(),
         context_from: if context.is_empty() {

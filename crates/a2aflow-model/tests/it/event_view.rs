@@ -32,13 +32,23 @@ fn every_sample_writes_the_bytes_of_its_value_event() {
         );
         // The text finished from the tail (seq and time written last) is what serde writes
         // of the whole view, for any place and time.
+        // So is the text placed in the tail's own buffer, whatever the buffer's first size.
         let tail = view.tail().unwrap();
-        for (seq, time) in [(0, None), (u64::MAX, Some(EventTime::from_unix_ms(0)))] {
+        let sized = view.tail_sized(4096).unwrap();
+        for (seq, time) in [
+            (0, None),
+            (u64::MAX, Some(EventTime::from_unix_ms(0))),
+            (9, Some(EventTime::from_unix_ms(1_796_008_065_744))),
+            // After 9999 the year has five digits: the text is written afresh.
+            (10, Some(EventTime::from_unix_ms(253_402_300_800_000))),
+        ] {
             let placed = EventView { seq, time, ..view };
-            assert_eq!(
-                tail.finish(seq, time),
-                serde_json::to_string(&placed).unwrap()
-            );
+            let expected = serde_json::to_string(&placed).unwrap();
+            assert_eq!(tail.finish(seq, time), expected);
+            if let Some(time) = time {
+                assert_eq!(tail.clone().place(seq, time).as_str(), expected);
+                assert_eq!(sized.clone().place(seq, time).into_string(), expected);
+            }
         }
     }
 }

@@ -162,7 +162,7 @@ fn arb_step() -> impl Strategy<Value = Step> {
                     .into_iter()
                     .map(|(step, condition)| Edge {
                         step: step.into(),
-                        condition: condition.to_owned(),
+                        condition: condition.into(),
                     })
                     .collect(),
                 step_type,
@@ -200,7 +200,7 @@ fn to_psop(w: &Workflow) -> Value {
                     if let Some(wf) = &t.workflow { t2["workflow"] = json!(wf); }
                     t2
                 }).collect::<Vec<_>>(),
-                "next": s.next.iter().map(|e| json!({"step": &*e.step, "condition": e.condition})).collect::<Vec<_>>(),
+                "next": s.next.iter().map(|e| json!({"step": &*e.step, "condition": &*e.condition})).collect::<Vec<_>>(),
                 "step_type": s.step_type.as_str(),
             });
             match &s.context_from {
@@ -337,7 +337,7 @@ fn arb_dag() -> impl Strategy<Value = Workflow> {
                     .into_iter()
                     .map(|t| Edge {
                         step: format!("s{t}").into(),
-                        condition: String::new(),
+                        condition: "".into(),
                     })
                     .collect();
                 if terminal[i] {
@@ -392,7 +392,7 @@ proptest! {
             false
         };
         let target = if reaches(target) { target } else { last };
-        w.steps[last].next.push(Edge { step: format!("s{target}").into(), condition: String::new() });
+        w.steps[last].next.push(Edge { step: format!("s{target}").into(), condition: "".into() });
         let errors = validate(&w).unwrap_err();
         let cycles: Vec<_> = errors.problems.iter().filter(|p| p.code == a2aflow_model::ErrorCode::WorkflowCycle).collect();
         prop_assert_eq!(cycles.len(), 1);

@@ -14,6 +14,7 @@
 //! refresh), and the answer's metadata and the wire-log renderings are made only when the wire
 //! log is on.
 
+mod answer;
 mod owned;
 mod status;
 mod stream;
@@ -22,7 +23,6 @@ mod timeout;
 
 use std::future::Future;
 
-use a2a_pb::a2a_service_client::A2aServiceClient;
 use a2a_pb::pbconv;
 use a2aflow_model::a2a::{
     AgentCard, CancelTaskRequest, GetTaskRequest, ListTasksRequest, ListTasksResponse,
@@ -102,6 +102,9 @@ pub struct GrpcTransport {
     tenant: Option<String>,
     /// Made on the first call (a channel needs the runtime), then shared by every call.
     channel: OnceLock<Channel>,
+    /// The `grpc-timeout` value of a call bounded by the request timeout alone (the budget of
+    /// most calls), made once: a call then copies a handle to it instead of writing its own.
+    request_timeout: http::HeaderValue,
 }
 
 impl std::fmt::Debug for GrpcTransport {
@@ -126,6 +129,16 @@ struct Budget {
     limit: usize,
 }
 
+impl Budget {
+    /// The error of a call whose budget ran out.
+    fn timed_out(&self) -> TransportError {
+        TransportError::Timeout {
+            phase: self.phase,
+            after: self.after,
+        }
+    }
+}
+
 impl GrpcTransport {
     /// A transport for the interface at `url` (`host:port`, `http://host:port` or
     /// `https://host:port`; a URL without a scheme is reached as `schemeless` says) on the TLS
@@ -148,13 +161,14 @@ impl GrpcTransport {
             .map(|op| parse(&format!("{origin}{SERVICE}{}", op.name())))
             .collect::<Result<_, _>>()?;
         Ok(GrpcTransport {
-            http: client,
             url: url.to_owned(),
             origin,
             target,
             uris,
             tenant: tenant.filter(|t| !t.is_empty()),
             channel: OnceLock::new(),
+            request_timeout: timeout::grpc_timeout(client.limits().request_timeout),
+            http: client,
         })
     }
 
@@ -176,8 +190,12 @@ impl GrpcTransport {
             .clone()
     }
 
-    fn client(&self, limit: usize) -> A2aServiceClient<status::Marked<Channel>> {
-        A2aServiceClient::new(status::Marked(self.channel())).max_decoding_message_size(limit)
+    /// One call's way to the agent, reading answers of at most `limit` bytes.
+    fn conn(&self, limit: usize) -> answer::Conn {
+        answer::Conn {
+            channel: status::Marked(self.channel()),
+            limit,
+        }
     }
 
     fn uri(&self, op: Op) -> &Uri {
@@ -196,11 +214,17 @@ impl GrpcTransport {
         message
     }
 
-    /// The metadata of one call: the protocol headers, then the hook's (credentials).
-    async fn metadata(&self, uri: &Uri, opts: &CallOptions) -> Result<HeaderMap, TransportError> {
+    /// The protocol headers of a call (`A2A-Version`, `A2A-Extensions`).
+    fn protocol_metadata(&self, opts: &CallOptions) -> Result<HeaderMap, TransportError> {
         let mut headers = HeaderMap::new();
         protocol_headers(&mut headers, &opts.extensions, self.http.sends_version())
             .map_err(TransportError::Headers)?;
+        Ok(headers)
+    }
+
+    /// The metadata of one call: the protocol headers, then the hook's (credentials).
+    async fn metadata(&self, uri: &Uri, opts: &CallOptions) -> Result<HeaderMap, TransportError> {
+        let mut headers = self.protocol_metadata(opts)?;
         if let Some(hook) = self.http.headers_hook() {
             let extra = hook
                 .headers_for(uri)
@@ -225,49 +249,27 @@ impl GrpcTransport {
         call: F,
     ) -> Result<tonic::Response<R>, TransportError>
     where
-        F: Fn(A2aServiceClient<status::Marked<Channel>>, tonic::Request<Q>) -> Fut,
+        F: Fn(answer::Conn, tonic::Request<Q>) -> Fut,
         Fut: Future<Output = Result<tonic::Response<R>, Status>>,
     {
         let uri = self.uri(op);
-        let limit = budget.limit;
-        let judged = status::Judged {
-            message_limit: limit,
-            connect_timeout: self.http.limits().connect_timeout,
-            budget: budget.after,
-            budget_is_deadline: budget.phase == TimeoutPhase::Deadline,
-        };
+        let judged = self.judged(budget);
         let mut refreshed = false;
         loop {
-            let mut headers = self.metadata(uri, opts).await?;
+            let headers = self.metadata(uri, opts).await?;
             let tap = self.http.wire_tap();
             if tap.log.is_active() {
                 let body = serde_json::to_vec(shown).unwrap_or_default();
                 tap.request(&Method::POST, uri, &headers, &body);
             }
-            if let Some(told) = budget.told {
-                // What tonic's `Request::set_timeout` would write, in the same map.
-                headers.insert(timeout::GRPC_TIMEOUT, timeout::grpc_timeout(told));
-            }
-            let mut extensions = tonic::Extensions::new();
-            if let Some(gate) = &opts.send_gate {
-                // `Marked` puts the gate in front of the request's body.
-                extensions.insert(gate.clone());
-            }
-            let request = tonic::Request::from_parts(
-                MetadataMap::from_headers(headers),
-                extensions,
-                message(),
-            );
-            let client = self.client(limit);
+            let request = self.request(headers, message(), opts, budget);
+            let conn = self.conn(budget.limit);
             // Boxed: tonic's call future is several KB. Held inline it would make this future,
             // and each one awaiting it (up to the transport's boxed `send_message`), as large,
             // and every move of them a copy of it.
-            let answer = tokio::time::timeout_at(budget.deadline, Box::pin(call(client, request)))
+            let answer = tokio::time::timeout_at(budget.deadline, Box::pin(call(conn, request)))
                 .await
-                .map_err(|_| TransportError::Timeout {
-                    phase: budget.phase,
-                    after: budget.after,
-                })?;
+                .map_err(|_| budget.timed_out())?;
             match answer {
                 Ok(r) => return Ok(r),
                 Err(s) if s.code() == Code::Unauthenticated && !refreshed => {
@@ -284,12 +286,58 @@ impl GrpcTransport {
                         return Err(opts.withheld_or(status::classify(&s, judged)));
                     }
                 }
-                Err(s) => {
-                    self.log_answer(uri, s.metadata(), || status_shown(&s));
-                    return Err(opts.withheld_or(status::classify(&s, judged)));
-                }
+                Err(s) => return Err(self.failed(uri, &s, opts, judged)),
             }
         }
+    }
+
+    /// What a failed status of a call within `budget` is judged against.
+    fn judged(&self, budget: &Budget) -> status::Judged {
+        status::Judged {
+            message_limit: budget.limit,
+            connect_timeout: self.http.limits().connect_timeout,
+            budget: budget.after,
+            budget_is_deadline: budget.phase == TimeoutPhase::Deadline,
+        }
+    }
+
+    /// One attempt's request: `message` with `headers`, the budget as `grpc-timeout`, and the
+    /// send gate of a business command.
+    fn request<Q>(
+        &self,
+        mut headers: HeaderMap,
+        message: Q,
+        opts: &CallOptions,
+        budget: &Budget,
+    ) -> tonic::Request<Q> {
+        if let Some(told) = budget.told {
+            // What tonic's `Request::set_timeout` would write, in the same map.
+            let value = if told == self.http.limits().request_timeout {
+                self.request_timeout.clone()
+            } else {
+                timeout::grpc_timeout(told)
+            };
+            headers.insert(timeout::GRPC_TIMEOUT, value);
+        }
+        let mut extensions = tonic::Extensions::new();
+        if let Some(gate) = &opts.send_gate {
+            // `Marked` puts the gate in front of the request's body.
+            extensions.insert(gate.clone());
+        }
+        tonic::Request::from_parts(MetadataMap::from_headers(headers), extensions, message)
+    }
+
+    /// The error of a call the agent (or tonic) failed with `s`, the answer logged first when
+    /// the wire log is on.
+    fn failed(
+        &self,
+        uri: &Uri,
+        s: &Status,
+        opts: &CallOptions,
+        judged: status::Judged,
+    ) -> TransportError {
+        self.log_answer(uri, s.metadata(), || status_shown(s));
+        opts.withheld_or(status::classify(s, judged))
     }
 
     /// Logs an answer (its metadata, and what `shown` makes as its body) when the wire log is
@@ -331,11 +379,21 @@ impl GrpcTransport {
     ) -> Result<T, TransportError>
     where
         T: Serialize,
-        F: Fn(A2aServiceClient<status::Marked<Channel>>, tonic::Request<Q>) -> Fut,
+        F: Fn(answer::Conn, tonic::Request<Q>) -> Fut,
         Fut: Future<Output = Result<tonic::Response<R>, Status>>,
     {
         let budget = self.unary_budget(opts);
         let answer = self.call(op, message, shown, opts, &budget, call).await?;
+        self.read(op, answer, convert)
+    }
+
+    /// A unary answer as `convert` makes it, logged when the wire log is on.
+    fn read<R, T: Serialize>(
+        &self,
+        op: Op,
+        answer: tonic::Response<R>,
+        convert: impl FnOnce(R) -> Option<T>,
+    ) -> Result<T, TransportError> {
         let (metadata, answer, _) = answer.into_parts();
         let value = convert(answer).ok_or_else(|| {
             TransportError::InvalidResponse(format!("the {} answer holds no payload", op.name()))
@@ -344,10 +402,38 @@ impl GrpcTransport {
         Ok(value)
     }
 
+    /// A unary call whose request was made before its future (nothing to await for it: no
+    /// headers hook, so no credentials to fetch and no retry after a refresh), tonic's call
+    /// held in the same future: one allocation for the whole call (the transport's owned
+    /// send), not one for it and one for tonic's call inside.
+    async fn unary_made<Q, R, T>(
+        self: Arc<Self>,
+        op: Op,
+        path: &'static str,
+        request: Result<tonic::Request<Q>, TransportError>,
+        budget: Budget,
+        opts: CallOptions,
+        convert: impl FnOnce(R) -> Option<T>,
+    ) -> Result<T, TransportError>
+    where
+        Q: prost::Message + Send + Sync + 'static,
+        R: prost::Message + Default + Send + Sync + 'static,
+        T: Serialize,
+    {
+        let call = self.conn(budget.limit).unary::<Q, R>(request?, path);
+        let answer = tokio::time::timeout_at(budget.deadline, call)
+            .await
+            .map_err(|_| budget.timed_out())?;
+        match answer {
+            Ok(r) => self.read(op, r, convert),
+            Err(s) => Err(self.failed(self.uri(op), &s, &opts, self.judged(&budget))),
+        }
+    }
+
     /// A server-streaming call: the head within the request timeout (or the caller's deadline),
     /// then each message within the idle timeout and the whole stream within the caller's
     /// timeout or deadline.
-    async fn streaming<Q, F, Fut>(
+    async fn streaming<Q, M, F, Fut>(
         &self,
         op: Op,
         message: impl FnMut() -> Q,
@@ -356,13 +442,9 @@ impl GrpcTransport {
         call: F,
     ) -> Result<StreamResponseStream, TransportError>
     where
-        F: Fn(A2aServiceClient<status::Marked<Channel>>, tonic::Request<Q>) -> Fut,
-        Fut: Future<
-            Output = Result<
-                tonic::Response<tonic::codec::Streaming<a2a_pb::StreamResponse>>,
-                Status,
-            >,
-        >,
+        M: answer::StreamMessage,
+        F: Fn(answer::Conn, tonic::Request<Q>) -> Fut,
+        Fut: Future<Output = Result<tonic::Response<tonic::codec::Streaming<M>>, Status>>,
     {
         let whole = whole_stream_deadline(opts);
         let limits = self.http.limits();
@@ -385,6 +467,59 @@ impl GrpcTransport {
             self.http.wire_tap().clone(),
             self.uri(op).clone(),
         ))
+    }
+
+    /// A SendMessage call of the message `message` makes; the answer's task is read without its
+    /// history when the caller reads none (`CallOptions::without_history`): its bytes are
+    /// skipped, not decoded.
+    async fn send(
+        &self,
+        message: impl FnMut() -> a2a_pb::SendMessageRequest,
+        shown: &impl Serialize,
+        options: &CallOptions,
+    ) -> Result<SendMessageResponse, TransportError> {
+        let op = Op::SendMessage;
+        match owned::History::of(options) {
+            owned::History::Skip => {
+                let read = |a: answer::SendMessageAnswer| {
+                    owned::send_message_response(a.into_response(), owned::History::Skip)
+                };
+                let call = |c: answer::Conn, r| c.unary(r, answer::SEND_MESSAGE);
+                self.unary(op, message, shown, options, call, read).await
+            }
+            owned::History::Keep => {
+                let read = |a| owned::send_message_response(a, owned::History::Keep);
+                let call = |c: answer::Conn, r| c.unary(r, answer::SEND_MESSAGE);
+                self.unary(op, message, shown, options, call, read).await
+            }
+        }
+    }
+
+    /// A server-streaming call of the method at `path`; a task in it is read without its
+    /// history when the caller reads none, as in [`send`](Self::send).
+    async fn stream_of<Q>(
+        &self,
+        op: Op,
+        path: &'static str,
+        message: impl FnMut() -> Q,
+        shown: &impl Serialize,
+        options: &CallOptions,
+    ) -> Result<StreamResponseStream, TransportError>
+    where
+        Q: prost::Message + Send + Sync + 'static,
+    {
+        match owned::History::of(options) {
+            owned::History::Skip => {
+                let call =
+                    |c: answer::Conn, r| c.server_streaming::<Q, answer::StreamAnswer>(r, path);
+                self.streaming(op, message, shown, options, call).await
+            }
+            owned::History::Keep => {
+                let call =
+                    |c: answer::Conn, r| c.server_streaming::<Q, a2a_pb::StreamResponse>(r, path);
+                self.streaming(op, message, shown, options, call).await
+            }
+        }
     }
 }
 
@@ -415,51 +550,46 @@ impl Transport for GrpcTransport {
         request: &SendMessageRequest,
         options: &CallOptions,
     ) -> Result<SendMessageResponse, TransportError> {
-        self.unary(
-            Op::SendMessage,
-            || {
-                self.with_tenant(pbconv::to_proto_send_message_request(request), |m| {
-                    &mut m.tenant
-                })
-            },
-            request,
-            options,
-            |mut c, r| async move { c.send_message(r).await },
-            |answer| owned::send_message_response(answer, owned::History::of(options)),
-        )
-        .await
+        let message = || {
+            self.with_tenant(pbconv::to_proto_send_message_request(request), |m| {
+                &mut m.tenant
+            })
+        };
+        self.send(message, request, options).await
     }
 
-    /// The request converted by value into the wire message when nothing can need it again:
-    /// a retry after a credentials refresh (only with a headers hook) makes the message anew,
-    /// and the wire log renders the request. With either, `send_message` in the same future.
+    /// The request converted by value into the wire message, with its metadata, before the
+    /// call's one future, when nothing can need it again and nothing has to be awaited for it:
+    /// a headers hook (credentials, and the retry after their refresh, which makes the message
+    /// anew) or the wire log (which renders the request) run `send_message` instead.
     fn send_message_owned(
         self: Arc<Self>,
         request: SendMessageRequest,
         options: CallOptions,
     ) -> OwnedSend {
-        Box::pin(async move {
-            if self.http.headers_hook().is_some() || self.http.wire_tap().log.is_active() {
-                return self.send_message(&request, &options).await;
+        if self.http.headers_hook().is_some() || self.http.wire_tap().log.is_active() {
+            return Box::pin(async move { self.send_message(&request, &options).await });
+        }
+        // Made now, before the call's future: nothing in it awaits.
+        let budget = self.unary_budget(&options);
+        let message = self.with_tenant(owned::send_message_request(request), |m| &mut m.tenant);
+        let request = self
+            .protocol_metadata(&options)
+            .map(|headers| self.request(headers, message, &options, &budget));
+        let (op, path) = (Op::SendMessage, answer::SEND_MESSAGE);
+        // Read without the task's history when the caller reads none, as in `send`.
+        match owned::History::of(&options) {
+            owned::History::Skip => {
+                let read = |a: answer::SendMessageAnswer| {
+                    owned::send_message_response(a.into_response(), owned::History::Skip)
+                };
+                Box::pin(self.unary_made(op, path, request, budget, options, read))
             }
-            let mut message = Some(owned::send_message_request(request));
-            let history = owned::History::of(&options);
-            self.unary(
-                Op::SendMessage,
-                // Called once: without a hook, `call` makes no second attempt.
-                || {
-                    let message = message.take().unwrap_or_default();
-                    self.with_tenant(message, |m| &mut m.tenant)
-                },
-                // Rendered only by the wire log, off above (a log turned on during this call
-                // shows its request's body as null).
-                &(),
-                &options,
-                |mut c, r| async move { c.send_message(r).await },
-                |answer| owned::send_message_response(answer, history),
-            )
-            .await
-        })
+            owned::History::Keep => {
+                let read = |a| owned::send_message_response(a, owned::History::Keep);
+                Box::pin(self.unary_made(op, path, request, budget, options, read))
+            }
+        }
     }
 
     async fn send_streaming_message(
@@ -467,18 +597,13 @@ impl Transport for GrpcTransport {
         request: &SendMessageRequest,
         options: &CallOptions,
     ) -> Result<StreamResponseStream, TransportError> {
-        self.streaming(
-            Op::SendStreamingMessage,
-            || {
-                self.with_tenant(pbconv::to_proto_send_message_request(request), |m| {
-                    &mut m.tenant
-                })
-            },
-            request,
-            options,
-            |mut c, r| async move { c.send_streaming_message(r).await },
-        )
-        .await
+        let message = || {
+            self.with_tenant(pbconv::to_proto_send_message_request(request), |m| {
+                &mut m.tenant
+            })
+        };
+        let (op, path) = (Op::SendStreamingMessage, answer::SEND_STREAMING_MESSAGE);
+        self.stream_of(op, path, message, request, options).await
     }
 
     async fn get_task(
@@ -486,19 +611,27 @@ impl Transport for GrpcTransport {
         request: &GetTaskRequest,
         options: &CallOptions,
     ) -> Result<Task, TransportError> {
-        self.unary(
-            Op::GetTask,
-            || {
-                self.with_tenant(pbconv::to_proto_get_task_request(request), |m| {
-                    &mut m.tenant
-                })
-            },
-            request,
-            options,
-            |mut c, r| async move { c.get_task(r).await },
-            |t| Some(owned::task(t, owned::History::of(options))),
-        )
-        .await
+        let message = || {
+            self.with_tenant(pbconv::to_proto_get_task_request(request), |m| {
+                &mut m.tenant
+            })
+        };
+        let op = Op::GetTask;
+        // Without its history when the caller reads none, as a SendMessage answer's task.
+        match owned::History::of(options) {
+            owned::History::Skip => {
+                let read = |t: answer::TaskWithoutHistory| {
+                    Some(owned::task(t.into_task(), owned::History::Skip))
+                };
+                let call = |c: answer::Conn, r| c.unary(r, answer::GET_TASK);
+                self.unary(op, message, request, options, call, read).await
+            }
+            owned::History::Keep => {
+                let read = |t| Some(owned::task(t, owned::History::Keep));
+                let call = |c: answer::Conn, r| c.unary(r, answer::GET_TASK);
+                self.unary(op, message, request, options, call, read).await
+            }
+        }
     }
 
     async fn list_tasks(
@@ -515,7 +648,7 @@ impl Transport for GrpcTransport {
             },
             request,
             options,
-            |mut c, r| async move { c.list_tasks(r).await },
+            |c, r| async move { c.client().list_tasks(r).await },
             |l| Some(pbconv::from_proto_list_tasks_response(&l)),
         )
         .await
@@ -535,7 +668,7 @@ impl Transport for GrpcTransport {
             },
             request,
             options,
-            |mut c, r| async move { c.cancel_task(r).await },
+            |c, r| async move { c.client().cancel_task(r).await },
             |t| Some(owned::task(t, owned::History::of(options))),
         )
         .await
@@ -546,17 +679,12 @@ impl Transport for GrpcTransport {
         request: &SubscribeToTaskRequest,
         options: &CallOptions,
     ) -> Result<StreamResponseStream, TransportError> {
-        self.streaming(
-            Op::SubscribeToTask,
-            || {
-                let message = pbconv::to_proto_subscribe_to_task_request(request);
-                self.with_tenant(message, |m| &mut m.tenant)
-            },
-            request,
-            options,
-            |mut c, r| async move { c.subscribe_to_task(r).await },
-        )
-        .await
+        let message = || {
+            let message = pbconv::to_proto_subscribe_to_task_request(request);
+            self.with_tenant(message, |m| &mut m.tenant)
+        };
+        let (op, path) = (Op::SubscribeToTask, answer::SUBSCRIBE_TO_TASK);
+        self.stream_of(op, path, message, request, options).await
     }
 
     async fn get_extended_agent_card(
@@ -573,7 +701,7 @@ impl Transport for GrpcTransport {
             message,
             &shown,
             options,
-            |mut c, r| async move { c.get_extended_agent_card(r).await },
+            |c, r| async move { c.client().get_extended_agent_card(r).await },
             |published| {
                 let mut card = pbconv::from_proto_agent_card(&published);
                 let urls = published

@@ -13,6 +13,7 @@ use http::Uri;
 use tokio::time::{Instant, Sleep};
 use tonic::codec::Streaming;
 
+use super::answer::StreamMessage;
 use super::status::{Judged, classify};
 use crate::error::{TimeoutPhase, TransportError};
 use crate::http_client::WireTap;
@@ -34,8 +35,8 @@ pub(crate) struct Bounds {
 
 /// The stream: the messages, the one timer that bounds each wait (reset for the next wait, not
 /// made anew), and what the wire log needs.
-struct Messages {
-    messages: Streaming<a2a_pb::StreamResponse>,
+struct Messages<M> {
+    messages: Streaming<M>,
     bounds: Bounds,
     tap: WireTap,
     /// The method's URI (rendered only for the wire log).
@@ -47,7 +48,7 @@ struct Messages {
     done: bool,
 }
 
-impl Messages {
+impl<M: StreamMessage> Messages<M> {
     /// When the wait for the next message ends, and the error it ends with.
     fn wait_limit(&self) -> (Instant, TransportError) {
         let idle = self.bounds.idle;
@@ -81,7 +82,7 @@ impl Messages {
     /// What one message (or the stream's closing status) gives.
     fn item(
         &mut self,
-        next: Option<Result<a2a_pb::StreamResponse, tonic::Status>>,
+        next: Option<Result<M, tonic::Status>>,
     ) -> Option<Result<a2aflow_model::a2a::StreamResponse, TransportError>> {
         let item = match next {
             None => {
@@ -89,10 +90,14 @@ impl Messages {
                 return None;
             }
             Some(Err(status)) => Err(classify(&status, self.judged())),
-            Some(Ok(message)) => super::owned::stream_response(message, self.bounds.history)
-                .ok_or_else(|| {
-                    TransportError::InvalidResponse("a gRPC stream message holds no payload".into())
-                }),
+            Some(Ok(message)) => {
+                super::owned::stream_response(message.into_response(), self.bounds.history)
+                    .ok_or_else(|| {
+                        TransportError::InvalidResponse(
+                            "a gRPC stream message holds no payload".into(),
+                        )
+                    })
+            }
         };
         match &item {
             Ok(event) => {
@@ -110,7 +115,7 @@ impl Messages {
     }
 }
 
-impl Stream for Messages {
+impl<M: StreamMessage> Stream for Messages<M> {
     type Item = Result<a2aflow_model::a2a::StreamResponse, TransportError>;
 
     /// The next item within the wait's limit, or `None` at the end of the stream (and after
@@ -140,8 +145,8 @@ impl Stream for Messages {
 }
 
 /// The stream of `messages` within `bounds`.
-pub(crate) fn messages(
-    messages: Streaming<a2a_pb::StreamResponse>,
+pub(crate) fn messages<M: StreamMessage>(
+    messages: Streaming<M>,
     bounds: Bounds,
     tap: WireTap,
     url: Uri,

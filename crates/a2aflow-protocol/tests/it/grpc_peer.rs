@@ -38,6 +38,8 @@ pub struct Call {
     pub method: &'static str,
     pub metadata: http::HeaderMap,
     pub tenant: String,
+    /// The request of a SendMessage, as the peer decoded it.
+    pub sent: Option<SendMessageRequest>,
 }
 
 #[derive(Clone)]
@@ -117,12 +119,25 @@ impl GrpcPeer {
         tenant: &str,
         unary: bool,
     ) -> Result<(), Status> {
+        self.enter_with(method, metadata, tenant, unary, None).await
+    }
+
+    /// [`enter`](Self::enter), keeping the request of a SendMessage.
+    async fn enter_with(
+        &self,
+        method: &'static str,
+        metadata: &tonic::metadata::MetadataMap,
+        tenant: &str,
+        unary: bool,
+        sent: Option<SendMessageRequest>,
+    ) -> Result<(), Status> {
         let first = {
             let mut calls = self.calls.lock().unwrap();
             calls.push(Call {
                 method,
                 metadata: metadata.clone().into_headers(),
                 tenant: tenant.to_owned(),
+                sent,
             });
             calls.len() == 1
         };
@@ -235,19 +250,23 @@ impl A2aService for GrpcPeer {
         request: Request<SendMessageRequest>,
     ) -> Result<Response<SendMessageResponse>, Status> {
         let r = request.get_ref();
-        self.enter("SendMessage", request.metadata(), &r.tenant, true)
-            .await?;
+        self.enter_with(
+            "SendMessage",
+            request.metadata(),
+            &r.tenant,
+            true,
+            Some(r.clone()),
+        )
+        .await?;
         let text = match self.mode() {
             Mode::Oversized(n) => "x".repeat(n),
             _ => text_of(r),
         };
+        let mut answer = task("t-1", &context_of(r), COMPLETED, Some(text));
+        // The task's history holds the message, as the SDKs' servers answer.
+        answer.history = r.message.iter().cloned().collect();
         Ok(Response::new(SendMessageResponse {
-            payload: Some(a2a_pb::send_message_response::Payload::Task(task(
-                "t-1",
-                &context_of(r),
-                COMPLETED,
-                Some(text),
-            ))),
+            payload: Some(a2a_pb::send_message_response::Payload::Task(answer)),
         }))
     }
 
@@ -270,7 +289,19 @@ impl A2aService for GrpcPeer {
         let r = request.get_ref();
         self.enter("GetTask", request.metadata(), &r.tenant, true)
             .await?;
-        Ok(Response::new(task(&r.id, "c", COMPLETED, None)))
+        let mut answer = task(&r.id, "c", COMPLETED, Some("polled".into()));
+        answer.history = vec![a2a_pb::Message {
+            message_id: "m-h".into(),
+            context_id: "c".into(),
+            task_id: r.id.clone(),
+            role: a2a_pb::Role::User as i32,
+            parts: vec![a2a_pb::Part {
+                content: Some(a2a_pb::part::Content::Text("asked".into())),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }];
+        Ok(Response::new(answer))
     }
 
     async fn list_tasks(

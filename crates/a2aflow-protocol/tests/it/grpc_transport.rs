@@ -147,6 +147,87 @@ async fn every_operation_round_trips_with_version_extensions_and_tenant() {
     }
 }
 
+/// A caller that reads no task history (`CallOptions::without_history`, the engine's sends and
+/// polls) gets the agent's answer less its history and nothing else changed, by every way of
+/// sending; the request on the wire is the one the generated client sends (the same message,
+/// tenant and metadata), whichever answer is read.
+#[tokio::test]
+async fn an_answer_read_without_history_differs_only_by_it_and_the_request_not_at_all() {
+    let peer = GrpcPeer::spawn(Mode::Answer).await;
+    let t = Arc::new(plain(HttpClient::new().unwrap(), &peer, Some("acme")));
+    let mut req = msg("the same request");
+    req.message.context_id = Some("ctx-h".into());
+    let o = opts().with_extensions(["urn:ext:a"]);
+    let full = t.send_message(&req, &o).await.unwrap();
+    let SendMessageResponse::Task(task) = &full else {
+        panic!("{full:?}");
+    };
+    let history = task
+        .history
+        .as_ref()
+        .expect("the peer answers with history");
+    assert_eq!(history[0].message_id, req.message.message_id);
+    let mut less = task.clone();
+    less.history = None;
+    let less = SendMessageResponse::Task(less);
+    let skip = o.clone().without_history();
+    assert_eq!(t.send_message(&req, &skip).await.unwrap(), less);
+    let owned = Arc::clone(&t).send_message_owned(req.clone(), skip.clone());
+    assert_eq!(owned.await.unwrap(), less);
+    let kept = Arc::clone(&t).send_message_owned(req.clone(), o.clone());
+    assert_eq!(kept.await.unwrap(), full);
+
+    // Bounded by the request timeout alone (no timeout or deadline of its own).
+    let plain_options = CallOptions::default().with_extensions(["urn:ext:a"]);
+    let bounded = Arc::clone(&t).send_message_owned(req.clone(), plain_options.without_history());
+    assert_eq!(bounded.await.unwrap(), less);
+
+    let want = {
+        let mut wire = a2a_pb::pbconv::to_proto_send_message_request(&req);
+        wire.tenant = "acme".into();
+        wire
+    };
+    // What tonic's own `set_timeout` writes for the call's budget.
+    let told = |budget: Duration| {
+        let mut r = tonic::Request::new(());
+        r.set_timeout(budget);
+        r.metadata()
+            .get("grpc-timeout")
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_owned()
+    };
+    let calls = peer.peer.calls();
+    assert_eq!(calls.len(), 5);
+    for (i, c) in calls.iter().enumerate() {
+        assert_eq!(c.sent.as_ref(), Some(&want));
+        assert_eq!(c.metadata["a2a-version"], "1.0");
+        assert_eq!(c.metadata["a2a-extensions"], "urn:ext:a");
+        let budget = if i == 4 {
+            Limits::default().request_timeout
+        } else {
+            Duration::from_secs(10)
+        };
+        assert_eq!(
+            c.metadata["grpc-timeout"],
+            told(budget).as_str(),
+            "call {i}"
+        );
+    }
+
+    let get = GetTaskRequest {
+        id: "t-h".into(),
+        history_length: None,
+        tenant: None,
+    };
+    let polled = t.get_task(&get, &o).await.unwrap();
+    assert_eq!(polled.history.as_ref().map(Vec::len), Some(1));
+    let mut less = polled.clone();
+    less.history = None;
+    assert_eq!(t.get_task(&get, &skip).await.unwrap(), less);
+}
+
 /// Credentials for one origin, counting refreshes.
 struct Bearer {
     seen: Mutex<Vec<Uri>>,
