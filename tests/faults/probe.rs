@@ -247,7 +247,9 @@ struct Host {
 impl ControlPoint for Host {
     async fn on_task(&self, request: TaskRequest) -> Result<MessageContent, CallbackError> {
         if self.negotiating && request.agent == "faulty" {
-            return Ok(a2aflow_tests::negotiation_activating(request.description));
+            return Ok(a2aflow_tests::negotiation_activating(
+                request.description.into(),
+            ));
         }
         Ok(MessageContent::text(request.description))
     }

@@ -256,7 +256,7 @@ async fn one_run(agents: &Agents, cancel_at: usize) -> Result<RunReport, String>
     for step in &result.steps {
         if step.status == StepStatus::Completed
             && seen.cancelled_at.is_some()
-            && !seen.in_hand.contains(&step.step_name)
+            && !seen.in_hand.contains(step.step_name.as_str())
         {
             problems.push(format!(
                 "{} completed without its result in hand at the cancel",

@@ -18,7 +18,9 @@ pub struct Host;
 impl ControlPoint for Host {
     async fn on_task(&self, request: TaskRequest) -> Result<MessageContent, CallbackError> {
         if request.description.starts_with("negotiate") {
-            return Ok(a2aflow_tests::negotiation_activating(request.description));
+            return Ok(a2aflow_tests::negotiation_activating(
+                request.description.into(),
+            ));
         }
         Ok(MessageContent::text(request.description))
     }

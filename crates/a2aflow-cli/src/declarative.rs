@@ -127,7 +127,7 @@ impl ControlPoint for DeclarativeControlPoint {
             data.media_type = Some("application/json".to_owned());
             content.parts.push(data);
         }
-        if self.negotiating_agents.contains(&request.agent) {
+        if self.negotiating_agents.contains(request.agent.as_str()) {
             content
                 .extensions
                 .push(NEGOTIATION_T_EXTENSION_URI.to_owned());

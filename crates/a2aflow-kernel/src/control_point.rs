@@ -144,9 +144,9 @@ mod tests {
     impl ControlPoint for Lent {
         async fn on_task_ref(&self, r: &TaskRequest) -> Result<MessageContent, CallbackError> {
             let seen = (
-                r.step_name.clone(),
-                r.local_task_id.clone(),
-                r.agent.clone(),
+                r.step_name.to_string(),
+                r.local_task_id.to_string(),
+                r.agent.to_string(),
                 r.remaining_ms,
             );
             self.seen.lock().unwrap().push(seen);

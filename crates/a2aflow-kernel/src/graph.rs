@@ -2,7 +2,7 @@
 //! workflow that passed [`a2aflow_model::validate()`] (unique names, resolvable edges, acyclic,
 //! at least one root, context sources that are ancestors).
 
-use a2aflow_model::{ContextFrom, Workflow};
+use a2aflow_model::{ContextFrom, SharedStr, Step, Workflow};
 use std::collections::{HashMap, VecDeque};
 
 /// One outgoing edge, resolved to an index (`None` = a terminal route such as `end`).
@@ -35,11 +35,53 @@ pub(crate) struct StepPlan {
     pub(crate) window: Window,
     /// True when any outgoing edge needs `on_route`.
     pub(crate) has_conditional: bool,
+    /// The step's name, shared by every request and view of its tasks.
+    pub(crate) name: SharedStr,
+    /// Its subtasks' names, shared the same way.
+    pub(crate) subtasks: Vec<SubtaskNames>,
+}
+
+/// The names of one subtask that every request and view of it carries: made once per plan,
+/// cloned (a reference count) per task.
+#[derive(Debug)]
+pub(crate) struct SubtaskNames {
+    pub(crate) agent: SharedStr,
+    pub(crate) skill: SharedStr,
+    pub(crate) description: SharedStr,
+    /// The task's input text: the description, when it is not blank.
+    pub(crate) text: Option<SharedStr>,
+}
+
+impl SubtaskNames {
+    /// The names of `step`'s subtasks; an agent or skill the plan met before (`seen`) is shared
+    /// with it, not copied (a step's subtasks mostly go to a few agents). Descriptions, mostly
+    /// distinct, are not looked up.
+    fn of<'w>(step: &'w Step, seen: &mut HashMap<&'w str, SharedStr>) -> Vec<SubtaskNames> {
+        let mut shared = |name: &'w str| {
+            seen.entry(name)
+                .or_insert_with(|| SharedStr::from(name))
+                .clone()
+        };
+        step.subtasks
+            .iter()
+            .map(|sub| {
+                let description = SharedStr::from(sub.description.as_str());
+                SubtaskNames {
+                    agent: shared(&sub.agent),
+                    skill: shared(&sub.skill),
+                    text: (!description.trim().is_empty()).then(|| description.clone()),
+                    description,
+                }
+            })
+            .collect()
+    }
 }
 
 /// The whole workflow, resolved.
 #[derive(Debug)]
 pub(crate) struct Plan {
+    /// The workflow's id, shared by every request of the run.
+    pub(crate) workflow_id: SharedStr,
     pub(crate) steps: Vec<StepPlan>,
     pub(crate) roots: Vec<usize>,
     /// Each step's direct predecessors, in declaration order.
@@ -110,6 +152,7 @@ pub(crate) fn plan(wf: &Workflow) -> Plan {
         .map(|(i, s)| (s.name.as_str(), i))
         .collect();
     let preds = predecessors(wf, &index);
+    let mut names = HashMap::new();
     let mut steps = Vec::with_capacity(wf.steps.len());
     for (i, s) in wf.steps.iter().enumerate() {
         let out: Vec<OutEdge> = s
@@ -135,12 +178,15 @@ pub(crate) fn plan(wf: &Workflow) -> Plan {
             in_degree: u32::try_from(preds[i].len()).unwrap_or(u32::MAX),
             out,
             window,
+            name: s.name.as_str().into(),
+            subtasks: SubtaskNames::of(s, &mut names),
         });
     }
     let roots = (0..steps.len())
         .filter(|&i| steps[i].in_degree == 0)
         .collect();
     Plan {
+        workflow_id: wf.id.as_str().into(),
         steps,
         roots,
         preds,
@@ -186,6 +232,40 @@ mod tests {
         let mut seen = Vec::new();
         p.window(s, walk, |c| seen.push(c));
         seen
+    }
+
+    #[test]
+    fn a_plan_holds_each_agent_and_skill_once_and_every_subtask_shares_it() {
+        let sub = |agent: &str, description: &str| a2aflow_model::Subtask {
+            agent: agent.into(),
+            skill: "sk".into(),
+            description: description.into(),
+            ..Default::default()
+        };
+        let mut s1 = step("s1", &["s2"]);
+        s1.subtasks = vec![sub("a", "one"), sub("b", " "), sub("a", "two")];
+        let mut s2 = step("s2", &[]);
+        s2.subtasks = vec![sub("b", "three")];
+        let wf = Workflow {
+            id: "w".into(),
+            steps: vec![s1, s2],
+            ..Default::default()
+        };
+        let p = plan(&wf);
+        let (first, second) = (&p.steps[0].subtasks, &p.steps[1].subtasks);
+        assert_eq!(p.workflow_id, "w");
+        assert_eq!(p.steps[1].name, "s2");
+        assert_eq!(first[0].agent, "a");
+        assert!(SharedStr::ptr_eq(&first[0].agent, &first[2].agent));
+        assert!(SharedStr::ptr_eq(&first[1].agent, &second[0].agent));
+        assert!(SharedStr::ptr_eq(&first[0].skill, &second[0].skill));
+        assert_eq!(first[2].description, "two");
+        // The input text is the description itself, absent when blank.
+        assert!(SharedStr::ptr_eq(
+            first[0].text.as_ref().unwrap(),
+            &first[0].description
+        ));
+        assert!(first[1].text.is_none());
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Identifiers the kernel makes: a run's execution id, a subtask's local task id, and the
 //! context id a logical task is sent in when its host names none.
 
+use a2aflow_model::SharedStr;
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -21,18 +22,39 @@ pub(crate) fn fresh_execution_id() -> String {
     )
 }
 
-/// The stable local id of subtask `i` of a step: `<execution id>:<step name>:<i>` (built without
-/// the formatting machinery: it is made once per task).
-pub(crate) fn local_task_id(execution_id: &str, step: &str, i: usize) -> String {
-    let mut digits = itoa::Buffer::new();
-    let digits = digits.format(i);
-    let mut id = String::with_capacity(execution_id.len() + step.len() + 2 + digits.len());
-    id.push_str(execution_id);
-    id.push(':');
-    id.push_str(step);
-    id.push(':');
-    id.push_str(digits);
-    id
+/// The stable local id of subtask `i` of a step: `<execution id>:<step name>:<i>`.
+pub(crate) fn local_task_id(execution_id: &str, step: &str, i: usize) -> SharedStr {
+    let mut ids = TaskIds::default();
+    ids.start(execution_id, step);
+    ids.of(i)
+}
+
+/// The local task ids of a run's steps ([`local_task_id`]), written after the start the
+/// subtasks of one step share, in one buffer the run keeps (built without the formatting
+/// machinery: an id is made once per task, and costs one allocation, its own).
+#[derive(Debug, Default)]
+pub(crate) struct TaskIds {
+    text: String,
+    prefix: usize,
+}
+
+impl TaskIds {
+    /// The ids that follow are those of step `step` of run `execution_id`.
+    pub(crate) fn start(&mut self, execution_id: &str, step: &str) {
+        self.text.clear();
+        self.text.push_str(execution_id);
+        self.text.push(':');
+        self.text.push_str(step);
+        self.text.push(':');
+        self.prefix = self.text.len();
+    }
+
+    /// The id of subtask `i` of the step.
+    pub(crate) fn of(&mut self, i: usize) -> SharedStr {
+        self.text.truncate(self.prefix);
+        self.text.push_str(itoa::Buffer::new().format(i));
+        SharedStr::from(self.text.as_str())
+    }
 }
 
 /// The context id of logical task `local_task_id` of run `execution_id` when the host names
@@ -139,8 +161,8 @@ mod tests {
         ] {
             let ids = ContextIds::new(Arc::from(execution_id));
             let tasks = [
-                local_task_id(execution_id, "s", 0),
-                local_task_id(execution_id, &"step ".repeat(30), 12),
+                local_task_id(execution_id, "s", 0).to_string(),
+                local_task_id(execution_id, &"step ".repeat(30), 12).to_string(),
                 // Not made by the kernel: no shared start.
                 "other:s:0".to_owned(),
                 String::new(),
@@ -166,6 +188,13 @@ mod tests {
             local_task_id("e", "step", usize::MAX),
             format!("e:step:{}", usize::MAX)
         );
+        // One buffer for every step of a run: a shorter step after a longer one.
+        let mut ids = TaskIds::default();
+        ids.start("run-1", "a longer step");
+        assert_eq!(ids.of(10), "run-1:a longer step:10");
+        assert_eq!(ids.of(2), "run-1:a longer step:2");
+        ids.start("run-1", "s");
+        assert_eq!(ids.of(0), "run-1:s:0");
         assert_ne!(fresh_execution_id(), fresh_execution_id());
     }
 }

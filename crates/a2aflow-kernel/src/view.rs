@@ -1,15 +1,15 @@
 //! The [`TaskResultView`] a subtask's job fills in: blank, named after its subtask, failed.
 
 use crate::ids::local_task_id;
-use a2aflow_model::{Failure, Step, TaskOutcomeStatus, TaskRequest, TaskResultView};
+use a2aflow_model::{Failure, SharedStr, Step, TaskOutcomeStatus, TaskRequest, TaskResultView};
 
 /// The view of a subtask before it ran, without its identity (see [`name_view`]).
 pub(crate) fn unnamed_view() -> TaskResultView {
     TaskResultView {
-        agent_name: String::new(),
-        skill: String::new(),
-        task_id: String::new(),
-        task_description: String::new(),
+        agent_name: SharedStr::default(),
+        skill: SharedStr::default(),
+        task_id: SharedStr::default(),
+        task_description: SharedStr::default(),
         status: TaskOutcomeStatus::Completed,
         context_id: None,
         remote_task_id: None,
@@ -26,10 +26,10 @@ pub(crate) fn unnamed_view() -> TaskResultView {
 pub(crate) fn subtask_view(execution_id: &str, step: &Step, i: usize) -> TaskResultView {
     let sub = &step.subtasks[i];
     TaskResultView {
-        agent_name: sub.agent.clone(),
-        skill: sub.skill.clone(),
+        agent_name: sub.agent.as_str().into(),
+        skill: sub.skill.as_str().into(),
         task_id: local_task_id(execution_id, &step.name, i),
-        task_description: sub.description.clone(),
+        task_description: sub.description.as_str().into(),
         ..unnamed_view()
     }
 }

@@ -4,6 +4,7 @@
 
 use crate::definition::StepType;
 use crate::error_code::{ErrorCode, Failure};
+use crate::shared_str::SharedStr;
 use a2a::{Artifact, Message, Part, TaskState};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -78,36 +79,41 @@ impl MessageContent {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskInput {
-    /// Instruction text.
+    /// Instruction text (the subtask's description, shared with [`TaskRequest::description`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
+    pub text: Option<SharedStr>,
     /// Structured input.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<Value>,
 }
 
 /// What `on_task` and `on_self_task` receive for one logical subtask.
+///
+/// Its names and ids are [`SharedStr`]s: the kernel holds one per name (the run's ids, the
+/// step's name, the subtask's agent, skill and description) and every task's request shares it.
+/// They read like strings (`req.agent == "x"`, `req.skill.as_str()`, `format!("{}", req.step_name)`)
+/// and serialise as plain JSON strings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskRequest {
     /// The run's execution id.
-    pub execution_id: String,
+    pub execution_id: SharedStr,
     /// The workflow's id.
-    pub workflow_id: String,
+    pub workflow_id: SharedStr,
     /// The step this task belongs to.
-    pub step_name: String,
+    pub step_name: SharedStr,
     /// The step's type.
     pub step_type: StepType,
     /// Index of the subtask within its step.
     pub subtask_index: usize,
     /// Stable local id of this logical subtask (the same across follow-ups and retries).
-    pub local_task_id: String,
+    pub local_task_id: SharedStr,
     /// The agent the task goes to (empty for local work).
-    pub agent: String,
+    pub agent: SharedStr,
     /// The requested skill.
-    pub skill: String,
+    pub skill: SharedStr,
     /// The subtask description.
-    pub description: String,
+    pub description: SharedStr,
     /// This task's input.
     pub input: TaskInput,
     /// The history window selected by the step's `contextFrom`.
@@ -164,8 +170,8 @@ mod shared_results {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UpstreamResult {
-    /// The step's name.
-    pub step_name: String,
+    /// The step's name (shared with its tasks' requests).
+    pub step_name: SharedStr,
     /// One view per subtask.
     pub task_results: Vec<TaskResultView>,
 }
@@ -182,18 +188,19 @@ pub enum TaskOutcomeStatus {
     Canceled,
 }
 
-/// A complete view of one task's result: nothing flattened, no metadata lost.
+/// A complete view of one task's result: nothing flattened, no metadata lost. Its identity
+/// (agent, skill, task id, description) is the task's request's, shared ([`SharedStr`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskResultView {
     /// The agent (empty for local work).
-    pub agent_name: String,
+    pub agent_name: SharedStr,
     /// The skill.
-    pub skill: String,
+    pub skill: SharedStr,
     /// The stable local task id.
-    pub task_id: String,
+    pub task_id: SharedStr,
     /// The subtask description.
-    pub task_description: String,
+    pub task_description: SharedStr,
     /// How it ended.
     pub status: TaskOutcomeStatus,
     /// The A2A context id used for this logical task, when remote.
@@ -453,8 +460,8 @@ pub enum StepStatus {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StepResult {
-    /// Step name.
-    pub step_name: String,
+    /// Step name (shared with its tasks' requests).
+    pub step_name: SharedStr,
     /// Step type.
     pub step_type: StepType,
     /// How it ended.

@@ -23,6 +23,7 @@ use crate::error_code::FailureCode;
 use crate::event::EventKind;
 use crate::failure::Failure;
 use crate::gate::OpenGate;
+use crate::shared_str::SharedStr;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -99,8 +100,8 @@ pub struct StepStartData {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct StepCompleteData {
-    /// The step.
-    pub step: String,
+    /// The step (shared with the step's result).
+    pub step: SharedStr,
     /// How it ended.
     pub status: StepStatus,
     /// Its tasks' results (shared with the step's record while the event is delivered).
@@ -132,8 +133,8 @@ pub struct TaskRequestData {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TaskResponseData {
-    /// The step.
-    pub step: String,
+    /// The step (shared with the step's result).
+    pub step: SharedStr,
     /// Index of the subtask within its step.
     pub subtask_index: usize,
     /// The task's result (shared with the step's record while the event is delivered).

@@ -37,6 +37,7 @@ pub mod rpc_status;
 #[cfg(feature = "schema")]
 pub mod schema;
 mod seconds;
+pub mod shared_str;
 pub mod source_map;
 pub mod validate;
 
@@ -58,6 +59,7 @@ pub use load::{
 pub use problem::{Position, Problem};
 pub use retry::{Backoff, RetryPolicy};
 pub use rpc_status::{ErrorEnvelope, RpcStatus};
+pub use shared_str::SharedStr;
 pub use source_map::SourceMap;
 pub use validate::{ValidationErrors, validate};
 

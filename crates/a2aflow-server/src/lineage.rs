@@ -115,7 +115,7 @@ impl ControlPoint for DelegatingControlPoint {
     /// The inner host is lent the request too: a host that implements only `on_task_ref` is
     /// asked through it (its `on_task` would answer `workflow.callback_missing`).
     async fn on_task_ref(&self, request: &TaskRequest) -> Result<MessageContent, CallbackError> {
-        let flow_id = self.served.get(&request.agent).cloned();
+        let flow_id = self.served.get(request.agent.as_str()).cloned();
         let caller = &request.execution_id;
         let mut content = self.inner.on_task_ref(request).await?;
         if let Some(flow_id) = flow_id {
@@ -189,7 +189,7 @@ mod tests {
             subtask_index: 0,
             local_task_id: "s.0".into(),
             agent: agent.into(),
-            skill: String::new(),
+            skill: Default::default(),
             description: "do it".into(),
             input: a2aflow::model::TaskInput::default(),
             workflow_input: a2aflow::model::WorkflowInput::default(),

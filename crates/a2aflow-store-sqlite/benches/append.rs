@@ -44,7 +44,7 @@ fn task_records(n: u64) -> [JournalRecord; 3] {
             result: TaskResultView {
                 agent_name: "billing".into(),
                 skill: "charge".into(),
-                task_id: local,
+                task_id: local.into(),
                 task_description: "charge the order".into(),
                 status: TaskOutcomeStatus::Completed,
                 context_id: Some(context),

@@ -228,10 +228,10 @@ impl ExecutionView {
             task.step = step.map(str::to_owned);
         }
         if task.agent.is_empty() {
-            task.agent.clone_from(&result.agent_name);
+            task.agent = result.agent_name.to_string();
         }
         if task.skill.is_empty() {
-            task.skill.clone_from(&result.skill);
+            task.skill = result.skill.to_string();
         }
         if task.context_id.is_none() {
             task.context_id.clone_from(&result.context_id);

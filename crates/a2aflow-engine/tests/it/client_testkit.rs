@@ -153,7 +153,7 @@ fn task_request(agent: &str) -> TaskRequest {
         subtask_index: 0,
         local_task_id: "local".into(),
         agent: agent.into(),
-        skill: String::new(),
+        skill: Default::default(),
         description: "d".into(),
         input: TaskInput::default(),
         workflow_input: WorkflowInput::default(),

@@ -241,7 +241,7 @@ pub fn task_request() -> TaskRequest {
         subtask_index: 0,
         local_task_id: "local".into(),
         agent: "a".into(),
-        skill: String::new(),
+        skill: Default::default(),
         description: "d".into(),
         input: TaskInput::default(),
         workflow_input: WorkflowInput::default(),

@@ -17,7 +17,8 @@ use crate::journal::{
     RunStarted, RunStore, StoreError, TaskKey, wall_clock_ms,
 };
 use a2aflow_model::{
-    ErrorCode, ExecutionResult, Failure, StepStatus, StepType, TaskRequest, TaskResultView,
+    ErrorCode, ExecutionResult, Failure, SharedStr, StepStatus, StepType, TaskRequest,
+    TaskResultView,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -90,7 +91,7 @@ pub(crate) struct Durable {
     held: Mutex<HashMap<String, Vec<JournalRecord>>>,
     /// The result of each task whose `taskFinished` this driver journaled, by local task id:
     /// the step's and the run's end name the results equal to these instead of repeating them.
-    journaled: Mutex<HashMap<String, TaskResultView>>,
+    journaled: Mutex<HashMap<SharedStr, TaskResultView>>,
     /// Host answers waiting for their append (see [`Durable::answered`]).
     answers: Mutex<AnswerQueue>,
     /// Held by the one caller appending host answers (fair: callers take it in turn).
@@ -580,7 +581,7 @@ impl Durable {
     /// once the store acknowledged it, its result kept for [`Durable::is_journaled`].
     pub(crate) async fn task_finished(&self, view: &TaskResultView) {
         let record = JournalRecord::TaskFinished {
-            local_task_id: view.task_id.clone(),
+            local_task_id: view.task_id.to_string(),
             result: view.clone(),
         };
         // A failure stops the run (see `Durable::write`); the result is then not named.
@@ -596,7 +597,7 @@ impl Durable {
     /// (written by this driver, or before it by the run's earlier drivers), so a later record
     /// may name it.
     fn is_journaled(
-        journaled: &HashMap<String, TaskResultView>,
+        journaled: &HashMap<SharedStr, TaskResultView>,
         replay: &Replay,
         view: &TaskResultView,
     ) -> bool {
@@ -730,9 +731,9 @@ fn failed(mut result: ExecutionResult, f: Failure) -> ExecutionResult {
 /// retry).
 pub(crate) fn task_key(request: &TaskRequest) -> TaskKey {
     TaskKey {
-        step: request.step_name.clone(),
+        step: request.step_name.to_string(),
         subtask_index: request.subtask_index,
-        local_task_id: request.local_task_id.clone(),
+        local_task_id: request.local_task_id.to_string(),
         attempt: 1,
     }
 }

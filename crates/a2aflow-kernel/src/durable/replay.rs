@@ -129,7 +129,8 @@ impl Replay {
                 self.tasks.insert(local_task_id.clone(), result.clone());
             }
             JournalRecord::StepFinished { result } => {
-                self.steps.insert(result.step_name.clone(), result.clone());
+                self.steps
+                    .insert(result.step_name.to_string(), result.clone());
             }
             JournalRecord::CancelRequested {
                 local_task_id: None,

@@ -26,11 +26,11 @@ impl DispatchJournal for TaskJournal<'_> {
     async fn before_send(&self, send: SendIntent<'_>) -> Result<(), Failure> {
         let r = self.request;
         let intent = TaskIntent {
-            step: r.step_name.clone(),
+            step: r.step_name.to_string(),
             subtask_index: r.subtask_index,
-            local_task_id: r.local_task_id.clone(),
-            agent: r.agent.clone(),
-            skill: r.skill.clone(),
+            local_task_id: r.local_task_id.to_string(),
+            agent: r.agent.to_string(),
+            skill: r.skill.to_string(),
             attempt: self.attempt,
             message_id: send.message_id.to_owned(),
             context_id: send.context_id.to_owned(),
@@ -57,7 +57,7 @@ impl DispatchJournal for TaskJournal<'_> {
         let _ = self
             .durable
             .write(vec![JournalRecord::RemoteTaskKnown {
-                local_task_id: local.clone(),
+                local_task_id: local.to_string(),
                 remote_task_id: remote_task_id.to_owned(),
             }])
             .await;
@@ -88,7 +88,7 @@ impl DispatchJournal for TaskJournal<'_> {
             self.durable.hold_for(
                 local,
                 JournalRecord::RemoteTaskKnown {
-                    local_task_id: local.clone(),
+                    local_task_id: local.to_string(),
                     remote_task_id: remote_task_id.to_owned(),
                 },
             );
@@ -96,7 +96,7 @@ impl DispatchJournal for TaskJournal<'_> {
         self.durable.hold_for(
             local,
             JournalRecord::RemoteState {
-                local_task_id: local.clone(),
+                local_task_id: local.to_string(),
                 state,
             },
         );

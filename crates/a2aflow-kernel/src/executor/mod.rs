@@ -13,6 +13,7 @@ pub(crate) use settle::unshared;
 
 use crate::context::RunContext;
 use crate::graph::{Plan, Walk};
+use crate::ids::TaskIds;
 use crate::interrupt::Interrupt;
 use crate::task::TaskDone;
 use a2aflow_model::event_data::WorkflowCompleteData;
@@ -88,6 +89,8 @@ pub(crate) struct Executor {
     late_ids: Vec<LateIds>,
     /// The buffers of the ancestor walk of `"*"` context windows (allocated on first use).
     walk: Walk,
+    /// The buffer the run's local task ids are written in.
+    ids: TaskIds,
 }
 
 /// What woke the executor's loop (moved out at once, so the size of a job costs nothing).
@@ -128,6 +131,7 @@ impl Executor {
             stopped: false,
             late_ids: Vec::new(),
             walk: Walk::default(),
+            ids: TaskIds::default(),
             ctx,
             plan,
         }

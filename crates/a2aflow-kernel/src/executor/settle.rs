@@ -100,7 +100,7 @@ impl Executor {
         let view = Arc::new(view);
         let event = (Some(name), Some(view.task_id.as_str()), at);
         let payload = || TaskResponseData {
-            step: name.to_owned(),
+            step: self.plan.steps[s].name.clone(),
             subtask_index: index,
             result: view.clone(),
         };
@@ -201,7 +201,7 @@ impl Executor {
         let step = ctx.step(s);
         let views = Arc::new(views);
         ctx.emit_step(&step.name, || StepCompleteData {
-            step: step.name.clone(),
+            step: self.plan.steps[s].name.clone(),
             status,
             results: views.clone(),
             failure: failure.clone(),
@@ -246,11 +246,12 @@ impl Executor {
         failure: Option<Failure>,
     ) -> Option<Arc<UpstreamResult>> {
         let step = self.ctx.step(s);
+        let name = &self.plan.steps[s].name;
         // A completed step's views live once, in the shared `results` entry its successors read;
         // `finish` moves them into the step's result (no copy once every reader is gone).
         let (task_results, result) = if status == StepStatus::Completed {
             let result = Arc::new(UpstreamResult {
-                step_name: step.name.clone(),
+                step_name: name.clone(),
                 task_results: views,
             });
             (Vec::new(), Some(result))
@@ -258,7 +259,7 @@ impl Executor {
             (views, None)
         };
         self.completed.push(StepResult {
-            step_name: step.name.clone(),
+            step_name: name.clone(),
             step_type: step.step_type,
             status,
             task_results,
@@ -280,7 +281,7 @@ async fn journal_cancels(d: &Durable, losers: &[(usize, TaskResultView)]) {
         .filter_map(|(_, lv)| {
             let remote = d.remote_id(&lv.task_id)?;
             Some(JournalRecord::CancelRequested {
-                local_task_id: Some(lv.task_id.clone()),
+                local_task_id: Some(lv.task_id.to_string()),
                 remote_task_id: Some(remote),
             })
         })

@@ -3,15 +3,16 @@
 
 use super::{Executor, Job, Running, StepState};
 use crate::context::{RunContext, TaskCtx, TaskLimit};
-use crate::ids::local_task_id;
+use crate::graph::Plan;
+use crate::ids::TaskIds;
 use crate::interrupt::{Interrupt, interrupted};
 use crate::panic_guard::CatchUnwind;
 use crate::refill;
 use crate::task::{TaskDone, run_task};
 use crate::view::{fail_view, subtask_view};
 use a2aflow_model::{
-    ErrorCode, EventKind, EventTime, Failure, StepResult, StepStatus, TaskInput, TaskOutcomeStatus,
-    TaskRequest, WorkflowInput,
+    ErrorCode, EventKind, EventTime, Failure, SharedStr, StepResult, StepStatus, TaskInput,
+    TaskOutcomeStatus, TaskRequest, WorkflowInput,
 };
 use std::future::Future;
 use std::sync::Arc;
@@ -59,6 +60,7 @@ impl Executor {
             return;
         }
         let mut input = Some(self.workflow_input(s));
+        self.ids.start(&ctx.execution_id, &step.name);
         let mut st = Starting {
             s,
             span,
@@ -80,7 +82,7 @@ impl Executor {
             } else {
                 input.clone().unwrap_or_default()
             };
-            let request = task_request(&ctx, s, i, workflow_input);
+            let request = task_request(&ctx, &self.plan, &mut self.ids, s, i, workflow_input);
             self.start_task(&mut st, request).await;
         }
         self.started(st).await;
@@ -177,27 +179,29 @@ fn replayed_step(ctx: &RunContext, name: &str) -> Option<StepResult> {
     ctx.durable.as_ref()?.replay().step(name).cloned()
 }
 
-/// The request of subtask `i` of step `s`, with its context window.
+/// The request of subtask `i` of step `s`, with its context window: the plan's names shared.
 fn task_request(
     ctx: &RunContext,
+    plan: &Plan,
+    ids: &mut TaskIds,
     s: usize,
     i: usize,
     workflow_input: WorkflowInput,
 ) -> TaskRequest {
-    let step = ctx.step(s);
+    let step = &plan.steps[s];
     let sub = &step.subtasks[i];
     TaskRequest {
-        execution_id: String::from(&*ctx.execution_id),
-        workflow_id: ctx.workflow.id.clone(),
+        execution_id: SharedStr::from(&ctx.execution_id),
+        workflow_id: plan.workflow_id.clone(),
         step_name: step.name.clone(),
-        step_type: step.step_type,
+        step_type: ctx.step(s).step_type,
         subtask_index: i,
-        local_task_id: local_task_id(&ctx.execution_id, &step.name, i),
+        local_task_id: ids.of(i),
         agent: sub.agent.clone(),
         skill: sub.skill.clone(),
         description: sub.description.clone(),
         input: TaskInput {
-            text: (!sub.description.trim().is_empty()).then(|| sub.description.clone()),
+            text: sub.text.clone(),
             data: None,
         },
         workflow_input,

@@ -74,14 +74,14 @@ impl NamedStepResult {
             failure,
         } = result;
         NamedStepResult {
-            step_name,
+            step_name: step_name.into(),
             step_type,
             status,
             task_results: task_results
                 .into_iter()
                 .map(|v| {
                     if journaled(&v) {
-                        TaskSlot::Journaled(v.task_id)
+                        TaskSlot::Journaled(v.task_id.into())
                     } else {
                         TaskSlot::View(Box::new(v))
                     }
@@ -94,7 +94,7 @@ impl NamedStepResult {
     /// [`NamedStepResult::naming`] for a borrowed result: only the views not named are copied.
     pub fn naming_ref(result: &StepResult, journaled: impl FnMut(&TaskResultView) -> bool) -> Self {
         NamedStepResult::naming_views(
-            result.step_name.clone(),
+            result.step_name.to_string(),
             result.step_type,
             result.status,
             &result.task_results,
@@ -121,7 +121,7 @@ impl NamedStepResult {
                 .iter()
                 .map(|v| {
                     if journaled(v) {
-                        TaskSlot::Journaled(v.task_id.clone())
+                        TaskSlot::Journaled(v.task_id.to_string())
                     } else {
                         TaskSlot::View(Box::new(v.clone()))
                     }
@@ -146,7 +146,7 @@ impl NamedStepResult {
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(StepResult {
-            step_name: self.step_name.clone(),
+            step_name: self.step_name.as_str().into(),
             step_type: self.step_type,
             status: self.status,
             task_results,

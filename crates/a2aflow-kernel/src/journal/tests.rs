@@ -151,9 +151,9 @@ fn task_key() -> impl Strategy<Value = TaskKey> {
 fn view() -> impl Strategy<Value = TaskResultView> {
     (text(), text(), proptest::option::of(text()), any::<bool>()).prop_map(
         |(agent, id, ctx, ok)| TaskResultView {
-            agent_name: agent,
+            agent_name: agent.into(),
             skill: "s".into(),
-            task_id: id,
+            task_id: id.into(),
             task_description: "d".into(),
             status: if ok {
                 TaskOutcomeStatus::Completed
@@ -245,7 +245,7 @@ fn record() -> impl Strategy<Value = JournalRecord> {
         (text(), proptest::option::of(failure()), view()).prop_map(|(name, f, v)| {
             JournalRecord::StepFinished {
                 result: StepResult {
-                    step_name: name,
+                    step_name: name.into(),
                     step_type: StepType::AnySuccess,
                     status: if f.is_some() {
                         StepStatus::Failed

@@ -192,8 +192,8 @@ impl Call<'_> {
         Records {
             emitter: EventEmitter::new(
                 t.run.hub.clone(),
-                Arc::from(self.request.step_name.as_str()),
-                Arc::from(self.request.local_task_id.as_str()),
+                self.request.step_name.as_arc().clone(),
+                self.request.local_task_id.as_arc().clone(),
                 t.closed.clone(),
             ),
             flow: FlowRef {

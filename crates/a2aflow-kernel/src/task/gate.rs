@@ -80,9 +80,9 @@ fn open_gate(request: &TaskRequest, gate: Gate, failure: &TaskFailure) -> OpenGa
                 .join("\n")
         });
     OpenGate {
-        step: request.step_name.clone(),
-        local_task_id: request.local_task_id.clone(),
-        agent: request.agent.clone(),
+        step: request.step_name.to_string(),
+        local_task_id: request.local_task_id.to_string(),
+        agent: request.agent.to_string(),
         gate,
         context_id: failure.context_id.clone(),
         remote_task_id: failure.remote_task_id.clone(),

@@ -116,7 +116,7 @@ impl KernelNegotiation<'_> {
             return reply; // interrupted: no answer to journal
         }
         let key = NegotiationKey {
-            local_task_id,
+            local_task_id: local_task_id.into(),
             attempt: self.attempt,
             exchange,
         };

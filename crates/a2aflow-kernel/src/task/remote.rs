@@ -17,7 +17,6 @@ use crate::view::fail_view;
 use a2aflow_model::{
     ErrorCode, Failure, MessageContent, TaskOutcomeStatus, TaskRequest, TaskResultView,
 };
-use std::sync::Arc;
 use std::sync::atomic::AtomicU32;
 use tokio::sync::OwnedSemaphorePermit;
 
@@ -113,8 +112,8 @@ fn emitter(t: &TaskCtx, request: &TaskRequest) -> EventEmitter {
     }
     EventEmitter::new(
         t.run.hub.clone(),
-        Arc::from(request.step_name.as_str()),
-        Arc::from(request.local_task_id.as_str()),
+        request.step_name.as_arc().clone(),
+        request.local_task_id.as_arc().clone(),
         t.closed.clone(),
     )
 }

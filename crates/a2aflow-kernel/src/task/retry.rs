@@ -211,9 +211,9 @@ fn jitter_unit() -> f64 {
 async fn emit_retry(run: &RunContext, request: &TaskRequest, r: &Retry, number: u32, max: u32) {
     run.emit_task(&request.step_name, &request.local_task_id, || {
         TaskRetryData {
-            step: request.step_name.clone(),
+            step: request.step_name.to_string(),
             subtask_index: request.subtask_index,
-            agent: request.agent.clone(),
+            agent: request.agent.to_string(),
             attempt: number,
             max_attempts: max,
             code: r.code.clone(),

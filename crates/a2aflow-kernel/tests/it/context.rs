@@ -16,7 +16,7 @@ fn window(host: &Host, step: &str) -> Vec<String> {
     t.workflow_input
         .upstream_results
         .iter()
-        .map(|u| u.step_name.clone())
+        .map(|u| u.step_name.to_string())
         .collect()
 }
 

@@ -701,7 +701,7 @@ fn remote_tasks(r: &ExecutionResult) -> Vec<String> {
     r.steps
         .iter()
         .filter(|s| s.step_type != StepType::SelfLoop)
-        .flat_map(|s| s.task_results.iter().map(|t| t.task_id.clone()))
+        .flat_map(|s| s.task_results.iter().map(|t| t.task_id.to_string()))
         .collect()
 }
 

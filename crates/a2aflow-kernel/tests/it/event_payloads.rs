@@ -87,7 +87,7 @@ async fn a_counting_sink_leaves_the_run_its_whole_result() {
     let tasks = |r: &ExecutionResult| -> Vec<(String, usize)> {
         r.steps
             .iter()
-            .map(|s| (s.step_name.clone(), s.task_results.len()))
+            .map(|s| (s.step_name.to_string(), s.task_results.len()))
             .collect()
     };
     assert_eq!(tasks(&result), tasks(&expected));

@@ -186,7 +186,11 @@ fn check(
         let s = index[e.step.as_deref().unwrap()];
         prop_assert!(started.insert(s), "step {} started twice", s);
     }
-    let ran: Vec<usize> = result.steps.iter().map(|s| index[&s.step_name]).collect();
+    let ran: Vec<usize> = result
+        .steps
+        .iter()
+        .map(|s| index[s.step_name.as_str()])
+        .collect();
     prop_assert_eq!(
         ran.iter().copied().collect::<HashSet<_>>().len(),
         ran.len(),

@@ -236,7 +236,7 @@ async fn s_sched_16_task_ids_are_distinct_and_stable() {
     let ids: Vec<_> = host
         .task_calls()
         .iter()
-        .map(|t| t.local_task_id.clone())
+        .map(|t| t.local_task_id.to_string())
         .collect();
     assert_eq!(ids.len(), 2);
     assert_ne!(ids[0], ids[1]);

@@ -120,16 +120,16 @@ impl Host {
 impl ControlPoint for Host {
     async fn on_task(&self, request: TaskRequest) -> Result<MessageContent, CallbackError> {
         self.task_calls.lock().unwrap().push(request.clone());
-        if let Some(d) = self.task_delay.get(&request.agent) {
+        if let Some(d) = self.task_delay.get(request.agent.as_str()) {
             tokio::time::sleep(*d).await;
         }
-        if self.task_hang.contains(&request.agent) {
+        if self.task_hang.iter().any(|a| *a == request.agent) {
             std::future::pending::<()>().await;
         }
-        if self.task_panic.contains(&request.agent) {
+        if self.task_panic.iter().any(|a| *a == request.agent) {
             panic!("host bug for {}", request.agent);
         }
-        if let Some(e) = self.task_fail.get(&request.agent) {
+        if let Some(e) = self.task_fail.get(request.agent.as_str()) {
             return Err(e.clone());
         }
         Ok(MessageContent::text(request.description.clone()))
@@ -143,7 +143,7 @@ impl ControlPoint for Host {
         Ok(TaskResult {
             outputs: self
                 .self_outputs
-                .get(&request.step_name)
+                .get(request.step_name.as_str())
                 .cloned()
                 .unwrap_or_else(|| vec![Output::text(format!("{} done", request.step_name))]),
         })
@@ -240,7 +240,11 @@ impl Recorder {
 }
 
 pub fn ran(result: &a2aflow_model::ExecutionResult) -> Vec<String> {
-    result.steps.iter().map(|s| s.step_name.clone()).collect()
+    result
+        .steps
+        .iter()
+        .map(|s| s.step_name.to_string())
+        .collect()
 }
 
 pub fn sorted(mut v: Vec<String>) -> Vec<String> {

@@ -56,7 +56,7 @@ fn accept(request: &NegotiationRequest) -> Result<NegotiationReply, CallbackErro
 impl ControlPoint for Host {
     async fn on_task(&self, request: TaskRequest) -> Result<MessageContent, CallbackError> {
         if request.description.starts_with("negotiate") {
-            return Ok(activating(request.description));
+            return Ok(activating(request.description.into()));
         }
         Ok(MessageContent::text(request.description))
     }

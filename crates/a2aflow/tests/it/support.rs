@@ -26,7 +26,7 @@ impl ControlPoint for Host {
             .workflow_input
             .upstream_results
             .iter()
-            .map(|u| u.step_name.clone())
+            .map(|u| u.step_name.to_string())
             .collect();
         Ok(TaskResult {
             outputs: vec![Output::data(json!({ "saw": seen }))],
