@@ -34,6 +34,7 @@ use crate::error_code::{ErrorCode, Failure};
 use crate::names::{first_hidden, is_control_character, visible};
 use crate::problem::{Problem, problems_to_failure, write_problems};
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::fmt::{self, Display};
 use std::time::Duration;
 
 /// The workflow is invalid; every problem found is listed.
@@ -112,13 +113,19 @@ pub fn validate(workflow: &Workflow) -> Result<(), ValidationErrors> {
 }
 
 /// A `workflow.invalid_name` problem when `value` (a name or id, described by `what`) holds a
-/// control character.
-fn control_in_name(what: &str, value: &str, path: &str, steps: &[&str]) -> Option<Problem> {
+/// control character. `what` and `path` are formatted only then (pass `format_args!`): every
+/// run validates its workflow, and a valid one costs no allocation per name.
+fn control_in_name(
+    what: impl Display,
+    value: &str,
+    path: impl Display,
+    steps: &[&str],
+) -> Option<Problem> {
     let (at, c) = first_hidden(value, is_control_character)?;
     Some(
         Problem::new(
             ErrorCode::WorkflowInvalidName,
-            path,
+            path.to_string(),
             format!(
                 "{what} '{}' contains the control character U+{:04X} (character {}); names cannot hold newlines, tabs, escapes or other control characters, so remove it",
                 visible(value),
@@ -130,28 +137,41 @@ fn control_in_name(what: &str, value: &str, path: &str, steps: &[&str]) -> Optio
     )
 }
 
+/// A `workflow.invalid_timeout` problem when `t` is zero (`path` and `what` formatted only
+/// then).
+fn zero_timeout(
+    t: Option<Duration>,
+    path: impl Display,
+    what: impl Display,
+    name: &str,
+) -> Option<Problem> {
+    t.filter(|t| t.is_zero())?;
+    Some(
+        Problem::new(
+            ErrorCode::WorkflowInvalidTimeout,
+            path.to_string(),
+            format!("{what} has a timeout of 0 seconds, so it could never run; give a positive number of seconds or leave `timeout` out"),
+        )
+        .with_steps([name]),
+    )
+}
+
 /// The step's and its subtasks' timeouts and retry policies (see [`crate::RetryPolicy::problems`]).
-fn check_policies(step: &Step, sp: &str, who: &str, out: &mut Vec<Problem>) {
+fn check_policies(step: &Step, sp: StepPath, who: Label<'_>, out: &mut Vec<Problem>) {
     let name = step.name.as_str();
-    let mut timeout = |t: Option<Duration>, path: String, what: String| {
-        if t.is_some_and(|t| t.is_zero()) {
-            out.push(
-                Problem::new(
-                    ErrorCode::WorkflowInvalidTimeout,
-                    path,
-                    format!("{what} has a timeout of 0 seconds, so it could never run; give a positive number of seconds or leave `timeout` out"),
-                )
-                .with_steps([name]),
-            );
-        }
-    };
-    timeout(step.timeout, format!("{sp}/timeout"), who.to_owned());
+    out.extend(zero_timeout(
+        step.timeout,
+        format_args!("{sp}/timeout"),
+        who,
+        name,
+    ));
     for (j, t) in step.subtasks.iter().enumerate() {
-        timeout(
+        out.extend(zero_timeout(
             t.timeout,
-            format!("{sp}/subtasks/{j}/timeout"),
-            format!("subtask #{j} of {who}"),
-        );
+            format_args!("{sp}/subtasks/{j}/timeout"),
+            format_args!("subtask #{j} of {who}"),
+            name,
+        ));
     }
     let self_loop = step.step_type == StepType::SelfLoop;
     for (j, t) in step.subtasks.iter().enumerate() {
@@ -183,11 +203,31 @@ fn is_reserved(name: &str) -> bool {
     RESERVED_STEP_NAMES.contains(&name)
 }
 
-fn label(i: usize, name: &str) -> String {
-    if name.trim().is_empty() {
-        format!("step #{i}")
-    } else {
-        format!("step '{}'", visible(name))
+/// How a message names step `i`: `step 'name'`, or `step #i` when the name is blank. Written
+/// only into a problem's message (it is `Copy` and formats on demand).
+#[derive(Clone, Copy)]
+struct Label<'w> {
+    i: usize,
+    name: &'w str,
+}
+
+impl Display for Label<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.name.trim().is_empty() {
+            write!(f, "step #{}", self.i)
+        } else {
+            write!(f, "step '{}'", visible(self.name))
+        }
+    }
+}
+
+/// The JSON pointer of step `i` (`/steps/i`), formatted on demand.
+#[derive(Clone, Copy)]
+struct StepPath(usize);
+
+impl Display for StepPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "/steps/{}", self.0)
     }
 }
 
@@ -342,10 +382,11 @@ fn check_step(
     out: &mut Vec<Problem>,
 ) {
     let step = &workflow.steps[i];
-    let sp = format!("/steps/{i}");
+    // Paths and messages are formatted only for a problem: a valid workflow validates without
+    // allocating per step, subtask or edge (every run validates its workflow).
+    let sp = StepPath(i);
     let name = step.name.as_str();
-    let who = label(i, name);
-    let shown = visible(name);
+    let who = Label { i, name };
 
     // names
     if name.trim().is_empty() {
@@ -354,7 +395,7 @@ fn check_step(
             format!("{sp}/name"),
             format!("{who} has a blank name; give every step a unique, nonblank name"),
         ));
-    } else if let Some(p) = control_in_name("step name", name, &format!("{sp}/name"), &[name]) {
+    } else if let Some(p) = control_in_name("step name", name, format_args!("{sp}/name"), &[name]) {
         out.push(p);
     } else if is_reserved(name) {
         out.push(
@@ -362,7 +403,8 @@ fn check_step(
                 ErrorCode::WorkflowReservedStepName,
                 format!("{sp}/name"),
                 format!(
-                    "step name '{shown}' is reserved for a terminal route ({}); rename the step",
+                    "step name '{}' is reserved for a terminal route ({}); rename the step",
+                    visible(name),
                     RESERVED_STEP_NAMES.join(", ")
                 ),
             )
@@ -373,7 +415,10 @@ fn check_step(
             Problem::new(
                 ErrorCode::WorkflowDuplicateStep,
                 format!("{sp}/name"),
-                format!("duplicate step '{shown}': steps #{first} and #{i} share the name; step names must be unique"),
+                format!(
+                    "duplicate step '{}': steps #{first} and #{i} share the name; step names must be unique",
+                    visible(name)
+                ),
             )
             .with_steps([name]),
         );
@@ -395,20 +440,18 @@ fn check_step(
         );
     }
     for (j, t) in step.subtasks.iter().enumerate() {
-        // Paths are formatted only for a problem: a valid workflow validates without allocating
-        // per subtask (every run validates its workflow).
         let blank_agent = t.agent.trim().is_empty();
         let agent_control = control_in_name(
-            &format!("agent of subtask #{j} of {who}"),
+            format_args!("agent of subtask #{j} of {who}"),
             &t.agent,
-            &format!("{sp}/subtasks/{j}/agent"),
+            format_args!("{sp}/subtasks/{j}/agent"),
             &[name],
         );
         let workflow_control = t.workflow.as_deref().and_then(|w| {
             control_in_name(
-                &format!("child workflow of subtask #{j} of {who}"),
+                format_args!("child workflow of subtask #{j} of {who}"),
                 w,
-                &format!("{sp}/subtasks/{j}/workflow"),
+                format_args!("{sp}/subtasks/{j}/workflow"),
                 &[name],
             )
         });
@@ -449,26 +492,26 @@ fn check_step(
             _ => {}
         }
     }
-    check_policies(step, &sp, &who, out);
+    check_policies(step, sp, who, out);
 
     // next
     let mut targets = HashSet::new();
     for (k, e) in step.next.iter().enumerate() {
-        let ep = format!("{sp}/next/{k}/step");
+        let ep = || format!("{sp}/next/{k}/step");
         let target = &*e.step;
         if target.trim().is_empty() {
             out.push(
                 Problem::new(
                     ErrorCode::WorkflowBlankTarget,
-                    ep,
+                    ep(),
                     format!("{who} has a `next` entry (#{k}) with a blank target; name a step or a terminal route"),
                 )
                 .with_steps([name]),
             );
         } else if let Some(p) = control_in_name(
-            &format!("`next` target #{k} of {who}"),
+            format_args!("`next` target #{k} of {who}"),
             target,
-            &ep,
+            format_args!("{sp}/next/{k}/step"),
             &[name, target],
         ) {
             out.push(p);
@@ -476,7 +519,7 @@ fn check_step(
             out.push(
                 Problem::new(
                     ErrorCode::WorkflowDuplicateTarget,
-                    ep,
+                    ep(),
                     format!(
                         "{who} lists '{}' in `next` more than once; keep one entry per target",
                         visible(target)
@@ -488,7 +531,7 @@ fn check_step(
             out.push(
                 Problem::new(
                     ErrorCode::WorkflowUnknownTarget,
-                    ep,
+                    ep(),
                     format!(
                         "{who} references unknown step '{}' in `next`; name an existing step or a terminal route ({})",
                         visible(target),
@@ -516,11 +559,11 @@ fn check_step(
             if source == CONTEXT_WILDCARD {
                 continue;
             }
-            let cp = format!("{sp}/contextFrom/{k}");
+            let cp = || format!("{sp}/contextFrom/{k}");
             if let Some(p) = control_in_name(
-                &format!("`contextFrom` entry #{k} of {who}"),
+                format_args!("`contextFrom` entry #{k} of {who}"),
                 source,
-                &cp,
+                format_args!("{sp}/contextFrom/{k}"),
                 &[name, source.as_str()],
             ) {
                 out.push(p);
@@ -530,7 +573,7 @@ fn check_step(
                 None => out.push(
                     Problem::new(
                         ErrorCode::WorkflowUnknownContextStep,
-                        cp,
+                        cp(),
                         format!("{who} references unknown context step '{}' in `contextFrom`; name an existing upstream step", visible(source)),
                     )
                     .with_steps([name, source.as_str()]),
@@ -540,7 +583,7 @@ fn check_step(
                         out.push(
                             Problem::new(
                                 ErrorCode::WorkflowContextNotUpstream,
-                                cp,
+                                cp(),
                                 format!("{who} context source '{0}' is not an upstream dependency: no path of `next` edges leads from '{0}' to this step", visible(source)),
                             )
                             .with_steps([name, source.as_str()]),
