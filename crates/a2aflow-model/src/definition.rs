@@ -4,9 +4,9 @@
 //! column) lives in [`crate::load`]; graph validation in [`mod@crate::validate`]. These types are what
 //! both produce and what the kernel schedules.
 
+use crate::SharedStr;
 use crate::retry::RetryPolicy;
 use serde::{Deserialize, Serialize};
-use std::sync::Arc;
 use std::time::Duration;
 
 /// Step names reserved for terminal routes; no step may use them.
@@ -97,24 +97,23 @@ pub struct Subtask {
 
 /// An outgoing edge. A blank condition is unconditional.
 ///
-/// The target's name and the condition are shared: the loader gives every edge to the same step
-/// one `Arc<str>`, and every equal condition (most often the blank one) another (interned per
-/// document), so a workflow with many edges holds each text once and an `Edge` is 32 bytes.
-/// Their JSON forms are plain strings, as in the document.
+/// The target's name and the condition are [`SharedStr`]s: the loader gives every edge to the
+/// same step one shared name, and every equal condition (most often the blank one) another
+/// (interned per document), so a workflow with many edges holds each text once and an `Edge` is
+/// 32 bytes. Their JSON forms are plain strings, as in the document.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Edge {
     /// Target step name.
-    #[serde(with = "shared_name")]
-    pub step: Arc<str>,
+    pub step: SharedStr,
     /// Condition text for the host's `on_route`; blank = always taken, no callback.
-    #[serde(default = "blank", with = "shared_name")]
-    pub condition: Arc<str>,
+    #[serde(default)]
+    pub condition: SharedStr,
 }
 
 impl Edge {
     /// An edge to `step` taken when `condition` holds (blank: always).
-    pub fn new(step: impl Into<Arc<str>>, condition: impl Into<Arc<str>>) -> Self {
+    pub fn new(step: impl Into<SharedStr>, condition: impl Into<SharedStr>) -> Self {
         Edge {
             step: step.into(),
             condition: condition.into(),
@@ -124,26 +123,6 @@ impl Edge {
     /// True when the edge is taken without asking the host.
     pub fn is_unconditional(&self) -> bool {
         self.condition.trim().is_empty()
-    }
-}
-
-/// The blank condition of an edge whose document has none.
-fn blank() -> Arc<str> {
-    Arc::from("")
-}
-
-/// An `Arc<str>` in JSON: a plain string (serde's `rc` feature is not enabled: it would change
-/// serde for every crate of the workspace).
-mod shared_name {
-    use serde::{Deserialize, Deserializer, Serializer};
-    use std::sync::Arc;
-
-    pub(super) fn serialize<S: Serializer>(name: &Arc<str>, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(name)
-    }
-
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Arc<str>, D::Error> {
-        String::deserialize(d).map(Arc::from)
     }
 }
 

@@ -30,6 +30,7 @@
 mod direct;
 mod policy;
 
+use crate::SharedStr;
 use crate::definition::{ContextFrom, Edge, Step, StepType, Subtask, Workflow};
 use crate::error_code::{ErrorCode, Failure};
 use crate::names::{first_hidden, is_invisible_character, visible};
@@ -37,7 +38,6 @@ use crate::problem::{Position, Problem, pointer_token, problems_to_failure, writ
 use crate::source_map::SourceMap;
 use crate::validate::ValidationErrors;
 use serde_json::{Map, Value};
-use std::sync::Arc;
 
 /// How strictly to load, and how much.
 ///
@@ -446,25 +446,24 @@ struct Cx {
 }
 
 /// The edges' texts of one document, each held once: every [`Edge`] to the same step shares its
-/// name's `Arc<str>`, every equal condition another.
+/// name's [`SharedStr`], every equal condition another.
 #[derive(Default)]
 struct Names {
-    set: std::collections::HashSet<Arc<str>>,
-    /// The empty text (most edges' condition), shared without hashing.
-    blank: Option<Arc<str>>,
+    set: std::collections::HashSet<SharedStr>,
 }
 
 impl Names {
-    /// The shared name equal to `name`.
-    fn get(&mut self, name: &str) -> Arc<str> {
+    /// The shared name equal to `name` (the empty text, most edges' condition, allocates
+    /// nothing: see [`SharedStr::default`]).
+    fn get(&mut self, name: &str) -> SharedStr {
         if name.is_empty() {
-            return Arc::clone(self.blank.get_or_insert_with(|| Arc::from("")));
+            return SharedStr::default();
         }
         if let Some(shared) = self.set.get(name) {
-            return Arc::clone(shared);
+            return shared.clone();
         }
-        let shared: Arc<str> = Arc::from(name);
-        self.set.insert(Arc::clone(&shared));
+        let shared = SharedStr::from(name);
+        self.set.insert(shared.clone());
         shared
     }
 }
@@ -1331,7 +1330,7 @@ mod tests {
             let w = loaded.workflow;
             let (first, second) = (&w.steps[0].next[0], &w.steps[1].next[0]);
             assert_eq!(&*first.step, "c");
-            assert!(Arc::ptr_eq(&first.step, &second.step), "{text}");
+            assert!(SharedStr::ptr_eq(&first.step, &second.step), "{text}");
             assert_eq!(&*second.condition, "x");
         }
     }

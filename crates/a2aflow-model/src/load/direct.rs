@@ -15,7 +15,6 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 use serde_json::{Map, Value};
 use std::collections::HashSet;
 use std::fmt;
-use std::sync::Arc;
 
 /// The members of one workflow object as streamed: `steps` already read, the rest as values.
 #[derive(Default)]
@@ -264,8 +263,7 @@ impl<'de> Visitor<'de> for EdgeSeed<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Edge, A::Error> {
-        let blank = self.names.get("");
-        let mut edge = Edge::new(Arc::clone(&blank), blank);
+        let mut edge = Edge::default();
         while let Some(key) = map.next_key_seed(EdgeKeySeed)? {
             match key {
                 EdgeKey::Step => {
@@ -329,7 +327,7 @@ struct TargetName<'n> {
 }
 
 impl<'de> DeserializeSeed<'de> for TargetName<'_> {
-    type Value = std::sync::Arc<str>;
+    type Value = crate::SharedStr;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
         deserializer.deserialize_any(self)
@@ -337,7 +335,7 @@ impl<'de> DeserializeSeed<'de> for TargetName<'_> {
 }
 
 impl Visitor<'_> for TargetName<'_> {
-    type Value = std::sync::Arc<str>;
+    type Value = crate::SharedStr;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a step name or null")
