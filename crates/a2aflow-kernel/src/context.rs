@@ -11,7 +11,9 @@ use crate::gates::{GateBoard, Suspension};
 use crate::ids::ContextIds;
 use crate::interrupt::{Bounds, Interrupt};
 use a2aflow_model::names::visible;
-use a2aflow_model::{ErrorCode, EventData, ExecutionResult, Failure, RetryPolicy, Step, Workflow};
+use a2aflow_model::{
+    ErrorCode, EventData, ExecutionResult, Failure, RetryPolicy, SharedStr, Step, Workflow,
+};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -44,7 +46,7 @@ pub(crate) struct ChildRun {
 
 /// What every function of one run shares.
 pub(crate) struct RunContext {
-    pub(crate) execution_id: Arc<str>,
+    pub(crate) execution_id: SharedStr,
     /// The context ids of the run's tasks, when their hosts name none.
     pub(crate) context_ids: ContextIds,
     pub(crate) workflow: Arc<Workflow>,

@@ -7,7 +7,7 @@ use crate::panic_guard::panic_message;
 use crate::refill;
 use a2aflow_model::event::EventView;
 use a2aflow_model::event_data::WorkflowCompleteData;
-use a2aflow_model::{ClientEvent, Event, EventBody, EventKind, EventPayload, EventTime};
+use a2aflow_model::{ClientEvent, Event, EventBody, EventKind, EventPayload, EventTime, SharedStr};
 use serde_json::Value;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -54,7 +54,7 @@ pub(crate) enum SinkKind {
 
 /// Per-run event hub: numbers events under one lock so concurrent emitters stay totally ordered.
 pub(crate) struct EventHub {
-    execution_id: Arc<str>,
+    execution_id: SharedStr,
     sink: SinkKind,
     /// The next event's `seq` (and what a callback's last event left for the next). Held only to
     /// number an event (and, in a durable run, to put its text in the journal's buffer, which so
@@ -203,7 +203,7 @@ const INERT_KIND: EventKind = EventKind::WorkflowComplete;
 
 impl EventHub {
     pub(crate) fn new(
-        execution_id: Arc<str>,
+        execution_id: SharedStr,
         sink: SinkKind,
         consumer_gone: CancellationToken,
         hard_deadline: Instant,
@@ -801,8 +801,8 @@ pub struct EventEmitter {
 #[derive(Clone)]
 struct Target {
     hub: Arc<EventHub>,
-    step: Arc<str>,
-    task_id: Arc<str>,
+    step: SharedStr,
+    task_id: SharedStr,
 }
 
 impl std::fmt::Debug for EventEmitter {
@@ -822,8 +822,8 @@ impl std::fmt::Debug for EventEmitter {
 impl EventEmitter {
     pub(crate) fn new(
         hub: Arc<EventHub>,
-        step: Arc<str>,
-        task_id: Arc<str>,
+        step: SharedStr,
+        task_id: SharedStr,
         closed: Arc<AtomicBool>,
     ) -> Self {
         EventEmitter {

@@ -3,7 +3,6 @@
 
 use a2aflow_model::SharedStr;
 use sha2::{Digest, Sha256};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// What a context id's hash starts with, before the run's and the task's ids.
@@ -82,14 +81,14 @@ fn run_prefix(execution_id: &str) -> Sha256 {
 /// and the task id's own start, the execution id again. Kept once per run, so a task hashes
 /// only the rest of its id (for an execution id of 22 bytes or more, one SHA-256 block of two).
 pub(crate) struct ContextIds {
-    execution_id: Arc<str>,
+    execution_id: SharedStr,
     /// The hash after the run's shared bytes.
     shared: Sha256,
 }
 
 impl ContextIds {
     /// The context ids of run `execution_id`.
-    pub(crate) fn new(execution_id: Arc<str>) -> Self {
+    pub(crate) fn new(execution_id: SharedStr) -> Self {
         let shared = run_prefix(&execution_id).chain_update(execution_id.as_bytes());
         ContextIds {
             execution_id,
@@ -159,7 +158,7 @@ mod tests {
             "run-18e2f3a4b5c6d7e8-1f",
             &long,
         ] {
-            let ids = ContextIds::new(Arc::from(execution_id));
+            let ids = ContextIds::new(SharedStr::from(execution_id));
             let tasks = [
                 local_task_id(execution_id, "s", 0).to_string(),
                 local_task_id(execution_id, &"step ".repeat(30), 12).to_string(),
@@ -177,7 +176,7 @@ mod tests {
             }
         }
         // The pinned id of the test above, through a run's ids.
-        let ids = ContextIds::new(Arc::from("run-1"));
+        let ids = ContextIds::new(SharedStr::from("run-1"));
         assert_eq!(ids.of("run-1:s:0"), "de50a7c1-68a1-85ac-82b0-7a3e2cf8cc56");
     }
 

@@ -17,7 +17,7 @@ use crate::panic_guard::panic_message;
 use crate::prepared::PreparedWorkflow;
 use a2aflow_model::event_data::{CloseData, CompleteData, ErrorData, StartData};
 use a2aflow_model::{
-    ErrorCode, Event, ExecutionResult, Failure, RetryPolicy, ValidationErrors, Workflow,
+    ErrorCode, Event, ExecutionResult, Failure, RetryPolicy, SharedStr, ValidationErrors, Workflow,
 };
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -449,7 +449,7 @@ fn context(
         client,
         options,
     } = spec;
-    let execution_id: Arc<str> = Arc::from(options.execution_id.unwrap_or_else(fresh_execution_id));
+    let execution_id = SharedStr::from(options.execution_id.unwrap_or_else(fresh_execution_id));
     let deadline = Instant::now() + options.timeout;
     let run_token = options.cancel.child_token();
     // A child's events pass through its root's hub: only a root run applies the host's hooks.

@@ -100,7 +100,7 @@ pub struct Subtask {
 /// The target's name and the condition are [`SharedStr`]s: the loader gives every edge to the
 /// same step one shared name, and every equal condition (most often the blank one) another
 /// (interned per document), so a workflow with many edges holds each text once and an `Edge` is
-/// 32 bytes. Their JSON forms are plain strings, as in the document.
+/// 16 bytes. Their JSON forms are plain strings, as in the document.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Edge {

@@ -1,12 +1,18 @@
 //! [`SharedStr`]: an immutable string shared by reference count, for the names a run hands to
 //! every task (the workflow id, a step's name, a subtask's agent, skill and description, the
-//! run's execution id). The kernel holds one per name and clones the `Arc` per task, where an
-//! owned `String` was copied.
+//! run's execution id) and an edge's target and condition. The kernel holds one per name and
+//! clones it per task, where an owned `String` was copied.
+//!
+//! It is one pointer wide (an [`arcstr::ArcStr`]: the count, the length and the text in one
+//! allocation), where an `Arc<str>` is two: an [`crate::Edge`] is 16 bytes, and every carrier
+//! that holds names is 8 bytes smaller per name. The empty string is a static: making, cloning and dropping it touches
+//! no allocation and no count.
 //!
 //! It reads like a `&str` (`Deref<Target = str>`, `as_str()`), compares with `str`, `&str` and
 //! `String` both ways, formats (`Display`, `Debug`) as the string it holds, and serialises as a
 //! plain JSON string: a carrier's JSON shape does not change when a field becomes shared.
 
+use arcstr::ArcStr;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::borrow::{Borrow, Cow};
 use std::fmt;
@@ -14,10 +20,10 @@ use std::ops::Deref;
 use std::str::FromStr;
 use std::sync::Arc;
 
-/// An immutable, cheaply cloned string (an `Arc<str>`): cloning it counts a reference, it never
-/// copies the text. See the [module documentation](self).
+/// An immutable, cheaply cloned string (one pointer to its count, length and text): cloning it
+/// counts a reference, it never copies the text. See the [module documentation](self).
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct SharedStr(Arc<str>);
+pub struct SharedStr(ArcStr);
 
 impl SharedStr {
     /// The string.
@@ -25,28 +31,17 @@ impl SharedStr {
         &self.0
     }
 
-    /// The shared string itself (a clone of the `Arc`: no copy).
-    pub fn as_arc(&self) -> &Arc<str> {
-        &self.0
-    }
-
-    /// The shared string itself.
-    pub fn into_arc(self) -> Arc<str> {
-        self.0
-    }
-
     /// True when `a` and `b` share one allocation (a clone of the same name), not only equal
-    /// text.
+    /// text. Two empty strings always do (the one static empty string).
     pub fn ptr_eq(a: &SharedStr, b: &SharedStr) -> bool {
-        Arc::ptr_eq(&a.0, &b.0)
+        ArcStr::ptr_eq(&a.0, &b.0)
     }
 }
 
 impl Default for SharedStr {
-    /// The empty string (std's `Arc<str>::default()` shares one static allocation: no
-    /// allocation per call).
+    /// The empty string (a static: no allocation).
     fn default() -> Self {
-        SharedStr(Arc::default())
+        SharedStr(ArcStr::new())
     }
 }
 
@@ -85,10 +80,7 @@ impl fmt::Debug for SharedStr {
 impl From<&str> for SharedStr {
     /// A copy of `s` (the empty string allocates nothing: see [`SharedStr::default`]).
     fn from(s: &str) -> Self {
-        if s.is_empty() {
-            return SharedStr::default();
-        }
-        SharedStr(Arc::from(s))
+        SharedStr(ArcStr::from(s))
     }
 }
 
@@ -106,31 +98,13 @@ impl From<String> for SharedStr {
 
 impl From<Box<str>> for SharedStr {
     fn from(s: Box<str>) -> Self {
-        SharedStr(Arc::from(s))
+        SharedStr::from(&*s)
     }
 }
 
 impl From<Cow<'_, str>> for SharedStr {
     fn from(s: Cow<'_, str>) -> Self {
-        SharedStr(Arc::from(s))
-    }
-}
-
-impl From<Arc<str>> for SharedStr {
-    fn from(s: Arc<str>) -> Self {
-        SharedStr(s)
-    }
-}
-
-impl From<&Arc<str>> for SharedStr {
-    fn from(s: &Arc<str>) -> Self {
-        SharedStr(s.clone())
-    }
-}
-
-impl From<SharedStr> for Arc<str> {
-    fn from(s: SharedStr) -> Self {
-        s.0
+        SharedStr::from(&*s)
     }
 }
 
@@ -242,7 +216,7 @@ mod tests {
         assert_eq!(matched, 1);
         assert_eq!(String::from(s.clone()), "agent-a");
         assert!(SharedStr::default().is_empty());
-        // Every empty string shares std's one empty `Arc<str>`: none allocates.
+        // Every empty string is the one static empty string: none allocates.
         assert!(SharedStr::ptr_eq(
             &SharedStr::from(""),
             &SharedStr::from(String::new())
@@ -258,9 +232,18 @@ mod tests {
         let c = SharedStr::from("step");
         assert!(!SharedStr::ptr_eq(&a, &c));
         assert_eq!(a, c);
-        let arc: Arc<str> = a.clone().into();
-        assert!(Arc::ptr_eq(&arc, b.as_arc()));
-        assert_eq!(SharedStr::from(&arc), a);
+        assert_eq!(
+            std::mem::size_of::<SharedStr>(),
+            std::mem::size_of::<usize>()
+        );
+        assert_eq!(
+            std::mem::size_of::<Option<SharedStr>>(),
+            std::mem::size_of::<usize>()
+        );
+        assert_eq!(
+            std::mem::size_of::<crate::Edge>(),
+            2 * std::mem::size_of::<usize>()
+        );
     }
 
     #[test]

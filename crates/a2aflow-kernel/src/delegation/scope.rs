@@ -4,8 +4,8 @@
 use super::catalog::WorkflowCatalog;
 use super::policy::{Call, DelegationPolicy};
 use crate::ids::fresh_execution_id;
-use a2aflow_model::Workflow;
 use a2aflow_model::delegation::{Lineage, Refusal};
+use a2aflow_model::{SharedStr, Workflow};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::Semaphore;
@@ -19,7 +19,7 @@ pub(crate) struct Inherited {
     policy: DelegationPolicy,
     depth: u32,
     ancestry: Vec<String>,
-    root_execution_id: Arc<str>,
+    root_execution_id: SharedStr,
     tree: Tree,
     semaphore: Option<Arc<Semaphore>>,
 }
@@ -43,7 +43,7 @@ pub(crate) struct Scope {
     /// Workflow ids from the root down to this run, inclusive.
     ancestry: Vec<String>,
     /// `None` when this run is the root.
-    root_execution_id: Option<Arc<str>>,
+    root_execution_id: Option<SharedStr>,
     /// Children this execution has started (the fan-out count).
     started: AtomicUsize,
     tree: Tree,
@@ -178,7 +178,7 @@ impl Scope {
             root_execution_id: self
                 .root_execution_id
                 .clone()
-                .unwrap_or_else(|| Arc::from(caller_execution)),
+                .unwrap_or_else(|| SharedStr::from(caller_execution)),
             tree: self.tree.clone(),
             semaphore: self.semaphore.clone(),
         }

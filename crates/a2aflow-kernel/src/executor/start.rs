@@ -11,8 +11,8 @@ use crate::refill;
 use crate::task::{TaskDone, run_task};
 use crate::view::{fail_view, subtask_view};
 use a2aflow_model::{
-    ErrorCode, EventKind, EventTime, Failure, SharedStr, StepResult, StepStatus, TaskInput,
-    TaskOutcomeStatus, TaskRequest, WorkflowInput,
+    ErrorCode, EventKind, EventTime, Failure, StepResult, StepStatus, TaskInput, TaskOutcomeStatus,
+    TaskRequest, WorkflowInput,
 };
 use std::future::Future;
 use std::sync::Arc;
@@ -191,7 +191,7 @@ fn task_request(
     let step = &plan.steps[s];
     let sub = &step.subtasks[i];
     TaskRequest {
-        execution_id: SharedStr::from(&ctx.execution_id),
+        execution_id: ctx.execution_id.clone(),
         workflow_id: plan.workflow_id.clone(),
         step_name: step.name.clone(),
         step_type: ctx.step(s).step_type,

@@ -192,8 +192,8 @@ impl Call<'_> {
         Records {
             emitter: EventEmitter::new(
                 t.run.hub.clone(),
-                self.request.step_name.as_arc().clone(),
-                self.request.local_task_id.as_arc().clone(),
+                self.request.step_name.clone(),
+                self.request.local_task_id.clone(),
                 t.closed.clone(),
             ),
             flow: FlowRef {

@@ -112,8 +112,8 @@ fn emitter(t: &TaskCtx, request: &TaskRequest) -> EventEmitter {
     }
     EventEmitter::new(
         t.run.hub.clone(),
-        request.step_name.as_arc().clone(),
-        request.local_task_id.as_arc().clone(),
+        request.step_name.clone(),
+        request.local_task_id.clone(),
         t.closed.clone(),
     )
 }
