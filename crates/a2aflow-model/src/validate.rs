@@ -258,6 +258,21 @@ struct Graph<'w> {
     succ: Vec<Vec<(usize, usize)>>,
     /// For each step, the steps whose `next` reaches it.
     pred: Vec<Vec<usize>>,
+    /// What every `next` entry resolved to, all steps' entries in order (step `i`'s from
+    /// `first_entry[i]`): the checks read it instead of looking each target up again.
+    entries: Vec<Resolved>,
+    first_entry: Vec<usize>,
+}
+
+/// What a `next` entry's target names.
+#[derive(Clone, Copy, PartialEq)]
+enum Resolved {
+    /// A step, the first time its step's entries name it.
+    Step,
+    /// A step an earlier entry of the same step already names.
+    Repeat,
+    /// No step: a terminal route, an unknown name or a blank.
+    NoStep,
 }
 
 impl<'w> Graph<'w> {
@@ -271,21 +286,37 @@ impl<'w> Graph<'w> {
         let n = workflow.steps.len();
         let mut succ = vec![Vec::new(); n];
         let mut pred = vec![Vec::new(); n];
+        let mut entries = Vec::with_capacity(workflow.steps.iter().map(|s| s.next.len()).sum());
+        let mut first_entry = Vec::with_capacity(n);
+        // `named_by[t] == i`: step `i` already has an entry to step `t` (one pass, no scan).
+        let mut named_by = vec![usize::MAX; n];
         for (i, s) in workflow.steps.iter().enumerate() {
+            first_entry.push(entries.len());
             for (k, e) in s.next.iter().enumerate() {
-                if let Some(&t) = by_name.get(&*e.step)
-                    && !succ[i].iter().any(|&(x, _)| x == t)
-                {
-                    succ[i].push((t, k));
-                    pred[t].push(i);
-                }
+                entries.push(match by_name.get(&*e.step) {
+                    None => Resolved::NoStep,
+                    Some(&t) if named_by[t] == i => Resolved::Repeat,
+                    Some(&t) => {
+                        named_by[t] = i;
+                        succ[i].push((t, k));
+                        pred[t].push(i);
+                        Resolved::Step
+                    }
+                });
             }
         }
         Graph {
             by_name,
             succ,
             pred,
+            entries,
+            first_entry,
         }
+    }
+
+    /// What entry `k` of step `i`'s `next` resolved to.
+    fn resolved(&self, i: usize, k: usize) -> Resolved {
+        self.entries[self.first_entry[i] + k]
     }
 
     /// A root has no incoming edge from another step (self edges do not count).
@@ -494,11 +525,17 @@ fn check_step(
     }
     check_policies(step, sp, who, out);
 
-    // next
-    let mut targets = HashSet::new();
+    // next (the graph resolved each target; only names that are no step are hashed here)
+    let mut no_step = HashSet::new();
     for (k, e) in step.next.iter().enumerate() {
         let ep = || format!("{sp}/next/{k}/step");
         let target = &*e.step;
+        let resolved = graph.resolved(i, k);
+        let repeated = match resolved {
+            Resolved::Step => false,
+            Resolved::Repeat => true,
+            Resolved::NoStep => !no_step.insert(target),
+        };
         if target.trim().is_empty() {
             out.push(
                 Problem::new(
@@ -515,7 +552,7 @@ fn check_step(
             &[name, target],
         ) {
             out.push(p);
-        } else if !targets.insert(target) {
+        } else if repeated {
             out.push(
                 Problem::new(
                     ErrorCode::WorkflowDuplicateTarget,
@@ -527,7 +564,7 @@ fn check_step(
                 )
                 .with_steps([name, target]),
             );
-        } else if !graph.by_name.contains_key(target) && !is_reserved(target) {
+        } else if resolved == Resolved::NoStep && !is_reserved(target) {
             out.push(
                 Problem::new(
                     ErrorCode::WorkflowUnknownTarget,
