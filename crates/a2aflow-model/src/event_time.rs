@@ -63,10 +63,7 @@ impl EventTime {
     /// (`None` after: their year takes more than four digits). No formatting machinery: a run
     /// writes one per event.
     pub fn rfc3339_bytes(self) -> Option<[u8; EVENT_TIME_LEN]> {
-        let ms = self.0;
-        let secs = ms / 1000;
-        let (days, rem) = (secs / 86_400, secs % 86_400);
-        let (y, m, d) = civil_from_days(days);
+        let [y, m, d, h, min, s, ms] = self.fields();
         if y > 9999 {
             return None;
         }
@@ -81,28 +78,27 @@ impl EventTime {
         put(0, 4, y);
         put(5, 2, m);
         put(8, 2, d);
-        put(11, 2, rem / 3600);
-        put(14, 2, rem % 3600 / 60);
-        put(17, 2, rem % 60);
-        put(20, 3, ms % 1000);
+        put(11, 2, h);
+        put(14, 2, min);
+        put(17, 2, s);
+        put(20, 3, ms);
         Some(out)
+    }
+
+    /// Year, month, day, hour, minute, second and millisecond (UTC, proleptic Gregorian).
+    fn fields(self) -> [u64; 7] {
+        let ms = self.0;
+        let secs = ms / 1000;
+        let (days, rem) = (secs / 86_400, secs % 86_400);
+        let (y, m, d) = civil_from_days(days);
+        [y, m, d, rem / 3600, rem % 3600 / 60, rem % 60, ms % 1000]
     }
 }
 
 impl fmt::Display for EventTime {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let ms = self.0;
-        let secs = ms / 1000;
-        let (days, rem) = (secs / 86_400, secs % 86_400);
-        let (y, m, d) = civil_from_days(days);
-        write!(
-            f,
-            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
-            rem / 3600,
-            rem % 3600 / 60,
-            rem % 60,
-            ms % 1000
-        )
+        let [y, m, d, h, min, s, ms] = self.fields();
+        write!(f, "{y:04}-{m:02}-{d:02}T{h:02}:{min:02}:{s:02}.{ms:03}Z")
     }
 }
 
