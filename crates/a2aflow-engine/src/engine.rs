@@ -919,7 +919,7 @@ impl<'a> Interaction<'a> {
         let transport = Arc::clone(&self.agent.transport);
         if streaming {
             let open: PendingSend<StreamResponseStream> =
-                Box::pin(async move { transport.send_streaming_message(&request, &options).await });
+                transport.send_streaming_message_owned(request, options);
             self.stream = Some(self.await_send(open, LateAnswer::Opening).await?);
             return Ok(());
         }

@@ -131,13 +131,18 @@ pub(crate) fn protocol_headers(
     if send_version {
         headers.insert(VERSION_NAME, HeaderValue::from_static(PROTOCOL_VERSION));
     }
-    let exts: Vec<&str> = extensions
+    let mut exts = extensions
         .iter()
         .map(|s| s.trim())
-        .filter(|s| !s.is_empty())
-        .collect();
-    if !exts.is_empty() {
-        let v = HeaderValue::from_str(&exts.join(", ")).map_err(|_| {
+        .filter(|s| !s.is_empty());
+    if let Some(first) = exts.next() {
+        let mut joined = first.to_owned();
+        for uri in exts {
+            joined.push_str(", ");
+            joined.push_str(uri);
+        }
+        // The text becomes the value's bytes (no copy).
+        let v = HeaderValue::try_from(joined).map_err(|_| {
             Failure::new(
                 ErrorCode::ConfigInvalid,
                 "an extension URI is not a valid header value",

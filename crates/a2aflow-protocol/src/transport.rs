@@ -19,6 +19,10 @@ use crate::stream::StreamResponseStream;
 pub type OwnedSend =
     Pin<Box<dyn Future<Output = Result<SendMessageResponse, TransportError>> + Send + 'static>>;
 
+/// The future of [`Transport::send_streaming_message_owned`]: it owns what it needs.
+pub type OwnedStreamSend =
+    Pin<Box<dyn Future<Output = Result<StreamResponseStream, TransportError>> + Send + 'static>>;
+
 /// An A2A 1.0 client binding to one agent interface. Object-safe: hold it as
 /// `Arc<dyn Transport>`.
 ///
@@ -62,6 +66,21 @@ pub trait Transport: Send + Sync + std::fmt::Debug {
         request: &SendMessageRequest,
         options: &CallOptions,
     ) -> Result<StreamResponseStream, TransportError>;
+
+    /// [`send_streaming_message`](Self::send_streaming_message) with the request and options
+    /// handed over, as [`send_message_owned`](Self::send_message_owned) is to `send_message`:
+    /// the same call, opened by one boxed future that owns what it needs. The default wraps
+    /// `send_streaming_message`.
+    fn send_streaming_message_owned(
+        self: Arc<Self>,
+        request: SendMessageRequest,
+        options: CallOptions,
+    ) -> OwnedStreamSend
+    where
+        Self: 'static,
+    {
+        Box::pin(async move { self.send_streaming_message(&request, &options).await })
+    }
 
     /// `GetTask`.
     async fn get_task(

@@ -42,7 +42,7 @@ use crate::error::{TimeoutPhase, TransportError};
 use crate::headers::{CallOptions, merge_hook_headers, protocol_headers};
 use crate::http_client::{HttpClient, effective_deadline, whole_stream_deadline};
 use crate::stream::StreamResponseStream;
-use crate::transport::{OwnedSend, Transport};
+use crate::transport::{OwnedSend, OwnedStreamSend, Transport};
 
 pub use target::{Schemeless, target_url};
 
@@ -128,6 +128,10 @@ struct Budget {
     /// The largest message read (a unary answer, or one stream message).
     limit: usize,
 }
+
+/// A stream's whole deadline, when the caller set one: when, which phase it is, and how long
+/// it was when the call began (see `whole_stream_deadline`).
+type WholeDeadline = Option<(tokio::time::Instant, TimeoutPhase, std::time::Duration)>;
 
 impl Budget {
     /// The error of a call whose budget ran out.
@@ -315,7 +319,13 @@ impl GrpcTransport {
             let value = if told == self.http.limits().request_timeout {
                 self.request_timeout.clone()
             } else {
-                timeout::grpc_timeout(told)
+                // What is left of a deadline differs on every request (it is written to the
+                // microsecond): kept out of HPACK's table, where each value would take a slot,
+                // evict one, and lengthen the walk every later request makes through the
+                // table's `grpc-timeout` entries.
+                let mut value = timeout::grpc_timeout(told);
+                value.set_sensitive(true);
+                value
             };
             headers.insert(timeout::GRPC_TIMEOUT, value);
         }
@@ -446,27 +456,69 @@ impl GrpcTransport {
         F: Fn(answer::Conn, tonic::Request<Q>) -> Fut,
         Fut: Future<Output = Result<tonic::Response<tonic::codec::Streaming<M>>, Status>>,
     {
+        let (head, whole) = self.stream_budget(opts);
+        let answer = self.call(op, message, shown, opts, &head, call).await?;
+        Ok(self.messages(op, answer, whole, opts))
+    }
+
+    /// A server-streaming call whose request was made before its future, as
+    /// [`unary_made`](Self::unary_made) is to [`unary`](Self::unary).
+    async fn streaming_made<Q, M, Fut>(
+        self: Arc<Self>,
+        op: Op,
+        request: Result<tonic::Request<Q>, TransportError>,
+        (head, whole): (Budget, WholeDeadline),
+        opts: CallOptions,
+        call: impl FnOnce(answer::Conn, tonic::Request<Q>) -> Fut,
+    ) -> Result<StreamResponseStream, TransportError>
+    where
+        M: answer::StreamMessage,
+        Fut: Future<Output = Result<tonic::Response<tonic::codec::Streaming<M>>, Status>>,
+    {
+        let opened = call(self.conn(head.limit), request?);
+        let answer = tokio::time::timeout_at(head.deadline, opened)
+            .await
+            .map_err(|_| head.timed_out())?;
+        match answer {
+            Ok(r) => Ok(self.messages(op, r, whole, &opts)),
+            Err(s) => Err(self.failed(self.uri(op), &s, &opts, self.judged(&head))),
+        }
+    }
+
+    /// A server-streaming call's budgets: the head's (within the request timeout, or the
+    /// caller's deadline; its messages as large as a stream's) and the whole stream's.
+    fn stream_budget(&self, opts: &CallOptions) -> (Budget, WholeDeadline) {
         let whole = whole_stream_deadline(opts);
-        let limits = self.http.limits();
-        let limit = limits.max_sse_event;
         let head = Budget {
             told: whole.map(|w| w.2),
-            limit,
+            limit: self.http.limits().max_sse_event,
             ..self.unary_budget(opts)
         };
-        let answer = self.call(op, message, shown, opts, &head, call).await?;
-        Ok(stream::messages(
+        (head, whole)
+    }
+
+    /// The messages of an opened stream, each wait bounded by the idle timeout and all of
+    /// them by `whole`.
+    fn messages<M: answer::StreamMessage>(
+        &self,
+        op: Op,
+        answer: tonic::Response<tonic::codec::Streaming<M>>,
+        whole: WholeDeadline,
+        opts: &CallOptions,
+    ) -> StreamResponseStream {
+        let limits = self.http.limits();
+        stream::messages(
             answer.into_inner(),
             stream::Bounds {
                 idle: limits.idle_stream_timeout,
                 whole,
-                message_limit: limit,
+                message_limit: limits.max_sse_event,
                 connect_timeout: limits.connect_timeout,
                 history: owned::History::of(opts),
             },
             self.http.wire_tap().clone(),
             self.uri(op).clone(),
-        ))
+        )
     }
 
     /// A SendMessage call of the message `message` makes; the answer's task is read without its
@@ -606,6 +658,38 @@ impl Transport for GrpcTransport {
         self.stream_of(op, path, message, request, options).await
     }
 
+    /// The request converted by value and made before the call's one future, as in
+    /// `send_message_owned`, under the same conditions (no headers hook, no wire log).
+    fn send_streaming_message_owned(
+        self: Arc<Self>,
+        request: SendMessageRequest,
+        options: CallOptions,
+    ) -> OwnedStreamSend {
+        if self.http.headers_hook().is_some() || self.http.wire_tap().log.is_active() {
+            return Box::pin(async move { self.send_streaming_message(&request, &options).await });
+        }
+        let budgets = self.stream_budget(&options);
+        let message = self.with_tenant(owned::send_message_request(request), |m| &mut m.tenant);
+        let request = self
+            .protocol_metadata(&options)
+            .map(|headers| self.request(headers, message, &options, &budgets.0));
+        let (op, path) = (Op::SendStreamingMessage, answer::SEND_STREAMING_MESSAGE);
+        match owned::History::of(&options) {
+            owned::History::Skip => {
+                let call = move |c: answer::Conn, r| {
+                    c.server_streaming::<_, answer::StreamAnswer>(r, path)
+                };
+                Box::pin(self.streaming_made(op, request, budgets, options, call))
+            }
+            owned::History::Keep => {
+                let call = move |c: answer::Conn, r| {
+                    c.server_streaming::<_, a2a_pb::StreamResponse>(r, path)
+                };
+                Box::pin(self.streaming_made(op, request, budgets, options, call))
+            }
+        }
+    }
+
     async fn get_task(
         &self,
         request: &GetTaskRequest,
@@ -713,5 +797,50 @@ impl Transport for GrpcTransport {
             },
         )
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn transport() -> GrpcTransport {
+        let client = HttpClient::new().expect("a default client");
+        GrpcTransport::new(client, "127.0.0.1:9", None, target::Schemeless::Plaintext)
+            .expect("a transport")
+    }
+
+    fn told(t: &GrpcTransport, budget: Option<Duration>) -> Option<http::HeaderValue> {
+        let opts = CallOptions::default();
+        let budget = Budget {
+            told: budget,
+            ..t.unary_budget(&opts)
+        };
+        let request = t.request(HeaderMap::new(), (), &opts, &budget);
+        request
+            .metadata()
+            .clone()
+            .into_headers()
+            .remove(timeout::GRPC_TIMEOUT)
+    }
+
+    #[test]
+    fn a_budget_left_of_a_deadline_is_kept_out_of_the_hpack_table() {
+        let t = transport();
+        // The request timeout is the same value on every call: indexed once, then sent as an
+        // index.
+        let usual = told(&t, Some(t.http.limits().request_timeout)).expect("the header");
+        assert!(!usual.is_sensitive());
+        assert_eq!(
+            usual,
+            timeout::grpc_timeout(t.http.limits().request_timeout)
+        );
+        // What is left of a deadline differs on every call: sent as a literal never indexed.
+        let left = told(&t, Some(Duration::from_micros(9_876_543))).expect("the header");
+        assert!(left.is_sensitive());
+        assert_eq!(left, "9876543u");
+        // A stream bounded by its idle timeout alone tells no deadline.
+        assert!(told(&t, None).is_none());
     }
 }

@@ -208,11 +208,12 @@ fn context_of(req: &SendMessageRequest) -> String {
 type Events = Pin<Box<dyn Stream<Item = Result<StreamResponse, Status>> + Send>>;
 
 /// A task in WORKING, then (unless the peer hangs) its completion.
-fn events(context: String, hang: bool) -> Events {
+/// A stream's events: the task (its history `history`), then its completion (unless `hang`).
+fn events(context: String, hang: bool, history: Vec<a2a_pb::Message>) -> Events {
+    let mut first = task("t-s", &context, WORKING, None);
+    first.history = history;
     let first = StreamResponse {
-        payload: Some(a2a_pb::stream_response::Payload::Task(task(
-            "t-s", &context, WORKING, None,
-        ))),
+        payload: Some(a2a_pb::stream_response::Payload::Task(first)),
     };
     let done = StreamResponse {
         payload: Some(a2a_pb::stream_response::Payload::StatusUpdate(
@@ -279,9 +280,11 @@ impl A2aService for GrpcPeer {
         let r = request.get_ref();
         self.enter("SendStreamingMessage", request.metadata(), &r.tenant, false)
             .await?;
+        // The task's history holds the message, as in `send_message`.
         Ok(Response::new(events(
             context_of(r),
             self.mode() == Mode::Hang,
+            r.message.iter().cloned().collect(),
         )))
     }
 
@@ -338,7 +341,11 @@ impl A2aService for GrpcPeer {
         let r = request.get_ref();
         self.enter("SubscribeToTask", request.metadata(), &r.tenant, false)
             .await?;
-        Ok(Response::new(events("c".into(), self.mode() == Mode::Hang)))
+        Ok(Response::new(events(
+            "c".into(),
+            self.mode() == Mode::Hang,
+            Vec::new(),
+        )))
     }
 
     async fn create_task_push_notification_config(

@@ -228,6 +228,51 @@ async fn an_answer_read_without_history_differs_only_by_it_and_the_request_not_a
     assert_eq!(t.get_task(&get, &skip).await.unwrap(), less);
 }
 
+/// A streaming send handed over (`send_streaming_message_owned`, the engine's) is the call a
+/// borrowed one makes: the same message, tenant and metadata on the wire, the same events, and
+/// without history the first task less its history only.
+#[tokio::test]
+async fn a_streaming_send_handed_over_is_the_borrowed_call() {
+    let peer = GrpcPeer::spawn(Mode::Answer).await;
+    let t = Arc::new(plain(HttpClient::new().unwrap(), &peer, Some("acme")));
+    let mut req = msg("the same stream");
+    req.message.context_id = Some("ctx-o".into());
+    let o = opts().with_extensions(["urn:ext:a"]);
+    let collect = |s: a2aflow_protocol::stream::StreamResponseStream| {
+        s.map(|e| e.unwrap()).collect::<Vec<StreamResponse>>()
+    };
+    let borrowed = collect(t.send_streaming_message(&req, &o).await.unwrap()).await;
+    let owned = Arc::clone(&t).send_streaming_message_owned(req.clone(), o.clone());
+    let owned = collect(owned.await.unwrap()).await;
+    assert_eq!(owned, borrowed);
+    let StreamResponse::Task(first) = &borrowed[0] else {
+        panic!("{borrowed:?}");
+    };
+    assert!(first.history.as_ref().is_some_and(|h| !h.is_empty()));
+    let skipped =
+        Arc::clone(&t).send_streaming_message_owned(req.clone(), o.clone().without_history());
+    let skipped = collect(skipped.await.unwrap()).await;
+    let mut less = borrowed.clone();
+    if let StreamResponse::Task(task) = &mut less[0] {
+        task.history = None;
+    }
+    assert_eq!(skipped, less);
+
+    let calls = peer.peer.calls();
+    assert_eq!(calls.len(), 3);
+    for c in &calls {
+        assert_eq!(c.method, "SendStreamingMessage");
+        assert_eq!(c.sent, calls[0].sent);
+        assert_eq!(c.tenant, "acme");
+        assert_eq!(c.metadata["a2a-version"], "1.0");
+        assert_eq!(c.metadata["a2a-extensions"], "urn:ext:a");
+        assert_eq!(
+            c.metadata["grpc-timeout"],
+            calls[0].metadata["grpc-timeout"]
+        );
+    }
+}
+
 /// Credentials for one origin, counting refreshes.
 struct Bearer {
     seen: Mutex<Vec<Uri>>,
