@@ -485,6 +485,26 @@ impl GrpcTransport {
         }
     }
 
+    /// Whether an owned send may make its request before its future: nothing needs the request
+    /// again (no headers hook: no credentials to fetch, no retry after their refresh, which
+    /// makes the message anew) and nothing renders it (no wire log).
+    fn makes_owned_requests(&self) -> bool {
+        self.http.headers_hook().is_none() && !self.http.wire_tap().log.is_active()
+    }
+
+    /// A send's request converted by value into the wire message, with the tenant, the
+    /// protocol metadata and `budget`'s `grpc-timeout`.
+    fn owned_send_request(
+        &self,
+        request: SendMessageRequest,
+        options: &CallOptions,
+        budget: &Budget,
+    ) -> Result<tonic::Request<a2a_pb::SendMessageRequest>, TransportError> {
+        let message = self.with_tenant(owned::send_message_request(request), |m| &mut m.tenant);
+        self.protocol_metadata(options)
+            .map(|headers| self.request(headers, message, options, budget))
+    }
+
     /// A server-streaming call's budgets: the head's (within the request timeout, or the
     /// caller's deadline; its messages as large as a stream's) and the whole stream's.
     fn stream_budget(&self, opts: &CallOptions) -> (Budget, WholeDeadline) {
@@ -619,15 +639,12 @@ impl Transport for GrpcTransport {
         request: SendMessageRequest,
         options: CallOptions,
     ) -> OwnedSend {
-        if self.http.headers_hook().is_some() || self.http.wire_tap().log.is_active() {
+        if !self.makes_owned_requests() {
             return Box::pin(async move { self.send_message(&request, &options).await });
         }
         // Made now, before the call's future: nothing in it awaits.
         let budget = self.unary_budget(&options);
-        let message = self.with_tenant(owned::send_message_request(request), |m| &mut m.tenant);
-        let request = self
-            .protocol_metadata(&options)
-            .map(|headers| self.request(headers, message, &options, &budget));
+        let request = self.owned_send_request(request, &options, &budget);
         let (op, path) = (Op::SendMessage, answer::SEND_MESSAGE);
         // Read without the task's history when the caller reads none, as in `send`.
         match owned::History::of(&options) {
@@ -665,14 +682,11 @@ impl Transport for GrpcTransport {
         request: SendMessageRequest,
         options: CallOptions,
     ) -> OwnedStreamSend {
-        if self.http.headers_hook().is_some() || self.http.wire_tap().log.is_active() {
+        if !self.makes_owned_requests() {
             return Box::pin(async move { self.send_streaming_message(&request, &options).await });
         }
         let budgets = self.stream_budget(&options);
-        let message = self.with_tenant(owned::send_message_request(request), |m| &mut m.tenant);
-        let request = self
-            .protocol_metadata(&options)
-            .map(|headers| self.request(headers, message, &options, &budgets.0));
+        let request = self.owned_send_request(request, &options, &budgets.0);
         let (op, path) = (Op::SendStreamingMessage, answer::SEND_STREAMING_MESSAGE);
         match owned::History::of(&options) {
             owned::History::Skip => {

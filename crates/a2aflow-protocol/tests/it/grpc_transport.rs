@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use a2aflow_model::Failure;
 use a2aflow_model::a2a::{
-    AgentCard, CancelTaskRequest, GetTaskRequest, SendMessageResponse, StreamResponse,
-    SubscribeToTaskRequest, TaskState,
+    AgentCard, CancelTaskRequest, GetTaskRequest, SendMessageRequest, SendMessageResponse,
+    StreamResponse, SubscribeToTaskRequest, TaskState,
 };
 use a2aflow_protocol::grpc::{GrpcTransport, Schemeless};
 use a2aflow_protocol::tls::TlsConfig;
@@ -147,17 +147,26 @@ async fn every_operation_round_trips_with_version_extensions_and_tenant() {
     }
 }
 
+/// A peer that answers, a transport to it for tenant `acme`, a message `text` in context
+/// `context`, and options that activate `urn:ext:a`.
+async fn answering_acme(
+    text: &str,
+    context: &str,
+) -> (Running, Arc<GrpcTransport>, SendMessageRequest, CallOptions) {
+    let peer = GrpcPeer::spawn(Mode::Answer).await;
+    let t = Arc::new(plain(HttpClient::new().unwrap(), &peer, Some("acme")));
+    let mut req = msg(text);
+    req.message.context_id = Some(context.into());
+    (peer, t, req, opts().with_extensions(["urn:ext:a"]))
+}
+
 /// A caller that reads no task history (`CallOptions::without_history`, the engine's sends and
 /// polls) gets the agent's answer less its history and nothing else changed, by every way of
 /// sending; the request on the wire is the one the generated client sends (the same message,
 /// tenant and metadata), whichever answer is read.
 #[tokio::test]
 async fn an_answer_read_without_history_differs_only_by_it_and_the_request_not_at_all() {
-    let peer = GrpcPeer::spawn(Mode::Answer).await;
-    let t = Arc::new(plain(HttpClient::new().unwrap(), &peer, Some("acme")));
-    let mut req = msg("the same request");
-    req.message.context_id = Some("ctx-h".into());
-    let o = opts().with_extensions(["urn:ext:a"]);
+    let (peer, t, req, o) = answering_acme("the same request", "ctx-h").await;
     let full = t.send_message(&req, &o).await.unwrap();
     let SendMessageResponse::Task(task) = &full else {
         panic!("{full:?}");
@@ -233,11 +242,7 @@ async fn an_answer_read_without_history_differs_only_by_it_and_the_request_not_a
 /// without history the first task less its history only.
 #[tokio::test]
 async fn a_streaming_send_handed_over_is_the_borrowed_call() {
-    let peer = GrpcPeer::spawn(Mode::Answer).await;
-    let t = Arc::new(plain(HttpClient::new().unwrap(), &peer, Some("acme")));
-    let mut req = msg("the same stream");
-    req.message.context_id = Some("ctx-o".into());
-    let o = opts().with_extensions(["urn:ext:a"]);
+    let (peer, t, req, o) = answering_acme("the same stream", "ctx-o").await;
     let collect = |s: a2aflow_protocol::stream::StreamResponseStream| {
         s.map(|e| e.unwrap()).collect::<Vec<StreamResponse>>()
     };
