@@ -23,6 +23,10 @@
 //! Both sides run with the facade's default of 64 remote tasks in flight;
 //! `A2AFLOW_BENCH_IN_FLIGHT=<n>` sets another bound (0: none).
 //!
+//! `A2AFLOW_BENCH_AGENT_MS=<n>` makes each task take time at the agent: WORKING, `n` ms, then
+//! the testkit's usual artifact and COMPLETED (unset or 0: answered at once, as the testkit's
+//! `task` behaviour does).
+//!
 //! The testkit has no canned fast mode: its agents cost about as much as the engine client per
 //! task (see docs/benchmarks.md), so the ratio here is the one a peer of the testkit's speed
 //! sees; against a faster peer the store's share of each run is larger. The CPU lines say how
@@ -32,7 +36,7 @@
 use a2aflow::kernel::{CallbackError, ControlPoint, RunInput};
 use a2aflow::model::{MessageContent, Step, StepType, Subtask, TaskRequest, Workflow};
 use a2aflow::{AgentEndpoint, EngineConfig, HostHooks, StoreLocation, discover_agents};
-use a2aflow_testkit::{AgentSpec, DEFAULT_TASK_BOUND, TestServer};
+use a2aflow_testkit::{AgentSpec, DEFAULT_TASK_BOUND, TaskScript, TestServer};
 use async_trait::async_trait;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::cell::Cell;
@@ -233,6 +237,15 @@ fn paired(
     (ratios, m, s)
 }
 
+/// How long each task takes at the agent (`A2AFLOW_BENCH_AGENT_MS`), when it takes any.
+fn agent_time() -> Option<Duration> {
+    let ms: u64 = std::env::var("A2AFLOW_BENCH_AGENT_MS")
+        .ok()?
+        .parse()
+        .expect("a number");
+    (ms > 0).then(|| Duration::from_millis(ms))
+}
+
 fn pair_count() -> usize {
     std::env::var("A2AFLOW_BENCH_PAIRS")
         .ok()
@@ -272,7 +285,18 @@ fn bench(c: &mut Criterion) {
     let server = rt.block_on(async {
         let mut builder = TestServer::builder();
         for (name, streaming) in AGENTS {
-            builder = builder.agent(AgentSpec::new(name).streaming(streaming));
+            let mut spec = AgentSpec::new(name).streaming(streaming);
+            if let Some(took) = agent_time() {
+                spec = spec.script(move |m| {
+                    TaskScript::new()
+                        .working()
+                        .delay(took)
+                        .artifact_data("result", serde_json::json!({ "echo": m.text() }))
+                        .complete()
+                        .into()
+                });
+            }
+            builder = builder.agent(spec);
         }
         builder.spawn().await.unwrap()
     });
