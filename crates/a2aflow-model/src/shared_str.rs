@@ -5,8 +5,8 @@
 //!
 //! It is one pointer wide (an [`arcstr::ArcStr`]: the count, the length and the text in one
 //! allocation), where an `Arc<str>` is two: an [`crate::Edge`] is 16 bytes, and every carrier
-//! that holds names is 8 bytes smaller per name. The empty string is a static: making, cloning and dropping it touches
-//! no allocation and no count.
+//! that holds names is 8 bytes smaller per name. The empty string is a static: making, cloning
+//! and dropping it touches no allocation and no count.
 //!
 //! It reads like a `&str` (`Deref<Target = str>`, `as_str()`), compares with `str`, `&str` and
 //! `String` both ways, formats (`Display`, `Debug`) as the string it holds, and serialises as a

@@ -419,11 +419,13 @@ pub(crate) fn effective_deadline(
     }
 }
 
+/// A stream's whole deadline, when the caller set one: when it passes, which phase it is, and
+/// how long it was when the call began.
+pub(crate) type WholeDeadline = Option<(Instant, TimeoutPhase, Duration)>;
+
 /// The whole-stream limit: whichever of the caller's timeout and deadline is set (the earlier
 /// when both are); with neither, `None` (only the idle timeout bounds the stream).
-pub(crate) fn whole_stream_deadline(
-    opts: &CallOptions,
-) -> Option<(Instant, TimeoutPhase, Duration)> {
+pub(crate) fn whole_stream_deadline(opts: &CallOptions) -> WholeDeadline {
     match (opts.timeout, opts.deadline) {
         (None, None) => None,
         (Some(timeout), _) => Some(effective_deadline(opts, timeout)),
@@ -593,7 +595,7 @@ impl HttpClient {
         &self,
         out: Outgoing<'_>,
         opts: &CallOptions,
-    ) -> Result<(Incoming, Option<(Instant, TimeoutPhase, Duration)>), TransportError> {
+    ) -> Result<(Incoming, WholeDeadline), TransportError> {
         let (head_deadline, phase, after) =
             effective_deadline(opts, self.inner.limits.request_timeout);
         let limit = self.inner.limits.max_response_body;

@@ -18,7 +18,7 @@ use tokio::time::{Instant, Sleep};
 
 use crate::envelope::remote_error;
 use crate::error::{TimeoutPhase, TransportError};
-use crate::http_client::{WireTap, classify_body_error};
+use crate::http_client::{WholeDeadline, WireTap, classify_body_error};
 use crate::sse::{SseError, SseEvent, SseParser};
 
 /// A stream of A2A events. It ends after the server closes the stream or after the first error
@@ -132,7 +132,7 @@ struct EventStream {
     /// When the stream last made progress: a complete event or keep-alive comment. Bytes that
     /// never complete a line (a byte drip) do not count, so they cannot hold a stream forever.
     last_progress: Instant,
-    deadline: Option<(Instant, TimeoutPhase, Duration)>,
+    deadline: WholeDeadline,
     /// The timer for the current wait, created the first time a frame is not ready at once and
     /// reset afterwards (one timer per stream, not one per frame).
     timer: Option<Pin<Box<Sleep>>>,
@@ -164,7 +164,7 @@ pub(crate) fn event_stream(
     framing: Framing,
     max_event: usize,
     idle: Duration,
-    deadline: Option<(Instant, TimeoutPhase, Duration)>,
+    deadline: WholeDeadline,
 ) -> StreamResponseStream {
     Box::pin(EventStream {
         body,

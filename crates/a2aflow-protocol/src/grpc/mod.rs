@@ -40,7 +40,7 @@ use crate::binding::Binding;
 use crate::card_compat::keep_published_urls;
 use crate::error::{TimeoutPhase, TransportError};
 use crate::headers::{CallOptions, merge_hook_headers, protocol_headers};
-use crate::http_client::{HttpClient, effective_deadline, whole_stream_deadline};
+use crate::http_client::{HttpClient, WholeDeadline, effective_deadline, whole_stream_deadline};
 use crate::stream::StreamResponseStream;
 use crate::transport::{OwnedSend, OwnedStreamSend, Transport};
 
@@ -128,10 +128,6 @@ struct Budget {
     /// The largest message read (a unary answer, or one stream message).
     limit: usize,
 }
-
-/// A stream's whole deadline, when the caller set one: when, which phase it is, and how long
-/// it was when the call began (see `whole_stream_deadline`).
-type WholeDeadline = Option<(tokio::time::Instant, TimeoutPhase, std::time::Duration)>;
 
 impl Budget {
     /// The error of a call whose budget ran out.

@@ -16,7 +16,7 @@ use tonic::codec::Streaming;
 use super::answer::StreamMessage;
 use super::status::{Judged, classify};
 use crate::error::{TimeoutPhase, TransportError};
-use crate::http_client::WireTap;
+use crate::http_client::{WholeDeadline, WireTap};
 use crate::stream::StreamResponseStream;
 
 /// The limits of one stream.
@@ -24,7 +24,7 @@ pub(crate) struct Bounds {
     /// Longest wait for the next message.
     pub(crate) idle: Duration,
     /// The whole stream's deadline, when the caller set one.
-    pub(crate) whole: Option<(Instant, TimeoutPhase, Duration)>,
+    pub(crate) whole: WholeDeadline,
     /// Largest message.
     pub(crate) message_limit: usize,
     /// The connect timeout (a fault of the connection names it).

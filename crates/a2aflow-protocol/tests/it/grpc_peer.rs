@@ -207,8 +207,8 @@ fn context_of(req: &SendMessageRequest) -> String {
 
 type Events = Pin<Box<dyn Stream<Item = Result<StreamResponse, Status>> + Send>>;
 
-/// A task in WORKING, then (unless the peer hangs) its completion.
-/// A stream's events: the task (its history `history`), then its completion (unless `hang`).
+/// A stream's events: the task in WORKING (its history `history`), then (unless the peer
+/// hangs) its completion.
 fn events(context: String, hang: bool, history: Vec<a2a_pb::Message>) -> Events {
     let mut first = task("t-s", &context, WORKING, None);
     first.history = history;
